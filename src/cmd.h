@@ -1,0 +1,25 @@
+/*
+ * cmd.h — one file per subcommand (cmd-*.c), each exporting one entry of
+ * the table boxy.c dispatches on.
+ */
+#ifndef BOXY_CMD_H
+#define BOXY_CMD_H
+
+struct cmd_entry {
+	const char *name;
+	const char *summary;        /* one line for `boxy --help` */
+	const char *usage;          /* full --help text */
+	int (*run)(int argc, char **argv);      /* argv[0] is the subcommand name */
+};
+
+extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry,
+	cmd_watch_entry, cmd_ps_entry, cmd_show_entry, cmd_attach_entry, cmd_stop_entry,
+	cmd_top_entry, cmd_daemon_entry;
+
+/* True when argv has -h/--help before "--"; prints usage to stdout. */
+int cmd_wants_help(const struct cmd_entry *c, int argc, char **argv);
+/* "boxy SUB: MESSAGE" + "Try 'boxy SUB --help'." on stderr; returns EXIT_BOXY_USAGE. */
+int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

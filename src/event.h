@@ -1,0 +1,36 @@
+/*
+ * event.h — the one shape every policy decision and session change takes.
+ *
+ * The sandbox emits events into a sink; `boxy run` (direct path) plugs in
+ * the audit-log writer, the daemon will plug in the store and the bus.
+ * Strings are borrowed for the duration of the call only.
+ */
+#ifndef BOXY_EVENT_H
+#define BOXY_EVENT_H
+
+#include <stdint.h>
+
+struct event {
+	uint64_t t_ms;          /* CLOCK_REALTIME, milliseconds */
+	const char *session;    /* session id, or NULL before there is one */
+	const char *kind;       /* "audit", "session", "dns", "tcp", "udp" */
+	const char *verdict;    /* "allow", "deny", "degraded", "info", "start", "exit" */
+	const char *layer;      /* "landlock", "seccomp", "cgroup", "mount", "net.ip", … */
+	const char *subject;    /* what was decided about: a path, a syscall, a limit */
+	const char *detail;     /* the reason, in words */
+	uint64_t up, down;      /* byte counters where they apply */
+};
+
+struct event_sink {
+	void (*emit)(void *ctx, const struct event *ev);
+	void *ctx;
+};
+
+/* Emit through sink if it is set (sink may be NULL). t_ms is filled when 0. */
+void event_emit(const struct event_sink *sink, struct event *ev);
+
+/* Convenience: an "audit" event. */
+void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
+		 const char *subject, const char *detail);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * limits.h — --memory, --pids, --cpus: cgroup v2 when the user has the
+ * controllers delegated, otherwise the documented fallbacks, reported and
+ * never faked. Parent side (runs in the caller, before clone).
+ */
+#ifndef BOXY_LIMITS_H
+#define BOXY_LIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "event.h"
+#include "runspec.h"
+
+struct cgroup_info {
+	bool v2;                    /* a cgroup2 hierarchy is mounted */
+	char *mount;                /* where */
+	char *own;                  /* this process's cgroup path (absolute, under mount) */
+	bool writable;              /* the user can create a child cgroup there */
+	bool memory, pids, cpu;     /* controllers delegated to the user (in subtree_control reach) */
+};
+
+/* Inspect the host. Fills info (free with cgroup_info_free). Never fails: unknown = false. */
+void cgroup_probe(struct cgroup_info *info);
+void cgroup_info_free(struct cgroup_info *info);
+
+struct limits {
+	char *cgroup_dir;           /* the run's own cgroup, NULL when none could be made */
+	bool memory_enforced, pids_enforced, cpu_enforced;
+	bool pids_rlimit;           /* --pids falls back to RLIMIT_NPROC inside */
+};
+
+/*
+ * Decide how each requested limit is enforced, create the run's cgroup when
+ * possible, and emit one "cgroup" audit event per limit saying how (or that it
+ * is not enforced, and why). Returns -1 only for a hard error.
+ */
+int limits_prepare(const struct runspec *rs, struct limits *lim,
+		   const struct event_sink *events, char **err);
+/* Move pid into the run's cgroup (no-op when there is none). */
+int limits_attach(const struct limits *lim, pid_t pid, char **err);
+/* Remove the run's cgroup after the sandbox exited. */
+void limits_release(struct limits *lim);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * plan.h — a run-spec resolved against the caller: absolute paths, the final
+ * environment, the user's identity. The parent (boxy run, later the daemon)
+ * builds it and sends it to boxy-init, the sandbox's stage 2, over a pipe;
+ * boxy-init trusts nothing in it it has not decoded and bounds-checked.
+ */
+#ifndef BOXY_PLAN_H
+#define BOXY_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runspec.h"
+
+#define PLAN_MAX_BYTES   (8u << 20)    /* an encoded plan never exceeds this */
+
+struct plan {
+	char **argv;                /* the payload command; argv[0] is looked up in PATH inside */
+	char **envp;                /* the payload's whole environment */
+	char *workdir;              /* absolute host path, bound rw at the same path; the cwd */
+	char *home;                 /* absolute path of $HOME inside: a fresh tmpfs */
+	char *user;                 /* login name, for the synthesized /etc/passwd */
+	char *hostname;             /* uts hostname inside ("boxy") */
+	uint32_t uid, gid;          /* mapped to themselves */
+
+	struct mount_spec *mounts;  /* absolute src and dst, in the order given */
+	size_t nmounts;
+	bool allow_git_write;
+
+	enum net_mode net;
+	enum seccomp_mode seccomp;
+	bool tty;                   /* expose /dev/tty and a devpts */
+
+	uint64_t tmpfs_size;        /* bytes for /tmp and $HOME each */
+	uint64_t pids;              /* RLIMIT_NPROC fallback when no pids controller: 0 none */
+	uint16_t *ports;            /* TCP ports the Landlock net rules allow (later) */
+	size_t nports;
+	int landlock_abi;           /* ABI the parent probed; stage 2 uses at most this */
+};
+
+void plan_init(struct plan *p);
+void plan_free(struct plan *p);
+
+/* Serialise p into a malloc'd buffer. */
+int plan_encode(const struct plan *p, char **buf, size_t *len);
+/* Parse buf into p (p initialised by this call). -1 with *err on any malformed field. */
+int plan_decode(const char *buf, size_t len, struct plan *p, char **err);
+
+#endif
