@@ -1,0 +1,32 @@
+#!/bin/sh
+# deps.sh — make sure the Debian packages boxy builds and tests with are
+# installed. Installs what is missing when run as root; otherwise prints the
+# apt-get line to run and fails. Idempotent: a machine that has everything
+# is left untouched and nothing is downloaded.
+set -eu
+
+BUILD_PKGS="gcc make autoconf automake autopoint libtool gettext pkg-config
+ libseccomp-dev libcap-dev libsqlite3-dev libncurses-dev libyaml-dev
+ liblwip-dev libc-ares-dev libev-dev libcmocka-dev"
+TEST_PKGS="git python3 sqlite3 iproute2 bubblewrap hyperfine clang libclang-rt-14-dev"
+
+want="$BUILD_PKGS"
+[ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"
+
+missing=
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "boxy: missing Debian packages:$missing" >&2
+	echo "boxy: install them with: sudo apt-get install$missing" >&2
+	exit 1
+fi
+echo "boxy: installing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
