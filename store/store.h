@@ -1,0 +1,113 @@
+/*
+ * store.h — the per-user session store: one SQLite database
+ * ($XDG_STATE_HOME/boxy/sessions.db) holding every session, connection,
+ * DNS resolution and policy decision. The schema is a public interface
+ * (doc/store.md): users query it with sqlite3, boxy show and boxy top read
+ * it. Only store/ includes sqlite3.h.
+ *
+ * Writes are meant to be batched: the daemon calls store_begin(), adds the
+ * events that arrived in one loop iteration, and store_commit(). A store
+ * that cannot be written returns -1 with a reason; callers log it and go on
+ * (a run never fails because its record could not be kept).
+ */
+#ifndef BOXY_STORE_H
+#define BOXY_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+
+/* A session row. Strings are borrowed by store_session_begin and owned by
+ * the caller; rows returned by queries are owned by the store_sessions they came in. */
+struct store_session {
+	char *id;               /* 16 lower-case hex digits */
+	char *argv_json;        /* JSON array of strings */
+	char *profile;          /* may be NULL */
+	char *policy_json;      /* the effective policy (runspec_to_json) */
+	char *cwd;
+	int64_t started_ms;     /* CLOCK_REALTIME ms */
+	int64_t ended_ms;       /* 0 while running */
+	char *state;            /* "running", "exited", "failed", "lost" */
+	int exit_code;          /* valid when ended */
+	int64_t memory, pids, cpus_milli, timeout_ms;   /* 0: unset */
+	char *build;            /* build id of the daemon that ran it */
+};
+
+struct store_conn {
+	const char *session_id;
+	int64_t t_ms;           /* ms since the session started */
+	const char *proto;      /* "tcp" | "udp" */
+	const char *verdict;    /* "allow" | "deny" */
+	const char *addr;       /* textual address */
+	int port;
+	const char *host;       /* bound name, may be NULL */
+	const char *sni;        /* may be NULL */
+	const char *reason;     /* denial reason, NULL when allowed */
+	const char *layer;      /* "net.ip", "net.dns", "net.sni" or NULL */
+	int64_t up, down;
+};
+
+struct store_resolution {
+	const char *session_id;
+	int64_t t_ms;
+	const char *name;
+	const char *addr;       /* NULL for a refused name */
+	int64_t ttl;
+	const char *verdict;    /* "allow" | "deny" */
+	const char *reason;
+};
+
+struct store_decision {
+	const char *session_id;
+	int64_t t_ms;           /* CLOCK_REALTIME ms */
+	const char *layer;
+	const char *verdict;
+	const char *subject;
+	const char *reason;
+};
+
+/*
+ * Open (creating it and its directory, mode 0700/0600) and migrate the
+ * database at path. A database with a newer schema than this build knows is
+ * refused, never downgraded.
+ */
+int store_open(const char *path, struct store **out, char **err);
+void store_close(struct store *st);
+/* Default path: $XDG_STATE_HOME/boxy/sessions.db or ~/.local/state/boxy/sessions.db. malloc'd. */
+char *store_default_path(void);
+
+int store_begin(struct store *st, char **err);
+int store_commit(struct store *st, char **err);
+void store_rollback(struct store *st);
+
+int store_session_begin(struct store *st, const struct store_session *s, char **err);
+int store_session_end(struct store *st, const char *id, int64_t ended_ms, const char *state,
+		      int exit_code, char **err);
+/* Mark every session still "running" as "lost" (a daemon died under them). */
+int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err);
+
+int store_add_conn(struct store *st, const struct store_conn *c, char **err);
+int store_add_resolution(struct store *st, const struct store_resolution *r, char **err);
+int store_add_decision(struct store *st, const struct store_decision *d, char **err);
+
+/* Delete ended sessions (and their rows) that ended before cutoff_ms. */
+int store_prune(struct store *st, int64_t cutoff_ms, int *count, char **err);
+
+struct store_sessions {
+	struct store_session *v;
+	size_t n;
+};
+/* Sessions whose id starts with prefix (NULL: all), newest first; running_only filters. */
+int store_sessions_find(struct store *st, const char *prefix, bool running_only,
+			struct store_sessions *out, char **err);
+void store_sessions_free(struct store_sessions *ss);
+
+/* Run arbitrary SQL (tests, docs examples); each result row → cb (may be NULL). */
+int store_exec(struct store *st, const char *sql,
+	       int (*cb)(void *ctx, int ncol, char **vals, char **names), void *ctx, char **err);
+
+#endif
