@@ -14,7 +14,7 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry,
 	cmd_watch_entry, cmd_ps_entry, cmd_show_entry, cmd_attach_entry, cmd_stop_entry,
-	cmd_top_entry, cmd_daemon_entry;
+	cmd_top_entry, cmd_daemon_entry, cmd_prune_entry;
 
 /* True when argv has -h/--help before "--"; prints usage to stdout. */
 int cmd_wants_help(const struct cmd_entry *c, int argc, char **argv);

@@ -19,6 +19,14 @@ struct event {
 	const char *subject;    /* what was decided about: a path, a syscall, a limit */
 	const char *detail;     /* the reason, in words */
 	uint64_t up, down;      /* byte counters where they apply */
+
+	/* Network events (kind "tcp", "udp", "dns"); NULL/0 elsewhere. */
+	const char *addr;       /* destination address, textual */
+	uint16_t port;
+	const char *host;       /* the name the address is bound to */
+	const char *sni;        /* TLS SNI or HTTP Host the client sent */
+	uint32_t ttl;           /* dns: the answer's TTL */
+	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 };
 
 struct event_sink {

@@ -29,31 +29,26 @@ enum msg_type {
 	MSG_REFUSE,                 /* u16 reason code, str words */
 
 	/* requests */
-	MSG_RUN = 0x0201,           /* see session.h; fds: stdin, stdout, stderr[, audit-log] */
-	MSG_LIST,                   /* u8 all */
-	MSG_SHOW,                   /* str id-prefix */
+	MSG_RUN = 0x0201,           /* see session.c; fds: stdin, stdout, stderr[, audit-log] */
 	MSG_STOP,                   /* str id-prefix, u8 kill-now */
 	MSG_WATCH,                  /* str id-prefix (may be absent: the only running one) */
 	MSG_ATTACH,                 /* str id-prefix */
 	MSG_STATUS,                 /* nothing */
 	MSG_SHUTDOWN,               /* nothing: stop the daemon (refused while sessions run) */
-	MSG_PRUNE,                  /* u64 older-than ms */
 
 	/* replies */
 	MSG_OK = 0x0301,            /* str words (may be absent) */
 	MSG_ERROR,                  /* u16 exit code, str words */
 	MSG_STARTED,                /* str session id */
-	MSG_ROW,                    /* one record of a listing: str JSON */
-	MSG_END,                    /* end of a listing */
 
 	/* session streams */
 	MSG_INPUT = 0x0401,         /* bytes for the payload's terminal */
 	MSG_OUTPUT,                 /* bytes from the payload's terminal */
 	MSG_WINSIZE,                /* u16 rows, u16 cols */
 	MSG_DETACH,                 /* client leaves, session keeps running */
-	MSG_EXIT,                   /* i32 exit code, str reason (may be absent) */
+	MSG_EXIT,                   /* u32 exit code, str reason (may be absent) */
 	MSG_EVENT,                  /* one event (event.h fields) */
-	MSG_SNAPSHOT,               /* counters, once a second */
+	MSG_SNAPSHOT,               /* counters and destinations, once a second (session.c) */
 	MSG_LOSS,                   /* u64 events this subscriber lost */
 };
 

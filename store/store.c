@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
+#include "json.h"
 #include "store.h"
 #include "util.h"
 
@@ -192,7 +193,7 @@ static int user_version(struct store *st, int *out, char **err)
 /* Apply every step above the file's version, each in its own transaction. */
 static int migrate(struct store *st, char **err)
 {
-	int have;
+	int have = 0;
 	const int want = (int)ARRAY_SIZE(migrations);
 
 	_Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -514,4 +515,126 @@ int store_exec(struct store *st, const char *sql,
 		return -1;
 	}
 	return 0;
+}
+
+/* Embed text that is already JSON (written by boxy itself); anything else as a string. */
+static void json_raw_or_str(struct jbuf *b, const char *key, const char *text)
+{
+	json_key(b, key);
+	if (text && (text[0] == '[' || text[0] == '{')) {
+		if (b->need_comma)
+			jbuf_raw(b, ",");
+		jbuf_raw(b, text);
+		b->need_comma = true;
+	} else {
+		json_str(b, text);
+	}
+}
+
+static void session_fields(struct jbuf *b, const struct store_session *s)
+{
+	json_kv_str(b, "id", s->id);
+	json_raw_or_str(b, "argv", s->argv_json);
+	json_kv_str(b, "profile", s->profile);
+	json_kv_str(b, "cwd", s->cwd);
+	json_kv_str(b, "state", s->state);
+	json_kv_int(b, "started_ms", s->started_ms);
+	if (s->ended_ms)
+		json_kv_int(b, "ended_ms", s->ended_ms);
+	if (s->ended_ms && strcmp(s->state, "lost") != 0)
+		json_kv_int(b, "exit_code", s->exit_code);
+	json_kv_str(b, "build", s->build);
+	json_raw_or_str(b, "policy", s->policy_json);
+}
+
+char *store_session_json(const struct store_session *s)
+{
+	struct jbuf b;
+
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	session_fields(&b, s);
+	json_obj_end(&b);
+	return jbuf_steal(&b);
+}
+
+/* Append each row of a query as an object keyed by column name. */
+static int rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
+		     const char *id, char **err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, err, key);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	json_key(b, key);
+	json_arr_begin(b);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		json_obj_begin(b);
+		for (int i = 0; i < sqlite3_column_count(s); i++) {
+			const char *name = sqlite3_column_name(s, i);
+
+			switch (sqlite3_column_type(s, i)) {
+			case SQLITE_INTEGER:
+				json_kv_int(b, name, sqlite3_column_int64(s, i));
+				break;
+			case SQLITE_NULL:
+				json_key(b, name);
+				json_null(b);
+				break;
+			default:
+				json_kv_str(b, name, (const char *)sqlite3_column_text(s, i));
+				break;
+			}
+		}
+		json_obj_end(b);
+	}
+	json_arr_end(b);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_err(st, err, key);
+	return 0;
+}
+
+int store_show_json(struct store *st, const char *prefix, char **json, char **err)
+{
+	struct store_sessions ss;
+	struct jbuf b;
+	const char *id;
+	int rc = -1;
+
+	*json = NULL;
+	if (store_sessions_find(st, prefix, false, &ss, err) < 0)
+		return -1;
+	if (ss.n == 0) {
+		set_err(err, "no session '%s'", prefix);
+		goto out;
+	}
+	if (ss.n > 1 && strcmp(ss.v[0].id, prefix) != 0) {
+		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, ss.n);
+		goto out;
+	}
+	id = ss.v[0].id;
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	session_fields(&b, &ss.v[0]);
+	if (rows_json(st, &b, "destinations",
+		      "SELECT destination, conns, denied, addrs, sent, received FROM destinations"
+		      " WHERE session_id = ?1 ORDER BY conns DESC, destination", id, err) < 0 ||
+	    rows_json(st, &b, "denials",
+		      "SELECT t_ms, layer, what, subject, reason FROM denials"
+		      " WHERE session_id = ?1 ORDER BY t_ms", id, err) < 0 ||
+	    rows_json(st, &b, "decisions",
+		      "SELECT t_ms, layer, verdict, subject, reason FROM decisions"
+		      " WHERE session_id = ?1 ORDER BY t_ms, id", id, err) < 0) {
+		jbuf_free(&b);
+		goto out;
+	}
+	json_obj_end(&b);
+	*json = jbuf_steal(&b);
+	rc = 0;
+out:
+	store_sessions_free(&ss);
+	return rc;
 }

@@ -106,6 +106,15 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 			struct store_sessions *out, char **err);
 void store_sessions_free(struct store_sessions *ss);
 
+/* One session as a JSON object (argv and policy embedded as JSON). malloc'd. */
+char *store_session_json(const struct store_session *s);
+/*
+ * Everything about the one session whose id starts with prefix, as JSON:
+ * the session, its destinations, denials and decisions. An unknown or
+ * ambiguous prefix is an error naming it.
+ */
+int store_show_json(struct store *st, const char *prefix, char **json, char **err);
+
 /* Run arbitrary SQL (tests, docs examples); each result row → cb (may be NULL). */
 int store_exec(struct store *st, const char *sql,
 	       int (*cb)(void *ctx, int ncol, char **vals, char **names), void *ctx, char **err);

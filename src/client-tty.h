@@ -1,0 +1,25 @@
+/*
+ * client-tty.h — the client's half of a running or attached session: the
+ * terminal relay (raw mode, window size, Ctrl-] to leave the session
+ * running) and, for a run whose stdio went to the daemon as descriptors,
+ * waiting for its end.
+ */
+#ifndef BOXY_CLIENT_TTY_H
+#define BOXY_CLIENT_TTY_H
+
+#include <stdbool.h>
+
+/* The detach key: Ctrl-]. */
+#define CLIENT_DETACH_KEY 0x1d
+
+/*
+ * Relay the terminal to session id over fd until it exits (returns its exit
+ * code) or the user detaches (returns 0 after saying how to come back).
+ */
+int client_relay_tty(int fd, const char *id, bool verbose);
+/* Wait for a non-terminal run to end; returns its exit code. Ctrl-C stops the session. */
+int client_wait_run(int fd, const char *id, bool verbose);
+/* Send a stop request for id on a new connection (used on Ctrl-C). */
+int client_request_stop(const char *id, bool now, char **err);
+
+#endif

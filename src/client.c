@@ -1,0 +1,358 @@
+/*
+ * client.c — finding, starting and greeting the per-user daemon.
+ *
+ * Like tmux, the client starts the server when none answers: under a lock
+ * file in the runtime directory, so that two `boxy run`s racing each other
+ * start one daemon between them, then it waits a bounded time for the
+ * socket to accept. The daemon is an exec of this same binary
+ * (`boxy daemon serve`), detached into its own session with its log under
+ * the state directory.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "msg.h"
+#include "util.h"
+#include "wire.h"
+
+#define START_WAIT_MS 5000
+
+/* Create dir 0700 if missing; then insist it is ours, a directory, and private. */
+static int private_dir(const char *dir, char **err)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return set_err_errno(err, "creating %s", dir);
+	if (lstat(dir, &st) < 0)
+		return set_err_errno(err, "%s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return set_err(err, "%s is not a directory", dir);
+	if (st.st_uid != getuid())
+		return set_err(err, "%s belongs to uid %u, not to you", dir, (unsigned)st.st_uid);
+	if ((st.st_mode & 0077) != 0)
+		return set_err(err, "%s is accessible to others (mode %03o); it must be 0700",
+			       dir, (unsigned)(st.st_mode & 0777));
+	return 0;
+}
+
+int client_runtime_dir(char **out, char **err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *dir;
+
+	if (xdg && xdg[0] == '/')
+		dir = xasprintf("%s/boxy", xdg);
+	else
+		dir = xasprintf("/tmp/boxy-%u", (unsigned)getuid());
+	if (strlen(dir) + sizeof("/daemon.sock") > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		set_err(err, "runtime directory %s is too long for a unix socket path", dir);
+		free(dir);
+		return -1;
+	}
+	if (private_dir(dir, err) < 0) {
+		free(dir);
+		return -1;
+	}
+	*out = dir;
+	return 0;
+}
+
+char *client_state_dir(void)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (state && state[0] == '/')
+		return xasprintf("%s/boxy", state);
+	if (home && home[0] == '/')
+		return xasprintf("%s/.local/state/boxy", home);
+	pw = getpwuid(getuid());
+	return pw ? xasprintf("%s/.local/state/boxy", pw->pw_dir) : NULL;
+}
+
+/*
+ * FNV-1a over the executable's bytes: two different builds of boxy — even
+ * of the same version — get different ids, which is the point: the daemon
+ * assembles every sandbox, so its rules must be this binary's rules.
+ */
+const char *build_id(void)
+{
+	static char id[17];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned char buf[65536];
+	ssize_t n;
+	int fd;
+
+	if (id[0])
+		return id;
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fatal_errno("reading /proc/self/exe");
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			h ^= buf[i];
+			h *= 0x100000001b3ULL;
+		}
+	}
+	close(fd);
+	snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
+	return id;
+}
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Start `boxy daemon serve` detached: its own session, stdio to its log. */
+static int spawn_daemon(char **err)
+{
+	char *state = client_state_dir();
+	char *log;
+	pid_t pid;
+	int status;
+
+	if (!state)
+		return set_err(err, "cannot find a state directory (set HOME or XDG_STATE_HOME)");
+	log = xasprintf("%s/daemon.log", state);
+	{
+		/* mkdir -p the state directory, 0700. */
+		char *p = state;
+
+		while ((p = strchr(p + 1, '/'))) {
+			*p = '\0';
+			mkdir(state, 0700);
+			*p = '/';
+		}
+		mkdir(state, 0700);
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(state);
+		free(log);
+		return set_err_errno(err, "fork");
+	}
+	if (pid == 0) {
+		/* Double fork so the daemon is not our child and outlives us. */
+		int fd;
+
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			dup2(fd, STDIN_FILENO);
+		if (chdir("/") < 0)
+			_exit(125);
+		execl("/proc/self/exe", "boxy", "daemon", "serve", (char *)NULL);
+		_exit(125);
+	}
+	waitpid(pid, &status, 0);
+	free(state);
+	free(log);
+	return 0;
+}
+
+static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err)
+{
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	int rc;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, MSG_PROTOCOL);
+	wire_put_str(&w, build_id());
+	rc = msg_send(fd, MSG_HELLO, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+	if (rc < 0)
+		return set_err_errno(err, "talking to the daemon");
+	if (msg_recv(fd, &m, err) < 0) {
+		if (err && !*err)
+			set_err(err, "the daemon closed the connection");
+		return -1;
+	}
+	rbuf_init(&r, m.payload, m.len);
+	*refusal = 0;
+	memset(info, 0, sizeof(*info));
+	if (m.type == MSG_WELCOME) {
+		info->build = wire_get_str(&r, 64);
+		info->pid = wire_get_u32(&r);
+		info->started_ms = wire_get_u64(&r);
+		info->sessions = wire_get_u32(&r);
+		info->subscribers = wire_get_u32(&r);
+		rc = wire_done(&r) ? 0 : set_err(err, "malformed welcome from the daemon");
+	} else if (m.type == MSG_REFUSE) {
+		char *words;
+
+		*refusal = wire_get_u16(&r);
+		words = wire_get_str(&r, 4096);
+		info->build = wire_get_str(&r, 64);
+		info->pid = wire_get_u32(&r);
+		info->started_ms = wire_get_u64(&r);
+		info->sessions = wire_get_u32(&r);
+		set_err(err, "daemon refused: %s", words ? words : "no reason given");
+		free(words);
+		rc = -1;
+	} else {
+		rc = set_err(err, "unexpected reply %#x from the daemon", m.type);
+	}
+	msg_free(&m);
+	return rc;
+}
+
+void daemon_info_free(struct daemon_info *info)
+{
+	free(info->build);
+	info->build = NULL;
+}
+
+int client_stop_daemon(int fd, char **err)
+{
+	struct msg m;
+	int rc;
+
+	if (msg_send(fd, MSG_SHUTDOWN, NULL, 0, NULL, 0) < 0)
+		return set_err_errno(err, "talking to the daemon");
+	if (msg_recv(fd, &m, err) < 0)
+		return set_err(err, "the daemon closed the connection");
+	rc = 0;
+	if (m.type == MSG_ERROR) {
+		struct rbuf r;
+		char *words;
+
+		rbuf_init(&r, m.payload, m.len);
+		wire_get_u16(&r);
+		words = wire_get_str(&r, 4096);
+		rc = set_err(err, "%s", words ? words : "the daemon refused to stop");
+		free(words);
+	}
+	msg_free(&m);
+	return rc;
+}
+
+/* Wait for a daemon's socket to go away after it was asked to stop (bounded). */
+static void wait_gone(const char *sock)
+{
+	for (int i = 0; i < 100; i++) {
+		int fd = try_connect(sock);
+
+		if (fd < 0)
+			return;
+		close(fd);
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000 }, NULL);
+	}
+}
+
+int client_connect(bool start, bool replace_stale, struct daemon_info *info, char **err)
+{
+	char *dir = NULL, *sock = NULL, *lockpath = NULL;
+	int fd = -1, lockfd = -1;
+	uint16_t refusal = 0;
+	bool replaced = false;
+
+	memset(info, 0, sizeof(*info));
+	if (client_runtime_dir(&dir, err) < 0)
+		return -1;
+	sock = xasprintf("%s/daemon.sock", dir);
+	lockpath = xasprintf("%s/daemon.lock", dir);
+again:
+	fd = try_connect(sock);
+	if (fd < 0 && start) {
+		uint64_t deadline;
+
+		/* Only one client starts a daemon; the others wait on the lock, then connect. */
+		lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
+			set_err_errno(err, "locking %s", lockpath);
+			goto out;
+		}
+		fd = try_connect(sock);
+		if (fd < 0) {
+			if (spawn_daemon(err) < 0)
+				goto out;
+			deadline = now_mono_ms() + START_WAIT_MS;
+			while ((fd = try_connect(sock)) < 0 && now_mono_ms() < deadline)
+				nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
+		}
+		close(lockfd);
+		lockfd = -1;
+		if (fd < 0) {
+			char *state = client_state_dir();
+
+			set_err(err, "the daemon did not start within %d s (see %s/daemon.log)",
+				START_WAIT_MS / 1000, state ? state : "the state directory");
+			free(state);
+			goto out;
+		}
+	}
+	if (fd < 0) {
+		set_err(err, "no daemon is running");
+		goto out;
+	}
+	if (hello(fd, info, &refusal, err) < 0) {
+		close(fd);
+		fd = -1;
+		if (refusal == REFUSE_BUILD && replace_stale && !replaced) {
+			if (info->sessions > 0) {
+				set_err(err, "the running daemon is another build of boxy and has %u "
+					"session(s) running; stop them or wait, then `boxy daemon "
+					"restart`", info->sessions);
+				daemon_info_free(info);
+				goto out;
+			}
+			/* An idle stale daemon: replace it, and say so. */
+			fprintf(stderr, _("boxy: replacing the idle daemon of another build "
+					  "(pid %u)\n"), info->pid);
+			daemon_info_free(info);
+			free(*err);
+			*err = NULL;
+			if (kill((pid_t)info->pid, SIGTERM) == 0)
+				wait_gone(sock);
+			replaced = true;
+			goto again;
+		}
+		/* info stays filled for a refusal: the caller may want to know who refused. */
+	}
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(dir);
+	free(sock);
+	free(lockpath);
+	return fd;
+}

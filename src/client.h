@@ -1,0 +1,43 @@
+/*
+ * client.h — the client side of the daemon socket: where the socket lives,
+ * starting the daemon on demand, the build-id handshake.
+ */
+#ifndef BOXY_CLIENT_H
+#define BOXY_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The directory holding daemon.sock: $XDG_RUNTIME_DIR/boxy, or /tmp/boxy-UID when
+ * XDG_RUNTIME_DIR is unset. Created 0700; refused unless owned by the user, a real
+ * directory and 0700. malloc'd path in *out. */
+int client_runtime_dir(char **out, char **err);
+/* The state directory: $XDG_STATE_HOME/boxy or ~/.local/state/boxy. malloc'd. */
+char *client_state_dir(void);
+
+/* This executable's build id: 16 hex digits hashing the binary's bytes. */
+const char *build_id(void);
+
+struct daemon_info {
+	char *build;
+	uint32_t pid;
+	uint64_t started_ms;
+	uint32_t sessions;
+	uint32_t subscribers;
+};
+
+/*
+ * Connect to the daemon and say hello. When start is true and none answers,
+ * start one (under a lock, so two clients do not start two) and wait for it,
+ * bounded. When the daemon is of another build: if it is idle and
+ * replace_stale is true, stop it, say so on stderr in one line, and start
+ * this build's; if it is busy, fail with a message saying so.
+ * Returns the connected socket, or -1 with *err.
+ */
+int client_connect(bool start, bool replace_stale, struct daemon_info *info, char **err);
+void daemon_info_free(struct daemon_info *info);
+
+/* Ask the daemon to stop (refused while sessions run). */
+int client_stop_daemon(int fd, char **err);
+
+#endif

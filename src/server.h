@@ -1,0 +1,154 @@
+/*
+ * server.h — the per-user daemon's internal structures, shared by
+ * server.c (socket, loop, clients), session.c (sessions and their
+ * terminals) and bus.c (events to the store and to subscribers).
+ * Nothing outside the daemon includes this.
+ */
+#ifndef BOXY_SERVER_H
+#define BOXY_SERVER_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "event.h"
+#include "msg.h"
+#include "runspec.h"
+#include "wire.h"
+
+#define SESSION_ID_LEN      16
+#define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
+#define SESSION_RING        (64u << 10)     /* terminal output kept for a later attach */
+#define SESSION_RECENT      64              /* recent events kept for a new watcher */
+#define STOP_GRACE_S        10.0
+
+struct server;
+struct session;
+
+enum client_role {
+	CLIENT_NEW,         /* has not said hello */
+	CLIENT_READY,       /* may send requests */
+	CLIENT_RUN,         /* waiting for its session (non-tty run) */
+	CLIENT_ATTACHED,    /* relaying a session's terminal */
+	CLIENT_WATCHING,    /* subscribed to a session's events */
+	CLIENT_DEAD,        /* to be freed from the loop */
+};
+
+struct outframe {
+	struct outframe *next;
+	size_t len, off;
+	uint8_t bytes[];
+};
+
+struct client {
+	struct client *next;
+	struct server *srv;
+	int fd;
+	pid_t pid;
+	ev_io rw, ww;
+	struct msg_reader rd;
+	enum client_role role;
+	struct session *session;    /* attached, running or watching */
+	struct outframe *outq, *outq_tail;
+	size_t outq_bytes;
+	uint64_t lost;              /* events dropped because outq was full */
+	bool lost_reported;
+};
+
+struct dest {
+	char *name;
+	uint64_t conns, denied, up, down;
+	char **addrs;               /* distinct addresses */
+};
+
+struct recent_event {
+	struct event ev;            /* strings owned below */
+	char *strs[10];
+};
+
+struct session {
+	struct session *next;
+	struct server *srv;
+	char id[SESSION_ID_LEN + 1];
+	struct runspec rs;
+	char *cwd;
+	struct sandbox *sb;
+	pid_t pid;
+	ev_child child_w;
+	ev_timer timeout_w, grace_w;
+	uint64_t started_ms;        /* realtime */
+	bool running;
+	bool timed_out;
+	int exit_code;
+	char *failure;              /* a stage failure's words */
+
+	int pty;                    /* master, -1 for a non-tty run */
+	ev_io pty_w;
+	uint8_t ring[SESSION_RING]; /* output while nobody is attached */
+	size_t ring_len, ring_start;
+	struct client *attached;    /* at most one */
+	struct client *runner;      /* the client that started a non-tty run, until it goes */
+
+	struct event_sink sink;
+	struct audit_log *audit;    /* the client's --audit-log, or NULL */
+	bool verbose;
+
+	struct dest *dests;
+	size_t ndests;
+	uint64_t conns, denied, up, down;
+	struct recent_event recent[SESSION_RECENT];
+	size_t nrecent, recent_next;
+};
+
+struct pending_event;
+
+struct server {
+	struct ev_loop *loop;
+	int listen_fd;
+	char *sock_path;
+	char *lock_path;
+	ev_io accept_w;
+	ev_signal sigterm_w, sigint_w, sighup_w;
+	ev_timer snapshot_w, flush_w, idle_w;
+	ev_prepare reap_w;          /* frees dead clients outside their callbacks */
+	struct store *store;
+	bool store_warned;
+	struct pending_event *pending, *pending_tail;
+	size_t npending;
+	struct client *clients;
+	struct session *sessions;
+	uint64_t started_ms;
+	bool stopping;
+};
+
+/* server.c */
+int server_main(void);
+void client_send(struct client *c, uint16_t type, const void *p, size_t len);
+void client_send_error(struct client *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void client_kill(struct client *c);
+size_t server_nsubscribers(const struct server *srv);
+size_t server_nrunning(const struct server *srv);
+
+/* session.c */
+void session_handle_run(struct client *c, const struct msg *m);
+void session_handle_attach(struct client *c, const struct msg *m);
+void session_handle_stop(struct client *c, const struct msg *m);
+void session_handle_watch(struct client *c, const struct msg *m);
+void session_client_input(struct client *c, const struct msg *m);
+void session_client_gone(struct client *c);
+void session_resume_output(struct session *s);
+struct session *session_find(struct server *srv, const char *prefix, char **err);
+void session_free(struct session *s);
+void session_snapshot(struct session *s, struct client *to);
+
+/* bus.c */
+void bus_publish(struct session *s, const struct event *ev);
+void bus_flush(struct server *srv);
+void bus_session_begin(struct session *s);
+void bus_session_end(struct session *s);
+void event_encode(struct wbuf *w, const struct event *ev);
+void bus_send_event(struct client *c, const struct event *ev);
+
+#endif

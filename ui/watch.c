@@ -1,0 +1,331 @@
+/*
+ * watch.c — `boxy watch`'s model and screen. What is worth seeing is a
+ * decision, not a counter, so the model keeps every event line it was
+ * pushed; the arithmetic arrives separately as snapshots, so a watch that
+ * started halfway shows the same totals `boxy show` prints afterwards.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "watch.h"
+#include "wire.h"
+
+void watch_model_init(struct watch_model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+static void free_dests(struct watch_model *m)
+{
+	for (size_t i = 0; i < m->ndests; i++)
+		free(m->dests[i].name);
+	free(m->dests);
+	m->dests = NULL;
+	m->ndests = 0;
+}
+
+void watch_model_free(struct watch_model *m)
+{
+	free(m->id);
+	free(m->state);
+	free(m->cmdline);
+	free_dests(m);
+	for (size_t i = 0; i < WATCH_RECENT; i++)
+		free(m->recent[i].text);
+	watch_model_init(m);
+}
+
+char *watch_sanitize(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+	char *out = xmalloc(n + 1), *o = out;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4 : 0;
+		bool ok = len > 0 && i + len <= n;
+
+		for (size_t j = 1; ok && j < len; j++)
+			ok = (p[i + j] & 0xc0) == 0x80;
+		/* C0 and C1 controls and DEL would reach the terminal's parser. */
+		if (ok && len == 1 && (c < 0x20 || c == 0x7f))
+			ok = false;
+		if (ok && len == 2 && c == 0xc2 && p[i + 1] < 0xa0)
+			ok = false;
+		if (!ok) {
+			*o++ = '?';
+			i++;
+			continue;
+		}
+		memcpy(o, p + i, len);
+		o += len;
+		i += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
+{
+	struct rbuf r;
+	char *id, *state, **argv;
+	uint64_t elapsed, conns, denied, up, down;
+	uint32_t n;
+	struct watch_dest *dests = NULL;
+	size_t ndests = 0;
+
+	rbuf_init(&r, payload, len);
+	id = wire_get_str(&r, 64);
+	state = wire_get_str(&r, 64);
+	argv = wire_get_strv(&r, 4096, 1 << 17);
+	elapsed = wire_get_u64(&r);
+	conns = wire_get_u64(&r);
+	denied = wire_get_u64(&r);
+	up = wire_get_u64(&r);
+	down = wire_get_u64(&r);
+	n = wire_get_u32(&r);
+	for (uint32_t i = 0; i < n && !r.failed && i < 100000; i++) {
+		struct watch_dest *d = xappend(&dests, &ndests, sizeof(*dests));
+
+		d->name = wire_get_str(&r, 1024);
+		d->conns = wire_get_u64(&r);
+		d->denied = wire_get_u64(&r);
+		d->addrs = wire_get_u64(&r);
+		d->sent = wire_get_u64(&r);
+		d->received = wire_get_u64(&r);
+		if (!d->name)
+			r.failed = true;
+	}
+	if (!wire_done(&r) || !id || !state || !argv) {
+		for (size_t i = 0; i < ndests; i++)
+			free(dests[i].name);
+		free(dests);
+		free(id);
+		free(state);
+		strv_free(argv);
+		return -1;
+	}
+	free(m->id);
+	free(m->state);
+	free(m->cmdline);
+	free_dests(m);
+	m->id = id;
+	m->state = state;
+	{
+		/* The command line as one string, for the header. */
+		size_t total = 1;
+		char *line;
+
+		for (size_t i = 0; argv[i]; i++)
+			total += strlen(argv[i]) + 1;
+		line = xcalloc(1, total);
+		for (size_t i = 0; argv[i]; i++) {
+			if (i)
+				strcat(line, " ");
+			strcat(line, argv[i]);
+		}
+		m->cmdline = line;
+	}
+	strv_free(argv);
+	if (m->prev_ms && elapsed > m->prev_ms) {
+		double dt = (double)(elapsed - m->prev_ms) / 1000.0;
+
+		m->up_rate = (double)(up - m->prev_up) / dt;
+		m->down_rate = (double)(down - m->prev_down) / dt;
+	}
+	m->prev_ms = elapsed;
+	m->prev_up = up;
+	m->prev_down = down;
+	m->elapsed_ms = elapsed;
+	m->conns = conns;
+	m->denied = denied;
+	m->up = up;
+	m->down = down;
+	m->dests = dests;
+	m->ndests = ndests;
+	return 0;
+}
+
+int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs)
+{
+	struct rbuf r;
+
+	memset(ev, 0, sizeof(*ev));
+	for (size_t i = 0; i < 10; i++)
+		strs[i] = NULL;
+	rbuf_init(&r, payload, len);
+	ev->t_ms = wire_get_u64(&r);
+	ev->t_rel_ms = wire_get_u64(&r);
+	ev->session = strs[0] = wire_get_str(&r, 64);
+	ev->kind = strs[1] = wire_get_str(&r, 64);
+	ev->verdict = strs[2] = wire_get_str(&r, 64);
+	ev->layer = strs[3] = wire_get_str(&r, 64);
+	ev->subject = strs[4] = wire_get_str(&r, 4096);
+	ev->detail = strs[5] = wire_get_str(&r, 4096);
+	ev->addr = strs[6] = wire_get_str(&r, 128);
+	ev->port = wire_get_u16(&r);
+	ev->host = strs[7] = wire_get_str(&r, 1024);
+	ev->sni = strs[8] = wire_get_str(&r, 1024);
+	ev->ttl = wire_get_u32(&r);
+	ev->up = wire_get_u64(&r);
+	ev->down = wire_get_u64(&r);
+	if (!wire_done(&r) || !ev->kind || !ev->verdict) {
+		watch_event_strs_free(strs);
+		return -1;
+	}
+	return 0;
+}
+
+void watch_event_strs_free(char **strs)
+{
+	for (size_t i = 0; i < 10; i++) {
+		free(strs[i]);
+		strs[i] = NULL;
+	}
+}
+
+bool watch_event_is_deny(const struct event *ev)
+{
+	return ev->verdict && strcmp(ev->verdict, "deny") == 0;
+}
+
+char *watch_format_event(const struct event *ev)
+{
+	uint64_t t = ev->t_rel_ms;
+	const char *tag = ev->kind;
+	char *subject, *detail, *line, *raw_subject = NULL;
+
+	/* Audit decisions are tagged with the layer that made them. */
+	if (strcmp(ev->kind, "audit") == 0 || (watch_event_is_deny(ev) && ev->layer &&
+					       strncmp(ev->layer, "net.", 4) == 0 &&
+					       strcmp(ev->kind, "tcp") != 0))
+		tag = ev->layer ? ev->layer : ev->kind;
+	if ((strcmp(ev->kind, "tcp") == 0 || strcmp(ev->kind, "udp") == 0) && ev->addr) {
+		const char *name = ev->host ? ev->host : ev->addr;
+
+		if (strcmp(ev->verdict, "sni") == 0)
+			raw_subject = xstrdup(ev->sni ? ev->sni : name);
+		else if (strchr(name, ':'))
+			raw_subject = xasprintf("[%s]:%u", name, ev->port);
+		else
+			raw_subject = xasprintf("%s:%u", name, ev->port);
+	}
+	subject = watch_sanitize(raw_subject ? raw_subject : ev->subject);
+	if (strcmp(ev->verdict, "close") == 0) {
+		char up[32], down[32];
+
+		detail = xasprintf("up %s  down %s", format_size(ev->up, up, sizeof(up)),
+				   format_size(ev->down, down, sizeof(down)));
+	} else {
+		detail = watch_sanitize(ev->detail);
+	}
+	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s",
+			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
+			 tag, ev->verdict, subject, detail);
+	/* Trailing spaces are noise in a pipe. */
+	for (size_t n = strlen(line); n && line[n - 1] == ' '; n--)
+		line[n - 1] = '\0';
+	free(raw_subject);
+	free(subject);
+	free(detail);
+	return line;
+}
+
+void watch_model_event(struct watch_model *m, const struct event *ev)
+{
+	struct watch_line *l = &m->recent[m->recent_next];
+
+	free(l->text);
+	l->text = watch_format_event(ev);
+	l->deny = watch_event_is_deny(ev);
+	m->recent_next = (m->recent_next + 1) % WATCH_RECENT;
+	if (m->nrecent < WATCH_RECENT)
+		m->nrecent++;
+}
+
+static void put_line(FILE *out, const char *s, int cols)
+{
+	/* Lines are sanitized ASCII/UTF-8; cut by bytes, which may cut a wide
+	 * character short but never emits a control byte. */
+	int n = (int)strlen(s);
+
+	if (cols > 0 && n > cols)
+		n = cols;
+	fprintf(out, "%.*s\x1b[K\n", n, s);
+}
+
+void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color)
+{
+	char a[32], b[32], c[32], d[32], *line, *cmd;
+	int used = 0, avail;
+	uint64_t s = m->elapsed_ms / 1000;
+
+	fputs("\x1b[H", out);
+	cmd = watch_sanitize(m->cmdline);
+	line = xasprintf("session %.8s  %s  %llus  %s", m->id ? m->id : "?",
+			 m->state ? m->state : "?", (unsigned long long)s, cmd);
+	put_line(out, line, cols);
+	free(line);
+	free(cmd);
+	line = xasprintf("%zu destination(s)  %llu connection(s)  %llu denied   up %s (%s/s)  "
+			 "down %s (%s/s)", m->ndests, (unsigned long long)m->conns,
+			 (unsigned long long)m->denied, format_size(m->up, a, sizeof(a)),
+			 format_size((uint64_t)m->up_rate, b, sizeof(b)),
+			 format_size(m->down, c, sizeof(c)),
+			 format_size((uint64_t)m->down_rate, d, sizeof(d)));
+	put_line(out, line, cols);
+	free(line);
+	if (m->lost) {
+		line = xasprintf("(this watcher fell behind and lost %llu event(s))",
+				 (unsigned long long)m->lost);
+		put_line(out, line, cols);
+		free(line);
+		used++;
+	}
+	put_line(out, "", cols);
+	put_line(out, "DESTINATION          CONNS  DENIED  ADDRS       SENT   RECEIVED", cols);
+	used += 4;
+	avail = rows - used - 4 > 3 ? (rows - used - 4) / 2 : 3;
+	for (size_t i = 0; i < m->ndests && (int)i < avail; i++) {
+		char *name = watch_sanitize(m->dests[i].name);
+
+		line = xasprintf("%-20s %5llu %7llu %6llu %10s %10s", name,
+				 (unsigned long long)m->dests[i].conns,
+				 (unsigned long long)m->dests[i].denied,
+				 (unsigned long long)m->dests[i].addrs,
+				 format_size(m->dests[i].sent, a, sizeof(a)),
+				 format_size(m->dests[i].received, b, sizeof(b)));
+		put_line(out, line, cols);
+		free(line);
+		free(name);
+		used++;
+	}
+	put_line(out, "", cols);
+	put_line(out, "RECENT", cols);
+	used += 2;
+	avail = rows - used - 2;
+	if (avail < 1)
+		avail = 1;
+	{
+		size_t show = m->nrecent < (size_t)avail ? m->nrecent : (size_t)avail;
+
+		for (size_t i = 0; i < show; i++) {
+			size_t at = (m->recent_next + WATCH_RECENT - show + i) % WATCH_RECENT;
+			const struct watch_line *l = &m->recent[at];
+
+			if (color && l->deny)
+				fputs("\x1b[31m", out);
+			put_line(out, l->text, cols);
+			if (color && l->deny)
+				fputs("\x1b[0m", out);
+		}
+	}
+	put_line(out, "", cols);
+	fputs("Ctrl-C stops watching; the session keeps running.\x1b[K\x1b[J", out);
+	fflush(out);
+}

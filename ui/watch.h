@@ -1,0 +1,69 @@
+/*
+ * watch.h — the model and rendering of `boxy watch`: a session's header,
+ * its destinations table and its recent events, from the daemon's pushed
+ * stream. The model is plain data, tested without a terminal; rendering
+ * writes text (ANSI colour only when asked).
+ *
+ * Every string that reaches the screen passes through watch_sanitize():
+ * names come from DNS answers and ClientHellos a hostile payload wrote,
+ * and a name carrying an escape sequence must not drive the terminal.
+ */
+#ifndef BOXY_WATCH_H
+#define BOXY_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+#include "wire.h"
+
+#define WATCH_RECENT 200
+
+struct watch_dest {
+	char *name;
+	uint64_t conns, denied, addrs, sent, received;
+};
+
+struct watch_line {
+	char *text;
+	bool deny;
+};
+
+struct watch_model {
+	char *id;
+	char *state;
+	char *cmdline;
+	uint64_t elapsed_ms;
+	uint64_t conns, denied, up, down;
+	double up_rate, down_rate;          /* bytes/s between the last two snapshots */
+	uint64_t prev_up, prev_down, prev_ms;
+	struct watch_dest *dests;
+	size_t ndests;
+	struct watch_line recent[WATCH_RECENT];
+	size_t nrecent, recent_next;
+	uint64_t lost;
+};
+
+void watch_model_init(struct watch_model *m);
+void watch_model_free(struct watch_model *m);
+/* Apply a MSG_SNAPSHOT payload; -1 if malformed. */
+int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len);
+/* Decode a MSG_EVENT payload into ev (strings owned by strs[10]); -1 if malformed. */
+int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs);
+void watch_event_strs_free(char **strs);
+/* Add an event to the recent list. */
+void watch_model_event(struct watch_model *m, const struct event *ev);
+
+/* One line for an event, as in RECENT and in piped output. malloc'd, sanitized. */
+char *watch_format_event(const struct event *ev);
+/* Replace control characters and invalid UTF-8 with '?'; malloc'd. NULL → "". */
+char *watch_sanitize(const char *s);
+/* True when the event is a refusal (painted red). */
+bool watch_event_is_deny(const struct event *ev);
+
+/* The whole screen, fitted to rows × cols. */
+void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color);
+
+#endif
