@@ -76,7 +76,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[1], commands[i]->name) == 0) {
-			if (cmd_wants_help(commands[i], argc - 1, argv + 1))
+			/* run parses its own --help: after the command, --help is the command's. */
+			if (commands[i] != &cmd_run_entry &&
+			    cmd_wants_help(commands[i], argc - 1, argv + 1))
 				return 0;
 			return commands[i]->run(argc - 1, argv + 1);
 		}

@@ -298,7 +298,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	rows = wire_get_u16(&r);
 	cols = wire_get_u16(&r);
 	has_audit = wire_get_u8(&r) != 0;
-	want_fds = (tty ? 0 : 3) + (has_audit ? 1 : 0);
+	want_fds = (tty || rs.detach ? 0 : 3) + (has_audit ? 1 : 0);
 	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
 	    m->nfds != want_fds) {
 		client_send_error(c, 2, "malformed run request");

@@ -35,10 +35,10 @@ static void test_round_trip_with_fds(void **state)
 	(void)state;
 	pair(sv);
 	assert_int_equal(pipe(p), 0);
-	assert_int_equal(msg_send(sv[0], MSG_SHOW, "abc", 3, &p[1], 1), 0);
+	assert_int_equal(msg_send(sv[0], MSG_ATTACH, "abc", 3, &p[1], 1), 0);
 	assert_int_equal(msg_send(sv[0], MSG_STATUS, NULL, 0, NULL, 0), 0);
 	assert_int_equal(msg_recv(sv[1], &m, &err), 1);
-	assert_int_equal(m.type, MSG_SHOW);
+	assert_int_equal(m.type, MSG_ATTACH);
 	assert_int_equal(m.len, 3);
 	assert_memory_equal(m.payload, "abc", 3);
 	assert_int_equal(m.nfds, 1);
@@ -98,7 +98,7 @@ static void test_truncated_refused(void **state)
 	uint8_t b[12];
 
 	(void)state;
-	raw_header(b, 100, MSG_SHOW, 0);
+	raw_header(b, 100, MSG_ATTACH, 0);
 	memcpy(b + 8, "abcd", 4);
 	expect_violation(b, sizeof(b), "mid-message");   /* payload cut short */
 	expect_violation(b, 5, "mid-message");           /* header cut short */
@@ -129,7 +129,7 @@ static void test_fds_out_of_place(void **state)
 	(void)state;
 	pair(sv);
 	assert_int_equal(pipe(p), 0);
-	raw_header(h, 4, MSG_SHOW, 0);
+	raw_header(h, 4, MSG_ATTACH, 0);
 	assert_int_equal(write(sv[0], h, sizeof(h)), 8);
 	/* A descriptor smuggled in the middle of the payload. */
 	memset(&ctl, 0, sizeof(ctl));

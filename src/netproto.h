@@ -1,0 +1,58 @@
+/*
+ * netproto.h — the messages between boxy-net (the hardened per-session
+ * network stack) and the broker (in the daemon), over a SOCK_STREAM
+ * socketpair framed by msg.h. Types 0x05xx.
+ *
+ * boxy-net only asks; the broker decides and dials. boxy-net never opens a
+ * socket: a permitted flow arrives as a connected descriptor (SCM_RIGHTS)
+ * on the verdict. Every field is validated by the receiver; a malformed
+ * message from boxy-net is treated as a compromised boxy-net: the broker
+ * records it and ends the session's network.
+ *
+ * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4).
+ *
+ * TCP, public mode:    FLOW_OPEN (at the SYN)       → VERDICT dialled+fd | refused
+ * TCP, allowlist mode: FLOW_OPEN (at the SYN)       → VERDICT need_name | refused
+ *                      (boxy-net completes the handshake, reads the first bytes)
+ *                      FLOW_NAME (SNI / Host / none) → VERDICT dialled+fd | refused
+ * UDP:                 FLOW_OPEN proto 17           → VERDICT dialled+fd (connected) | refused
+ * Then:                FLOW_STATS about 3×/s, FLOW_CLOSE once.
+ * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
+ *                      the DNS response itself from the answer's fields.
+ */
+#ifndef BOXY_NETPROTO_H
+#define BOXY_NETPROTO_H
+
+#define NETPROTO_VERSION 1
+
+enum netproto_type {
+	NET_HELLO = 0x0501,     /* net→broker: u32 version */
+	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*) */
+	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
+				 *             addr src, u16 sport */
+	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;
+				 *             1 descriptor with NETV_DIALLED */
+	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (NETNAME_*), u8 ech, str name */
+	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
+	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
+	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
+	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
+	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
+};
+
+enum netproto_verdict {
+	NETV_REFUSED = 0,       /* answer the payload with RST (TCP) or drop (UDP) */
+	NETV_DIALLED = 1,       /* a connected socket is attached */
+	NETV_NEED_NAME = 2,     /* complete the handshake, then send NET_FLOW_NAME */
+};
+
+enum netproto_name_kind {
+	NETNAME_NONE = 0,       /* the first bytes were neither TLS nor HTTP */
+	NETNAME_SNI = 1,        /* TLS ClientHello server_name */
+	NETNAME_HOST = 2,       /* HTTP Host header */
+};
+
+#define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
+#define NETPROTO_MAX_NAME 253
+
+#endif
