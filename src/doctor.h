@@ -1,0 +1,56 @@
+/*
+ * doctor.h — what this host gives boxy: one check per requirement, each
+ * probed for real (namespaces are actually created in a child, /dev/net/tun
+ * is actually opened), returned as plain data so `boxy doctor`, `boxy daemon
+ * status` and the tests can share them.
+ */
+#ifndef BOXY_DOCTOR_H
+#define BOXY_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum doctor_status {
+	DOCTOR_OK,      /* "+": what boxy needs is there */
+	DOCTOR_WARN,    /* "!": boxy runs, something is weaker or unavailable */
+	DOCTOR_FAIL,    /* "x": boxy cannot run */
+};
+
+struct doctor_check {
+	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "tun", "cgroup2" */
+	enum doctor_status status;
+	char *detail;               /* one line, malloc'd */
+	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
+};
+
+#define DOCTOR_NCHECKS 6
+
+struct doctor_report {
+	struct doctor_check checks[DOCTOR_NCHECKS];
+	size_t n;
+};
+
+/* The probes, one each; they fill c (free with doctor_check_free). */
+void doctor_check_kernel(struct doctor_check *c);
+void doctor_check_landlock(struct doctor_check *c);
+void doctor_check_seccomp(struct doctor_check *c);
+void doctor_check_userns(struct doctor_check *c);
+void doctor_check_tun(struct doctor_check *c);
+void doctor_check_cgroup(struct doctor_check *c);
+void doctor_check_free(struct doctor_check *c);
+
+/* Run every check, in the order the specification prints them. */
+void doctor_run(struct doctor_report *r);
+void doctor_report_free(struct doctor_report *r);
+/* True when no check failed (warnings allowed): boxy can run here. */
+bool doctor_can_run(const struct doctor_report *r);
+
+/* "ok" / "warn" / "fail", and the mark "+" / "!" / "x". */
+const char *doctor_status_word(enum doctor_status s);
+char doctor_status_mark(enum doctor_status s);
+
+/* The report as the specification's lines, or as a JSON array. malloc'd. */
+char *doctor_format_text(const struct doctor_report *r);
+char *doctor_format_json(const struct doctor_report *r);
+
+#endif

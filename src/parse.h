@@ -10,9 +10,11 @@
 #include <stdint.h>
 #include "runspec.h"
 
-/* "2GiB", "512M", "1048576", "1.5G" → bytes. Binary units (K = KiB). Zero refused. */
+/* "2GiB", "512M", "1048576", "1.5G" → bytes. Units B K KB KiB M MB MiB G GB GiB T TB TiB,
+ * any case, all binary (K = KiB). Zero, negatives, blanks, overflow refused. */
 int parse_size(const char *s, uint64_t *out, char **err);
-/* "10m", "90s", "1h30m", "250ms", "2" (seconds) → milliseconds. Zero refused. */
+/* "10m", "90s", "1h30m", "250ms", "2" (seconds) → milliseconds. Units ms s m h d, largest
+ * first, each once. Zero, negatives, overflow refused. */
 int parse_duration(const char *s, uint64_t *out_ms, char **err);
 /* "512" → count, 1..2^31. */
 int parse_count(const char *s, uint64_t *out, char **err);
@@ -24,14 +26,18 @@ int parse_port(const char *s, uint16_t *out, char **err);
 int parse_net_mode(const char *s, enum net_mode *out, char **err);
 /* "strict" | "compat". */
 int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err);
-/* HOST[:PORT[,PORT...]]; HOST is a DNS name (letters, digits, '-', '.', optional
- * leading "*." wildcard), lower-cased, trailing dot removed. Fills *out (caller frees fields). */
+/* HOST[:PORT[,PORT...]]; HOST is a DNS name (RFC 1123 labels, at most 253 characters,
+ * optional leading "*." wildcard), lower-cased, trailing dot removed. IP literals are
+ * refused (they belong to --allow-cidr); ports 1..65535, no duplicates, no empty entries.
+ * Fills *out (caller frees fields). */
 int parse_host_spec(const char *s, struct host_spec *out, char **err);
-/* "10.0.0.0/8", "fd00::/8", "192.168.1.7" (= /32). Host bits must be zero. */
+/* "10.0.0.0/8", "fd00::/8", "192.168.1.7" (= /32). Host bits must be zero; /0 refused.
+ * text keeps the input verbatim (caller frees with cidr_free). */
 int parse_cidr(const char *s, struct cidr *out, char **err);
 /* "NAME" or "NAME=VALUE"; NAME is [A-Za-z_][A-Za-z0-9_]*. */
 int parse_env_spec(const char *s, struct env_spec *out, char **err);
-/* "SRC" or "SRC:DST" for --copy/--copy-ro. */
+/* "SRC" or "SRC:DST" for --copy/--copy-ro (split at the first ':'); DST must be absolute.
+ * kind must be MOUNT_COPY or MOUNT_COPY_RO. */
 int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out, char **err);
 
 void host_spec_free(struct host_spec *h);

@@ -108,13 +108,25 @@ struct runspec {
 void runspec_init(struct runspec *rs);
 void runspec_free(struct runspec *rs);
 
-/* Merge src over dst: scalars set in src replace dst's, lists append. */
+/*
+ * Merge src over dst (deep copies; src is untouched): scalars set in src
+ * replace dst's, lists append, booleans set in src are set. One exception:
+ * a network mode set in src drops dst's entries it makes meaningless
+ * (NET_NONE: hosts, ports, cidrs, tailscale; NET_PUBLIC: hosts), so that
+ * `--profile node --net none` is node offline rather than a contradiction.
+ * And hosts added in src without a mode turn dst's NET_PUBLIC into
+ * NET_ALLOWLIST (`--allow-host` implies allowlist over a public profile);
+ * over NET_NONE they stay, and runspec_finish refuses the contradiction.
+ */
 void runspec_merge(struct runspec *dst, const struct runspec *src);
 
 /*
- * Fill defaults (workdir = cwd, net from hosts, seccomp strict, pcap_max) and
- * refuse contradictions (--pcap or --allow-host with --net none, …).
- * Returns -1 with a one-line reason in *err.
+ * Fill defaults (workdir = cwd, net = allowlist when hosts were named else
+ * public, seccomp strict, pcap_max when --pcap), make workdir, mount sources
+ * and log paths absolute against cwd, and refuse contradictions: a missing
+ * command; --allow-host with --net none or public; --pcap, --allow-port,
+ * --allow-cidr or --tailscale with --net none; --pcap-max without --pcap.
+ * Returns -1 with a one-line reason in *err. doc/flags.md lists them.
  */
 int runspec_finish(struct runspec *rs, const char *cwd, char **err);
 

@@ -30,6 +30,15 @@
  */
 int mount_setup(const struct plan *plan, char **err);
 
+/*
+ * mount_setup, also telling what it left out: *skipped (when skipped is not
+ * NULL) receives a NULL-terminated list, malloc'd, the caller frees it with
+ * strv_free, of one line per mount the user asked for that was not made
+ * ("--ro /x: No such file or directory"); it stays NULL when there is none.
+ * The caller decides where the lines go (stderr, the audit log).
+ */
+int mount_setup_report(const struct plan *plan, char ***skipped, char **err);
+
 /* ---- capabilities (sandbox-caps.c) ------------------------------------ */
 
 /*
@@ -54,8 +63,74 @@ struct landlock_info {
 	uint64_t scoped;            /* LANDLOCK_SCOPE_* this ABI knows */
 };
 
+/*
+ * Landlock's constants, defined here because Debian 12's <linux/landlock.h>
+ * knows only ABI 1 (the kernel this runs on may know far more). Values are
+ * the kernel's UAPI.
+ */
+#define LL_FS_EXECUTE        (1ULL << 0)
+#define LL_FS_WRITE_FILE     (1ULL << 1)
+#define LL_FS_READ_FILE      (1ULL << 2)
+#define LL_FS_READ_DIR       (1ULL << 3)
+#define LL_FS_REMOVE_DIR     (1ULL << 4)
+#define LL_FS_REMOVE_FILE    (1ULL << 5)
+#define LL_FS_MAKE_CHAR      (1ULL << 6)
+#define LL_FS_MAKE_DIR       (1ULL << 7)
+#define LL_FS_MAKE_REG       (1ULL << 8)
+#define LL_FS_MAKE_SOCK      (1ULL << 9)
+#define LL_FS_MAKE_FIFO      (1ULL << 10)
+#define LL_FS_MAKE_BLOCK     (1ULL << 11)
+#define LL_FS_MAKE_SYM       (1ULL << 12)
+#define LL_FS_REFER          (1ULL << 13)     /* ABI 2 */
+#define LL_FS_TRUNCATE       (1ULL << 14)     /* ABI 3 */
+#define LL_FS_IOCTL_DEV      (1ULL << 15)     /* ABI 5 */
+#define LL_FS_RESOLVE_UNIX   (1ULL << 16)     /* ABI 9: connect() to a pathname unix socket */
+#define LL_NET_BIND_TCP      (1ULL << 0)      /* ABI 4 */
+#define LL_NET_CONNECT_TCP   (1ULL << 1)      /* ABI 4 */
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)     /* ABI 6 */
+#define LL_SCOPE_SIGNAL      (1ULL << 1)      /* ABI 6 */
+/* Rights that apply to a file (not a directory); a rule on a file takes only these. */
+#define LL_FS_FILE_RIGHTS    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
+			      LL_FS_TRUNCATE | LL_FS_IOCTL_DEV | LL_FS_RESOLVE_UNIX)
+/* The ABI whose rights boxy's policy fully needs (the unix-socket restriction). */
+#define LL_ABI_WANTED        9
+
 /* Ask the kernel which ABI it has (landlock_create_ruleset VERSION). */
 int landlock_probe(struct landlock_info *info);
+/* The handled masks an ABI knows (pure: landlock_probe uses it, tests check it). */
+void landlock_abi_masks(int abi, struct landlock_info *info);
+
+/* One path_beneath rule: access is masked to the ABI and to files when applied. */
+struct landlock_rule {
+	char *path;
+	uint64_t access;
+};
+
+/*
+ * The filesystem rules for plan under the rights fs_handled (pure: no
+ * syscalls, so the unit tests check it). *rules is malloc'd; free with
+ * landlock_rules_free.
+ */
+size_t landlock_plan_rules(const struct plan *plan, uint64_t fs_handled,
+			   struct landlock_rule **rules);
+void landlock_rules_free(struct landlock_rule *rules, size_t n);
+
+/*
+ * TCP rules (pure): which net rights to handle under this ABI and which
+ * ports may be connected to. *ports is malloc'd (may be NULL when none).
+ */
+void landlock_plan_net(const struct plan *plan, int abi, uint64_t *net_handled,
+		       uint16_t **ports, size_t *nports);
+
+/*
+ * Below ABI 9 Landlock cannot stop connect() on a pathname unix socket. The
+ * replacement: bind-mount /dev/null over every socket that exists under a
+ * --ro or --protect path, so connect() there fails with ECONNREFUSED. Call
+ * after mount_setup (paths are the sandbox's, /dev/null is the sandbox's)
+ * and before caps_drop_all (needs CAP_SYS_ADMIN). A no-op from ABI 9 on.
+ * *masked (may be NULL) receives how many sockets were covered.
+ */
+int landlock_mask_sockets(const struct plan *plan, int abi, size_t *masked, char **err);
 
 /*
  * What boxy's policy needs that this ABI cannot enforce, worded for a person
@@ -75,13 +150,21 @@ int landlock_apply(const struct plan *plan, char **err);
 
 struct sock_filter;
 
-/* Load the filter into the calling thread. Last stage before execve. */
+/*
+ * Load the filter (policy: doc/seccomp.md) into the calling thread; sets
+ * no_new_privs itself. Last stage: everything after it, boxy-init's own
+ * supervision included, runs under the filter.
+ */
 int seccomp_apply(enum seccomp_mode mode, char **err);
 
-/* The assembled filter as classic BPF, for the simulator tests. *prog is malloc'd. */
+/* The assembled filter as classic BPF, for the simulator tests. *prog is malloc'd, *len instructions. */
 int seccomp_export(enum seccomp_mode mode, struct sock_filter **prog, size_t *len, char **err);
 
-/* The actions this kernel supports ("kill_process kill_thread trap errno user_notif trace log allow"). */
+/*
+ * The actions this kernel supports, space-separated in doctor's order
+ * ("kill_process kill_thread trap errno user_notif trace log allow").
+ * Returns how many, or -1 when seccomp cannot be asked or buf is too small.
+ */
 int seccomp_probe(char *buf, size_t len);
 
 /* ---- limits (sandbox-limits.c) ---------------------------------------- */

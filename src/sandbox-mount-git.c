@@ -1,0 +1,485 @@
+/*
+ * sandbox-mount-git.c — step 9 of the mount stage: keep a writable work
+ * directory's git repositories from becoming a way out.
+ *
+ * A hook in .git/hooks, or a command named in .git/config (core.hooksPath,
+ * core.pager, core.fsmonitor, core.sshCommand, alias.x = !sh), runs on the
+ * host, as the user, with none of the sandbox, the next time they type a git
+ * command there: an escape displaced in time. So in every repository the
+ * sandbox can write (at the root of each writable mount and one level
+ * below), and in its submodule and linked-worktree gitdirs, hooks/, config,
+ * config.worktree and commondir are bound read-only, the gitdir is bound
+ * onto itself so it is a mount point (rename and rmdir fail with EBUSY),
+ * and each checkout's ".git" file is bound read-only so it cannot be
+ * re-pointed. Objects, refs and the index stay writable: git commit works.
+ *
+ * Everything here is resolved inside the new root (mount_open_in against
+ * ctx->root): a gitdir the sandbox cannot see needs no protection, and a
+ * hostile "gitdir:" line cannot lead a mount out of it. What this does not
+ * cover is in doc/filesystem.md ("Git").
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox-mount.h"
+#include "util.h"
+
+#define GIT_FILE_MAX          4096     /* a ".git", "gitdir" or "commondir" file */
+#define GIT_CONFIG_MAX        (256u << 10)  /* a gitdir's config, read for two keys */
+#define GIT_MAX_NESTING       8        /* modules/ within modules/ … */
+#define GIT_MODULE_NAME_DEPTH 4        /* submodule names may contain '/' */
+
+static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool worktree,
+			      bool wtconfig, int nesting, char **err);
+
+/* Remember a gitdir: 0 first visit, 1 seen already, -1 over the cap (the
+ * caller fails: an unprotected repository must not pass silently). */
+static int git_visit(struct mount_ctx *ctx, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return 1;
+	for (size_t i = 0; i < ctx->ngitdirs; i++)
+		if (ctx->gitdirs[i].dev == st.st_dev && ctx->gitdirs[i].ino == st.st_ino)
+			return 1;
+	if (ctx->ngitdirs >= MOUNT_MAX_GITDIRS)
+		return -1;
+	ctx->gitdirs[ctx->ngitdirs].dev = st.st_dev;
+	ctx->gitdirs[ctx->ngitdirs].ino = st.st_ino;
+	ctx->ngitdirs++;
+	return 0;
+}
+
+/* Read a small file inside the sandbox (not following a final symlink). */
+static char *git_read_small(struct mount_ctx *ctx, const char *path, size_t max)
+{
+	char *buf;
+	struct stat st;
+	ssize_t n;
+	int fd = mount_open_in(ctx->root, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	buf = xmalloc(max + 1);
+	n = read(fd, buf, max);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * A checkout's ".git" file ("gitdir: …") that the sandbox can write could be
+ * re-pointed at a gitdir of the payload's making, with hooks in it: bind it
+ * read-only. path names the file; anything but a regular file is left alone.
+ */
+static int git_lock_dotgit_file(struct mount_ctx *ctx, const char *path, char **err)
+{
+	struct stat st;
+	int fd = mount_open_in(ctx->root, path, O_PATH | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	return mount_rebind_inside(ctx, path, BIND_ATTR_RO, err) < 0 ? -1 : 0;
+}
+
+/*
+ * The value of section.key in a git config text ("true" for a bare key),
+ * malloc'd, or NULL. A minimal reader for the two keys this file needs
+ * (core.worktree, extensions.worktreeConfig): a [section] header matched
+ * without case, "key = value" or a bare "key", a value in double quotes,
+ * the last one wins; includes and subsections are not followed. The text
+ * was written by the user's git before the run, or by a previous sandbox
+ * (so hostile): every path it yields is resolved inside the sandbox, and a
+ * key it misses only costs protection the scan would not have had either.
+ */
+char *mount_git_config_value(const char *text, const char *section, const char *key)
+{
+	char *copy = xstrdup(text), *line, *save = NULL, *out = NULL;
+	size_t slen = strlen(section), klen = strlen(key);
+	bool in_section = false;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *k = line, *v;
+		size_t n;
+
+		while (*k == ' ' || *k == '\t')
+			k++;
+		if (*k == '[') {
+			in_section = strncasecmp(k + 1, section, slen) == 0 && k[1 + slen] == ']';
+			continue;
+		}
+		if (!in_section || strncasecmp(k, key, klen) != 0)
+			continue;
+		v = k + klen;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v == '\0' || *v == '\r' || *v == '#' || *v == ';') {
+			free(out);
+			out = xstrdup("true");
+			continue;
+		}
+		if (*v++ != '=')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		n = strcspn(v, "\r");
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--;
+		if (n >= 2 && v[0] == '"' && v[n - 1] == '"')
+			v++, n -= 2;
+		free(out);
+		out = xstrndup(v, n);
+	}
+	free(copy);
+	return out;
+}
+
+/* section.key from a gitdir's own config file inside the sandbox, or NULL. */
+static char *git_config_get(struct mount_ctx *ctx, const char *gitdir, const char *section,
+			    const char *key)
+{
+	char *path = xasprintf("%s/config", gitdir);
+	char *text = git_read_small(ctx, path, GIT_CONFIG_MAX), *v;
+
+	free(path);
+	if (!text)
+		return NULL;
+	v = mount_git_config_value(text, section, key);
+	free(text);
+	return v;
+}
+
+/* git's spellings of a true boolean. */
+bool mount_git_bool_true(const char *v)
+{
+	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") ||
+		     !strcmp(v, "1"));
+}
+
+/* A directory that git would take for a repository: it has HEAD. */
+static bool git_looks_like_gitdir(struct mount_ctx *ctx, const char *path)
+{
+	char *head = xasprintf("%s/HEAD", path);
+	int fd = mount_open_in(ctx->root, head, O_PATH);
+
+	free(head);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * Walk modules/ (or a directory below it: submodule names may contain '/')
+ * and protect each submodule gitdir found, up to GIT_MODULE_NAME_DEPTH
+ * levels of name.
+ */
+static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_depth,
+			    int nesting, char **err)
+{
+	int fd = mount_open_in(ctx->root, dir, O_RDONLY | O_DIRECTORY);
+	DIR *d;
+	struct dirent *de;
+	char **subs = NULL;
+	int r = 0;
+
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN))
+			strv_push(&subs, de->d_name);
+	closedir(d);
+	for (size_t i = 0; subs && subs[i] && r == 0; i++) {
+		char *p = xasprintf("%s/%s", dir, subs[i]);
+
+		if (git_looks_like_gitdir(ctx, p))
+			r = git_protect_gitdir(ctx, p, false, false, nesting + 1, err);
+		else if (name_depth + 1 < GIT_MODULE_NAME_DEPTH)
+			r = git_walk_modules(ctx, p, name_depth + 1, nesting, err);
+		free(p);
+	}
+	strv_free(subs);
+	return r;
+}
+
+/*
+ * Protect one gitdir (a path inside). The gitdir is bound onto itself first,
+ * so it is a mount point that cannot be renamed away (EBUSY), and reopened:
+ * the read-only binds below must land on the new mount, not under it.
+ *  - hooks/: created empty when missing (on the host: it is in a writable
+ *    bind), then read-only, so a hook cannot be planted.
+ *  - config, config.worktree: read-only (core.hooksPath, core.pager,
+ *    core.fsmonitor, alias.x = !cmd all live there); config.worktree is
+ *    created empty first when the config turns it on (wtconfig: a linked
+ *    worktree inherits its main gitdir's setting).
+ *  - commondir (linked worktrees): read-only, or the worktree could be
+ *    pointed at a gitdir of the payload's making. A main gitdir has none,
+ *    and one the payload creates redirects git just the same: the known
+ *    hole that doc/filesystem.md describes.
+ * A linked worktree's own gitdir (worktrees/NAME) has no hooks of its own;
+ * its "gitdir" file names the checkout's .git file, which is locked too.
+ */
+static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool worktree,
+			      bool wtconfig, int nesting, char **err)
+{
+	static const char *const ro_names[] = { "hooks", "config", "config.worktree",
+						"commondir" };
+	int fd, r;
+
+	if (nesting > GIT_MAX_NESTING)
+		return 0;
+	fd = mount_open_in(ctx->root, gitdir, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return 0;
+	r = git_visit(ctx, fd);
+	close(fd);
+	if (r < 0)
+		return set_err(err, "more than %d git repositories to protect; narrow the "
+			       "writable mounts or pass --allow-git-write", MOUNT_MAX_GITDIRS);
+	if (r > 0)
+		return 0;
+	if (mount_rebind_inside(ctx, gitdir, BIND_ATTR_RW, err) < 0)
+		return -1;
+	fd = mount_open_in(ctx->root, gitdir, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return set_err_errno(err, "%s", gitdir);
+	/*
+	 * A failure here is not fatal: EROFS or EACCES mean the payload cannot
+	 * create hooks/ either (a repository inside a --ro), and a hostile
+	 * "gitdir:" line may name something that is no gitdir at all.
+	 */
+	if (!worktree) {
+		char *v = git_config_get(ctx, gitdir, "extensions", "worktreeConfig");
+
+		wtconfig = mount_git_bool_true(v);
+		free(v);
+		(void)mkdirat(fd, "hooks", 0755);
+	}
+	/* With extensions.worktreeConfig, git reads config.worktree too: a
+	 * missing one is created empty, so it can be bound read-only. */
+	if (wtconfig) {
+		int cfd = openat(fd, "config.worktree", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				 O_CLOEXEC, 0644);
+
+		if (cfd >= 0)
+			close(cfd);
+	}
+	close(fd);
+	for (size_t i = 0; i < ARRAY_SIZE(ro_names); i++) {
+		char *p = xasprintf("%s/%s", gitdir, ro_names[i]);
+
+		r = mount_rebind_inside(ctx, p, BIND_ATTR_RO, err);
+		free(p);
+		if (r < 0)
+			return -1;
+	}
+	if (worktree) {
+		/* worktrees/NAME/gitdir names the linked checkout's .git file. */
+		char *p = xasprintf("%s/gitdir", gitdir);
+		char *text = git_read_small(ctx, p, GIT_FILE_MAX);
+
+		free(p);
+		r = 0;
+		if (text) {
+			text[strcspn(text, "\r\n")] = '\0';
+			if (text[0] == '/')
+				r = git_lock_dotgit_file(ctx, text, err);
+			free(text);
+		}
+		return r;
+	}
+	{
+		char *v = git_config_get(ctx, gitdir, "core", "worktree");
+		char *wt = v && *v ? path_absolute(v, gitdir) : NULL;
+
+		free(v);
+		if (wt) {
+			char *dotgit = xasprintf("%s/.git", strcmp(wt, "/") ? wt : "");
+
+			r = git_lock_dotgit_file(ctx, dotgit, err);
+			free(dotgit);
+			free(wt);
+			if (r < 0)
+				return -1;
+		}
+	}
+	{
+		char *mods = xasprintf("%s/modules", gitdir);
+		char *wts = xasprintf("%s/worktrees", gitdir);
+		int wfd;
+
+		r = git_walk_modules(ctx, mods, 0, nesting, err);
+		free(mods);
+		wfd = r < 0 ? -1 : mount_open_in(ctx->root, wts, O_RDONLY | O_DIRECTORY);
+		if (wfd >= 0) {
+			DIR *d = fdopendir(wfd);
+			struct dirent *de;
+			char **names = NULL;
+
+			if (!d) {
+				close(wfd);
+			} else {
+				while ((de = readdir(d)))
+					if (de->d_name[0] != '.')
+						strv_push(&names, de->d_name);
+				closedir(d);
+			}
+			for (size_t i = 0; names && names[i] && r == 0; i++) {
+				char *p = xasprintf("%s/%s", wts, names[i]);
+
+				r = git_protect_gitdir(ctx, p, true, wtconfig, nesting + 1, err);
+				free(p);
+			}
+			strv_free(names);
+		}
+		free(wts);
+	}
+	return r;
+}
+
+/*
+ * Look at dir/.git: a directory is a gitdir; a file "gitdir: PATH" (a
+ * submodule checkout or a linked worktree) names one, and is itself bound
+ * read-only so it cannot be re-pointed at a gitdir of the payload's making.
+ * PATH is resolved inside the sandbox: a gitdir the sandbox cannot see
+ * needs no protection.
+ */
+static int git_protect_dotgit(struct mount_ctx *ctx, const char *dir, char **err)
+{
+	char *dotgit = xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+	char buf[GIT_FILE_MAX + 1], *gitdir = NULL;
+	struct stat st;
+	int fd, r = 0;
+	ssize_t n;
+
+	fd = mount_open_in(ctx->root, dotgit, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 && errno == ELOOP) {
+		/*
+		 * A .git symlink: git follows it, so its target is protected. The
+		 * link itself cannot be pinned (a mount on it would hide it), so a
+		 * payload can still replace it: a limit doc/filesystem.md states.
+		 */
+		char target[PATH_MAX];
+		int pfd = mount_open_in(ctx->root, strcmp(dir, "/") ? dir : "/",
+					O_PATH | O_DIRECTORY);
+		ssize_t len = pfd < 0 ? -1 : readlinkat(pfd, ".git", target, sizeof(target) - 1);
+
+		if (pfd >= 0)
+			close(pfd);
+		free(dotgit);
+		if (len <= 0)
+			return 0;
+		target[len] = '\0';
+		gitdir = path_absolute(target, dir);
+		if (gitdir && git_looks_like_gitdir(ctx, gitdir))
+			r = git_protect_gitdir(ctx, gitdir, false, false, 0, err);
+		free(gitdir);
+		return r;
+	}
+	if (fd < 0) {
+		free(dotgit);
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		free(dotgit);
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		r = git_protect_gitdir(ctx, dotgit, false, false, 0, err);
+		free(dotgit);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		free(dotgit);
+		return 0;
+	}
+	n = read(fd, buf, GIT_FILE_MAX);
+	close(fd);
+	if (mount_rebind_inside(ctx, dotgit, BIND_ATTR_RO, err) < 0) {
+		free(dotgit);
+		return -1;
+	}
+	free(dotgit);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (strncmp(buf, "gitdir:", 7) == 0) {
+		char *v = buf + 7, *end;
+
+		while (*v == ' ' || *v == '\t')
+			v++;
+		end = v + strcspn(v, "\r\n");
+		*end = '\0';
+		if (*v)
+			gitdir = path_absolute(v, dir);
+	}
+	if (gitdir && git_looks_like_gitdir(ctx, gitdir))
+		r = git_protect_gitdir(ctx, gitdir, false, false, 0, err);
+	free(gitdir);
+	return r;
+}
+
+/*
+ * Repositories at the root of a writable mount and one level below it. Every
+ * entry is looked at, however many: a cap would leave the repository after
+ * it unprotected without a word.
+ */
+int mount_git_protect_tree(struct mount_ctx *ctx, const char *root, char **err)
+{
+	int fd = mount_open_in(ctx->root, root, O_RDONLY | O_DIRECTORY);
+	const char *base = strcmp(root, "/") ? root : "";
+	DIR *d;
+	struct dirent *de;
+	int r;
+
+	if (fd < 0)
+		return 0;       /* a file, or skipped */
+	r = git_protect_dotgit(ctx, root, err);
+	d = r < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return r;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		char *p;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".git") ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		p = xasprintf("%s/%s", base, de->d_name);
+		r = git_protect_dotgit(ctx, p, err);
+		free(p);
+	}
+	closedir(d);
+	return r;
+}

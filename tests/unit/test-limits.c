@@ -1,0 +1,180 @@
+/*
+ * test-limits.c — --memory/--pids/--cpus are reported, never faked: exactly
+ * one "cgroup" audit event per requested limit, "allow" only when a cgroup
+ * really enforces it, "degraded" otherwise; --pids falls back to
+ * RLIMIT_NPROC exactly when no pids controller took it; --memory never gets
+ * an rlimit. Holds whatever the host delegates (the assertions follow the
+ * enforced flags limits_prepare returns), so it runs anywhere.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "sandbox-stages.h"
+#include "util.h"
+
+#define MAX_EVENTS 8
+
+struct seen {
+	size_t n;
+	char layer[MAX_EVENTS][16], verdict[MAX_EVENTS][16], subject[MAX_EVENTS][16];
+	char detail[MAX_EVENTS][512];
+};
+
+static void record(void *ctx, const struct event *ev)
+{
+	struct seen *s = ctx;
+
+	assert_true(s->n < MAX_EVENTS);
+	snprintf(s->layer[s->n], sizeof(s->layer[0]), "%s", ev->layer);
+	snprintf(s->verdict[s->n], sizeof(s->verdict[0]), "%s", ev->verdict);
+	snprintf(s->subject[s->n], sizeof(s->subject[0]), "%s", ev->subject);
+	snprintf(s->detail[s->n], sizeof(s->detail[0]), "%s", ev->detail);
+	s->n++;
+}
+
+static void test_one_event_per_limit(void **state)
+{
+	static const struct {
+		uint64_t memory, pids;
+		uint32_t cpus_milli;
+		size_t events;
+		const char *what;
+	} rows[] = {
+		{ 0, 0, 0, 0, "nothing asked: nothing said" },
+		{ 2ULL << 30, 0, 0, 1, "--memory alone" },
+		{ 0, 512, 0, 1, "--pids alone" },
+		{ 0, 0, 2000, 1, "--cpus alone" },
+		{ 2ULL << 30, 512, 1500, 3, "all three, in the order memory, pids, cpu" },
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct runspec rs;
+		struct limits lim;
+		struct seen seen = { 0 };
+		struct event_sink sink = { record, &seen };
+		char *err = NULL;
+		size_t k = 0;
+
+		print_message("%s\n", rows[i].what);
+		runspec_init(&rs);
+		rs.memory = rows[i].memory;
+		rs.pids = rows[i].pids;
+		rs.cpus_milli = rows[i].cpus_milli;
+		assert_int_equal(limits_prepare(&rs, &lim, &sink, &err), 0);
+		assert_int_equal(seen.n, rows[i].events);
+		if (rs.memory) {
+			assert_string_equal(seen.layer[k], "cgroup");
+			assert_string_equal(seen.subject[k], "memory");
+			assert_string_equal(seen.verdict[k], lim.memory_enforced ? "allow" : "degraded");
+			if (!lim.memory_enforced) {
+				assert_non_null(strstr(seen.detail[k], "not enforced"));
+				assert_non_null(strstr(seen.detail[k], "RLIMIT_AS"));
+			}
+			k++;
+		}
+		if (rs.pids) {
+			assert_string_equal(seen.subject[k], "pids");
+			assert_string_equal(seen.verdict[k], lim.pids_enforced ? "allow" : "degraded");
+			assert_int_equal(lim.pids_rlimit, !lim.pids_enforced);
+			if (lim.pids_rlimit)
+				assert_non_null(strstr(seen.detail[k], "RLIMIT_NPROC"));
+			k++;
+		} else {
+			assert_false(lim.pids_rlimit);
+		}
+		if (rs.cpus_milli) {
+			assert_string_equal(seen.subject[k], "cpu");
+			assert_string_equal(seen.verdict[k], lim.cpu_enforced ? "allow" : "degraded");
+			k++;
+		}
+		/* a cgroup exists only when it enforces something */
+		assert_int_equal(lim.cgroup_dir != NULL,
+				 lim.memory_enforced || lim.pids_enforced || lim.cpu_enforced);
+		limits_release(&lim);
+		assert_null(lim.cgroup_dir);
+		runspec_free(&rs);
+	}
+}
+
+static void test_apply_child(void **state)
+{
+	static const struct {
+		uint64_t pids;
+		rlim_t want_nproc;      /* RLIM_INFINITY: left as it was */
+	} rows[] = {
+		{ 0, RLIM_INFINITY },
+		{ 64, 64 },
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		/* In a child: rlimits cannot be raised back in this process. */
+		pid_t pid = fork();
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct plan p;
+			struct rlimit before, core, nproc;
+			char *err = NULL;
+
+			memset(&p, 0, sizeof(p));
+			p.pids = rows[i].pids;
+			getrlimit(RLIMIT_NPROC, &before);
+			if (limits_apply_child(&p, &err) < 0)
+				_exit(10);
+			getrlimit(RLIMIT_CORE, &core);
+			getrlimit(RLIMIT_NPROC, &nproc);
+			if (core.rlim_cur != 0 || core.rlim_max != 0)
+				_exit(11);
+			if (rows[i].want_nproc == RLIM_INFINITY) {
+				if (nproc.rlim_cur != before.rlim_cur || nproc.rlim_max != before.rlim_max)
+					_exit(12);
+			} else if (nproc.rlim_cur != rows[i].want_nproc ||
+				   nproc.rlim_max != rows[i].want_nproc) {
+				_exit(13);
+			}
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
+static void test_probe_is_consistent(void **state)
+{
+	struct cgroup_info info;
+
+	(void)state;
+	cgroup_probe(&info);
+	/* a controller is usable only in a writable cgroup of a v2 hierarchy */
+	if (info.memory || info.pids || info.cpu)
+		assert_true(info.v2 && info.writable);
+	if (info.own)
+		assert_true(path_has_prefix(info.own, info.mount));
+	cgroup_info_free(&info);
+	assert_null(info.mount);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_event_per_limit),
+		cmocka_unit_test(test_apply_child),
+		cmocka_unit_test(test_probe_is_consistent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
