@@ -32,6 +32,9 @@ struct plan {
 	enum net_mode net;
 	enum seccomp_mode seccomp;
 	bool tty;                   /* expose /dev/tty and a devpts */
+	bool foreground;            /* stdin is the caller's terminal: give the payload its foreground */
+	bool new_session;           /* stdin is a pty of the daemon's: boxy-init starts a session
+				     * and makes it the controlling terminal */
 
 	uint64_t tmpfs_size;        /* bytes for /tmp and $HOME each */
 	uint64_t pids;              /* RLIMIT_NPROC fallback when no pids controller: 0 none */
@@ -39,6 +42,17 @@ struct plan {
 	size_t nports;
 	int landlock_abi;           /* ABI the parent probed; stage 2 uses at most this */
 };
+
+/*
+ * The report record boxy-init writes on fd 4, once, in a single write(2)
+ * (atomic: it is shorter than PIPE_BUF): one status byte, then the text.
+ * Status PLAN_REPORT_READY means every stage succeeded and the payload is
+ * being started; any other status is the exit code of a failed start
+ * (125–127) and the text is "stage NAME: reason". EOF before any record
+ * means boxy-init could not even be executed.
+ */
+#define PLAN_REPORT_READY 0
+#define PLAN_REPORT_MAX   1024     /* status byte + text, never more */
 
 void plan_init(struct plan *p);
 void plan_free(struct plan *p);

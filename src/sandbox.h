@@ -29,13 +29,24 @@ struct sandbox_ctx {
 	const char *home;           /* the caller's $HOME */
 	int stdin_fd, stdout_fd, stderr_fd;     /* given to the payload */
 	bool foreground;            /* stdin is the controlling terminal: give the payload its foreground */
+	bool new_session;           /* stdin is a pty of the daemon's: make it the sandbox's
+				     * controlling terminal (setsid + TIOCSCTTY in stage 2) */
 	const struct event_sink *events;        /* policy decisions; may be NULL */
 	const char *session;        /* id stamped on events; may be NULL */
 };
 
 struct sandbox;
 
-/* Start a sandbox. On success *out owns the running sandbox. */
+/*
+ * Start a sandbox. On success *out owns the running sandbox, whose payload
+ * has been started. On failure, -1 with *err set and:
+ *  - *out NULL when nothing was launched (exit with EXIT_BOXY_FAILED), or
+ *  - *out set when boxy-init ran and a stage failed: the sandbox is already
+ *    reaped and sandbox_reap(sb, 0, err) returns the stage's exit code
+ *    (125–127). Free it with sandbox_free() either way.
+ * ctx need not outlive the call (the sink and session are copied), but the
+ * sink's own ctx must stay valid until sandbox_free(): sandbox_reap() emits.
+ */
 int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		  struct sandbox **out, char **err);
 /* PID (in the caller's pid namespace) of the sandbox's init. */

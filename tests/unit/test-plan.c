@@ -1,0 +1,737 @@
+/*
+ * test-plan.c — the plan codec (parent → boxy-init) and the payload's
+ * environment.
+ *
+ * plan_decode() reads bytes that crossed a process boundary, so besides the
+ * round trip these tests feed it every truncation of a valid plan, lengths
+ * and counts far beyond the buffer, missing and repeated fields and values
+ * out of range, and assert the exact verdict for each. env_build() is the
+ * credential filter: the tests plant the secrets a hostile package looks for
+ * in the caller's environment and assert the exact environment that comes
+ * out.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "sandbox-env.h"
+#include "util.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *argv_full[] = { "npm", "install", "--ignore-scripts", NULL };
+static char *envp_full[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C.UTF-8", NULL };
+static uint16_t ports_full[] = { 443, 22, 65535 };
+
+/* A plan with every field set to something other than its zero value. */
+static void plan_fill(struct plan *p, bool with_lists)
+{
+	plan_init(p);
+	p->argv = strv_dup(argv_full);
+	p->envp = strv_dup(envp_full);
+	p->workdir = xstrdup("/home/u/project");
+	p->home = xstrdup("/home/u");
+	p->user = xstrdup("u");
+	p->hostname = xstrdup("boxy");
+	p->uid = 1000;
+	p->gid = 1001;
+	if (with_lists) {
+		struct mount_spec *m;
+
+		m = xappend(&p->mounts, &p->nmounts, sizeof(*m));
+		m->kind = MOUNT_RO;
+		m->src = xstrdup("/home/u/.npmrc");
+		m->dst = xstrdup("/home/u/.npmrc");
+		m = xappend(&p->mounts, &p->nmounts, sizeof(*m));
+		m->kind = MOUNT_COPY_RO;
+		m->src = xstrdup("/home/u/.config/boxy/claude-mcp.json");
+		m->dst = xstrdup("/home/u/.claude.json");
+		p->ports = xcalloc(ARRAY_SIZE(ports_full), sizeof(uint16_t));
+		memcpy(p->ports, ports_full, sizeof(ports_full));
+		p->nports = ARRAY_SIZE(ports_full);
+	}
+	p->allow_git_write = true;
+	p->net = NET_NONE;
+	p->seccomp = SECCOMP_COMPAT;
+	p->tty = true;
+	p->foreground = true;
+	p->new_session = true;
+	p->tmpfs_size = 3ULL << 30;
+	p->pids = 512;
+	p->landlock_abi = 7;
+}
+
+static void encode_or_die(const struct plan *p, char **buf, size_t *len)
+{
+	assert_int_equal(plan_encode(p, buf, len), 0);
+	assert_non_null(*buf);
+}
+
+/* Decode and return the error text (malloc'd) or NULL on success. */
+static char *decode_err(const char *buf, size_t len)
+{
+	struct plan p;
+	char *err = NULL;
+	int r = plan_decode(buf, len, &p, &err);
+
+	if (r == 0) {
+		assert_null(err);
+		plan_free(&p);
+		return NULL;
+	}
+	assert_int_equal(r, -1);
+	assert_non_null(err);
+	/* A failed decode leaves nothing behind. */
+	assert_null(p.argv);
+	assert_null(p.workdir);
+	assert_int_equal(p.nmounts, 0);
+	return err;
+}
+
+static void assert_decode_fails(const char *buf, size_t len, const char *expect)
+{
+	char *err = decode_err(buf, len);
+
+	assert_non_null(err);
+	assert_string_equal(err, expect);
+	free(err);
+}
+
+/* A growable byte buffer for hand-made (malformed) plans. */
+struct mb {
+	char *d;
+	size_t n;
+};
+
+static void mb_put(struct mb *b, const void *p, size_t n)
+{
+	b->d = xrealloc(b->d, b->n + n + 1);
+	memcpy(b->d + b->n, p, n);
+	b->n += n;
+}
+
+static void mb_u16(struct mb *b, uint16_t v)
+{
+	uint8_t x[2] = { v & 0xff, v >> 8 };
+
+	mb_put(b, x, 2);
+}
+
+static void mb_u32(struct mb *b, uint32_t v)
+{
+	uint8_t x[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
+
+	mb_put(b, x, 4);
+}
+
+/* Start from a valid encoded plan without mounts or ports. */
+static void mb_base(struct mb *b)
+{
+	struct plan p;
+	char *buf;
+	size_t len;
+
+	plan_fill(&p, false);
+	encode_or_die(&p, &buf, &len);
+	b->d = NULL;
+	b->n = 0;
+	mb_put(b, buf, len);
+	free(buf);
+	plan_free(&p);
+}
+
+/* Field tags, as plan.c numbers them (the wire format is part of the test). */
+enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
+       T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS };
+
+/* Offset of the value of the first field with this tag in an encoded plan, and its length. */
+static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
+{
+	size_t off = 12;
+
+	while (off + 6 <= len) {
+		const uint8_t *q = (const uint8_t *)buf + off;
+		uint16_t t = (uint16_t)(q[0] | q[1] << 8);
+		uint32_t l = (uint32_t)q[2] | (uint32_t)q[3] << 8 | (uint32_t)q[4] << 16 |
+			     (uint32_t)q[5] << 24;
+
+		if (t == tag) {
+			*flen = l;
+			return off + 6;
+		}
+		off += 6 + l;
+	}
+	fail_msg("field %u not found", tag);
+	return 0;
+}
+
+/* ---- plan: round trip -------------------------------------------------- */
+
+static void test_plan_round_trip(void **state)
+{
+	struct plan in, out;
+	char *buf, *err = NULL;
+	size_t len;
+
+	(void)state;
+	plan_fill(&in, true);
+	encode_or_die(&in, &buf, &len);
+	assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+	assert_null(err);
+
+	assert_int_equal(strv_len(out.argv), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(out.argv[i], argv_full[i]);
+	assert_null(out.argv[3]);
+	assert_int_equal(strv_len(out.envp), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(out.envp[i], envp_full[i]);
+	assert_string_equal(out.workdir, "/home/u/project");
+	assert_string_equal(out.home, "/home/u");
+	assert_string_equal(out.user, "u");
+	assert_string_equal(out.hostname, "boxy");
+	assert_int_equal(out.uid, 1000);
+	assert_int_equal(out.gid, 1001);
+	assert_int_equal(out.nmounts, 2);
+	assert_int_equal(out.mounts[0].kind, MOUNT_RO);
+	assert_string_equal(out.mounts[0].src, "/home/u/.npmrc");
+	assert_string_equal(out.mounts[0].dst, "/home/u/.npmrc");
+	assert_int_equal(out.mounts[1].kind, MOUNT_COPY_RO);
+	assert_string_equal(out.mounts[1].src, "/home/u/.config/boxy/claude-mcp.json");
+	assert_string_equal(out.mounts[1].dst, "/home/u/.claude.json");
+	assert_true(out.allow_git_write);
+	assert_int_equal(out.net, NET_NONE);
+	assert_int_equal(out.seccomp, SECCOMP_COMPAT);
+	assert_true(out.tty);
+	assert_true(out.foreground);
+	assert_true(out.new_session);
+	assert_int_equal(out.tmpfs_size, 3ULL << 30);
+	assert_int_equal(out.pids, 512);
+	assert_int_equal(out.nports, 3);
+	assert_memory_equal(out.ports, ports_full, sizeof(ports_full));
+	assert_int_equal(out.landlock_abi, 7);
+
+	plan_free(&out);
+	plan_free(&in);
+	free(buf);
+}
+
+/* The zero values of the optional fields survive too (false is not "absent"). */
+static void test_plan_round_trip_minimal(void **state)
+{
+	struct plan in, out;
+	char *buf, *err = NULL;
+	size_t len;
+
+	(void)state;
+	plan_fill(&in, false);
+	in.allow_git_write = in.tty = in.foreground = in.new_session = false;
+	in.net = NET_PUBLIC;
+	in.seccomp = SECCOMP_STRICT;
+	in.pids = 0;
+	in.landlock_abi = 0;
+	strv_free(in.envp);
+	in.envp = xcalloc(1, sizeof(char *));   /* an empty environment is legal */
+	encode_or_die(&in, &buf, &len);
+	assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+	assert_int_equal(strv_len(out.envp), 0);
+	assert_non_null(out.envp);
+	assert_false(out.allow_git_write);
+	assert_false(out.tty);
+	assert_false(out.foreground);
+	assert_false(out.new_session);
+	assert_int_equal(out.net, NET_PUBLIC);
+	assert_int_equal(out.seccomp, SECCOMP_STRICT);
+	assert_int_equal(out.nmounts, 0);
+	assert_null(out.ports);
+	assert_int_equal(out.landlock_abi, 0);
+	plan_free(&out);
+	plan_free(&in);
+	free(buf);
+}
+
+/* ---- plan: truncation at every offset ---------------------------------- */
+
+static void test_plan_truncated_everywhere(void **state)
+{
+	struct plan in;
+	char *buf;
+	size_t len, required_end, flen;
+	bool *boundary;
+
+	(void)state;
+	plan_fill(&in, true);
+	encode_or_die(&in, &buf, &len);
+
+	/* Field boundaries: only there can a prefix be a well-formed plan. */
+	boundary = xcalloc(len + 1, sizeof(bool));
+	for (size_t off = 12; off + 6 <= len;) {
+		const uint8_t *q = (const uint8_t *)buf + off;
+		uint32_t l = (uint32_t)q[2] | (uint32_t)q[3] << 8 | (uint32_t)q[4] << 16 |
+			     (uint32_t)q[5] << 24;
+
+		off += 6 + l;
+		boundary[off] = true;
+	}
+	assert_true(boundary[len]);
+	/* ...and only once every required field is in: seccomp is the last of them. */
+	required_end = field_find(buf, len, T_SECCOMP, &flen) + flen;
+
+	for (size_t n = 0; n < len; n++) {
+		char *copy = xmalloc(n ? n : 1);    /* exact size: ASan sees any overread */
+		char *err;
+
+		memcpy(copy, buf, n);
+		err = decode_err(copy, n);
+		if (boundary[n] && n >= required_end)
+			assert_null(err);
+		else if (err == NULL)
+			fail_msg("a plan truncated to %zu of %zu bytes decoded", n, len);
+		free(err);
+		free(copy);
+	}
+	free(boundary);
+	plan_free(&in);
+	free(buf);
+}
+
+/* ---- plan: malformed input --------------------------------------------- */
+
+static void test_plan_bad_header(void **state)
+{
+	struct mb b;
+
+	(void)state;
+	assert_decode_fails("", 0, "plan: bad magic");
+	assert_decode_fails("BOXYPLAX\1\0\0\0", 12, "plan: bad magic");
+	assert_decode_fails("BOXYPLAN\2\0\0\0", 12, "plan: unsupported version");
+	assert_decode_fails("BOXYPLAN\1\0\0", 11, "plan: unsupported version");
+	/* A header alone is a plan with nothing in it. */
+	assert_decode_fails("BOXYPLAN\1\0\0\0", 12, "plan: missing field 1");
+
+	mb_base(&b);
+	assert_decode_fails(b.d, PLAN_MAX_BYTES + 1ULL, "plan: larger than 8388608 bytes");
+	free(b.d);
+}
+
+static void test_plan_huge_lengths(void **state)
+{
+	struct mb b;
+	size_t at, flen;
+
+	(void)state;
+	/* A field length beyond the buffer. */
+	mb_base(&b);
+	mb_u16(&b, T_MOUNT);
+	mb_u32(&b, 0xffffffffu);
+	mb_put(&b, "\0\0\0\0\0\0\0\0", 8);
+	assert_decode_fails(b.d, b.n, "plan: truncated");
+	free(b.d);
+
+	mb_base(&b);
+	mb_u16(&b, T_PORTS);
+	mb_u32(&b, 0xffffffffu);
+	mb_put(&b, "\1\0", 2);
+	assert_decode_fails(b.d, b.n, "plan: truncated");
+	free(b.d);
+
+	/* A vector count of 4 billion in a field of a few bytes: refused before allocating. */
+	mb_base(&b);
+	at = field_find(b.d, b.n, T_ARGV, &flen);
+	memcpy(b.d + at, "\xff\xff\xff\xff", 4);
+	assert_decode_fails(b.d, b.n, "plan: bad vector count in field 1");
+	free(b.d);
+
+	/* A count within the cap but larger than the bytes could hold. */
+	mb_base(&b);
+	at = field_find(b.d, b.n, T_ENVP, &flen);
+	memcpy(b.d + at, "\x00\x00\x01\x00", 4);        /* 65536 entries */
+	assert_decode_fails(b.d, b.n, "plan: bad vector count in field 2");
+	free(b.d);
+
+	/* A string length inside a vector past the field's end. */
+	mb_base(&b);
+	at = field_find(b.d, b.n, T_ARGV, &flen);
+	memcpy(b.d + at + 4, "\xff\xff\xff\x7f", 4);
+	assert_decode_fails(b.d, b.n, "plan: bad vector entry 0 in field 1");
+	free(b.d);
+
+	/* A mount's path length past the field's end. */
+	mb_base(&b);
+	mb_u16(&b, T_MOUNT);
+	mb_u32(&b, 12);
+	mb_u32(&b, MOUNT_RO);
+	mb_u32(&b, 0x7fffffffu);
+	mb_put(&b, "/abc", 4);
+	assert_decode_fails(b.d, b.n, "plan: mount 1: bad path");
+	free(b.d);
+}
+
+/* Encode a plan with one required field removed. */
+struct missing_case {
+	const char *what;
+	void (*drop)(struct plan *p);
+	const char *expect;
+};
+
+static void drop_argv(struct plan *p) { strv_free(p->argv); p->argv = NULL; }
+static void drop_envp(struct plan *p) { strv_free(p->envp); p->envp = NULL; }
+static void drop_workdir(struct plan *p) { free(p->workdir); p->workdir = NULL; }
+static void drop_home(struct plan *p) { free(p->home); p->home = NULL; }
+static void drop_user(struct plan *p) { free(p->user); p->user = NULL; }
+static void drop_hostname(struct plan *p) { free(p->hostname); p->hostname = NULL; }
+
+static const struct missing_case missing_cases[] = {
+	{ "no command", drop_argv, "plan: missing field 1" },
+	{ "no environment vector", drop_envp, "plan: missing field 2" },
+	{ "no work directory", drop_workdir, "plan: missing field 3" },
+	{ "no home", drop_home, "plan: missing field 4" },
+	{ "no user", drop_user, "plan: missing field 5" },
+	{ "no hostname", drop_hostname, "plan: missing field 6" },
+};
+
+static void test_plan_missing_fields(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(missing_cases); i++) {
+		struct plan p;
+		char *buf;
+		size_t len;
+
+		plan_fill(&p, true);
+		missing_cases[i].drop(&p);
+		encode_or_die(&p, &buf, &len);
+		print_message("# %s\n", missing_cases[i].what);
+		assert_decode_fails(buf, len, missing_cases[i].expect);
+		free(buf);
+		plan_free(&p);
+	}
+}
+
+/* Patch one byte of one field's value of a valid plan. */
+struct patch_case {
+	const char *what;
+	uint16_t tag;
+	size_t at;              /* offset inside the value */
+	uint8_t byte;
+	const char *expect;
+};
+
+static const struct patch_case patch_cases[] = {
+	{ "a boolean that is 2", T_GIT, 0, 2, "plan: bad boolean in field 10" },
+	{ "a boolean that is 255", T_FG, 0, 0xff, "plan: bad boolean in field 14" },
+	{ "an unknown network mode", T_NET, 0, 9, "plan: bad network mode" },
+	{ "seccomp mode unset", T_SECCOMP, 0, 0, "plan: bad seccomp mode" },
+	{ "an unknown seccomp mode", T_SECCOMP, 0, 3, "plan: bad seccomp mode" },
+	{ "a NUL inside the work directory", T_WORKDIR, 5, 0, "plan: bad string in field 3" },
+	{ "a relative work directory", T_WORKDIR, 0, 'x', "plan: relative path in field 3" },
+	{ "a relative home", T_HOME, 0, '.', "plan: relative path in field 4" },
+	{ "a NUL inside an argument", T_ARGV, 4 + 4 + 1, 0, "plan: bad vector entry 0 in field 1" },
+	{ "an argument length that no longer matches", T_ARGV, 4, 0,
+	  "plan: bad vector entry 1 in field 1" },
+	{ "an environment entry with no '='", T_ENVP, 4 + 4 + 4, 'X',
+	  "plan: bad environment entry 0" },
+	{ "an environment entry with an empty name", T_ENVP, 4 + 4, '=',
+	  "plan: bad environment entry 0" },
+	{ "a uid of -1", T_UID, 0, 0xff, NULL },        /* only byte 0: still valid */
+	{ "an unknown tag", T_TTY, (size_t)-6, 99, "plan: unknown field 99" },
+	{ "tag zero", T_TTY, (size_t)-6, 0, "plan: unknown field 0" },
+	{ "a duplicated tag", T_TTY, (size_t)-6, T_GIT, "plan: field 10 repeated" },
+	{ "a new-session flag that is 3", T_NEWSESS, 0, 3, "plan: bad boolean in field 19" },
+	{ "a Landlock ABI from the future", T_LANDLOCK, 1, 0x10, "plan: bad Landlock ABI" },
+};
+
+static void test_plan_patched_values(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(patch_cases); i++) {
+		const struct patch_case *c = &patch_cases[i];
+		struct mb b;
+		size_t at, flen;
+		char *err;
+
+		mb_base(&b);
+		at = field_find(b.d, b.n, c->tag, &flen);
+		b.d[at + c->at] = (char)c->byte;
+		print_message("# %s\n", c->what);
+		err = decode_err(b.d, b.n);
+		if (c->expect) {
+			assert_non_null(err);
+			assert_string_equal(err, c->expect);
+		} else {
+			assert_null(err);
+		}
+		free(err);
+		free(b.d);
+	}
+}
+
+static void test_plan_bad_fields_appended(void **state)
+{
+	struct mb b;
+	uint32_t all_ones = 0xffffffffu;
+
+	(void)state;
+	/* uid (uid_t)-1 means "leave unchanged" to setresuid: never a real uid. */
+	mb_base(&b);
+	memcpy(b.d + field_find(b.d, b.n, T_UID, &(size_t){ 0 }), &all_ones, 4);
+	assert_decode_fails(b.d, b.n, "plan: invalid uid");
+	free(b.d);
+
+	/* A mount field with a byte too many. */
+	mb_base(&b);
+	mb_u16(&b, T_MOUNT);
+	mb_u32(&b, 4 + 4 + 2 + 4 + 2 + 1);
+	mb_u32(&b, MOUNT_RW);
+	mb_u32(&b, 2);
+	mb_put(&b, "/a", 2);
+	mb_u32(&b, 2);
+	mb_put(&b, "/a", 2);
+	mb_put(&b, "!", 1);
+	assert_decode_fails(b.d, b.n, "plan: trailing bytes in field 9");
+	free(b.d);
+
+	/* A mount of an unknown kind, and one with a relative destination. */
+	mb_base(&b);
+	mb_u16(&b, T_MOUNT);
+	mb_u32(&b, 4 + 4 + 2 + 4 + 2);
+	mb_u32(&b, 77);
+	mb_u32(&b, 2);
+	mb_put(&b, "/a", 2);
+	mb_u32(&b, 2);
+	mb_put(&b, "/a", 2);
+	assert_decode_fails(b.d, b.n, "plan: mount 1: bad kind");
+	free(b.d);
+
+	mb_base(&b);
+	mb_u16(&b, T_MOUNT);
+	mb_u32(&b, 4 + 4 + 2 + 4 + 2);
+	mb_u32(&b, MOUNT_COPY);
+	mb_u32(&b, 2);
+	mb_put(&b, "/a", 2);
+	mb_u32(&b, 2);
+	mb_put(&b, "a/", 2);
+	assert_decode_fails(b.d, b.n, "plan: mount 1: bad path");
+	free(b.d);
+
+	/* Ports: an odd length, and port 0. */
+	mb_base(&b);
+	mb_u16(&b, T_PORTS);
+	mb_u32(&b, 3);
+	mb_put(&b, "\x01\xbb\x00", 3);
+	assert_decode_fails(b.d, b.n, "plan: bad port list");
+	free(b.d);
+
+	mb_base(&b);
+	mb_u16(&b, T_PORTS);
+	mb_u32(&b, 4);
+	mb_put(&b, "\xbb\x01\x00\x00", 4);
+	assert_decode_fails(b.d, b.n, "plan: bad port");
+	free(b.d);
+
+	/* An empty command vector. */
+	mb_base(&b);
+	{
+		size_t flen, at = field_find(b.d, b.n, T_ARGV, &flen);
+		struct mb c = { 0 };
+
+		mb_put(&c, b.d, at - 6);
+		mb_u16(&c, T_ARGV);
+		mb_u32(&c, 4);
+		mb_u32(&c, 0);
+		mb_put(&c, b.d + at + flen, b.n - at - flen);
+		assert_decode_fails(c.d, c.n, "plan: empty command");
+		free(c.d);
+	}
+	free(b.d);
+
+	/* A hostname longer than the kernel accepts. */
+	{
+		struct plan p;
+		char *buf;
+		size_t len;
+
+		plan_fill(&p, false);
+		free(p.hostname);
+		/* 65 characters: one more than HOST_NAME_MAX */
+		p.hostname = xstrdup("0123456789012345678901234567890123456789"
+				     "012345678901234567890123X");
+		encode_or_die(&p, &buf, &len);
+		assert_decode_fails(buf, len, "plan: hostname too long");
+		free(buf);
+		plan_free(&p);
+	}
+}
+
+/* More mounts than the cap: refused, and nothing leaks. */
+static void test_plan_too_many_mounts(void **state)
+{
+	struct mb b;
+
+	(void)state;
+	mb_base(&b);
+	for (int i = 0; i < 4097; i++) {
+		mb_u16(&b, T_MOUNT);
+		mb_u32(&b, 4 + 4 + 2 + 4 + 2);
+		mb_u32(&b, MOUNT_RO);
+		mb_u32(&b, 2);
+		mb_put(&b, "/a", 2);
+		mb_u32(&b, 2);
+		mb_put(&b, "/a", 2);
+	}
+	assert_decode_fails(b.d, b.n, "plan: more than 4096 mounts");
+	free(b.d);
+}
+
+/* ---- env_build ------------------------------------------------------------ */
+
+struct env_case {
+	const char *what;
+	const char *caller[16];
+	struct env_spec specs[4];
+	size_t nspecs;
+	const char *expect[24];
+};
+
+/* What a developer's shell typically holds, credentials included. */
+#define HOSTILE_ENV \
+	"SSH_AUTH_SOCK=/run/user/1000/ssh-agent", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", \
+	"GITHUB_TOKEN=ghp_secret", "DOCKER_HOST=unix:///run/docker.sock", \
+	"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus", \
+	"XDG_RUNTIME_DIR=/run/user/1000", "LD_PRELOAD=/tmp/evil.so", \
+	"HOME=/home/host", "USER=host", "SHELL=/bin/zsh"
+
+#define BOXY_SET(path) \
+	"PATH=" path, "HOME=/home/u", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "TMPDIR=/tmp"
+
+static const struct env_case env_cases[] = {
+	{
+		"secrets never pass, the allowlist does",
+		{ HOSTILE_ENV, "PATH=/usr/bin:/bin", "LANG=de_DE.UTF-8", "LC_ALL=C",
+		  "TERM=xterm-256color", "TZ=Europe/Berlin", NULL },
+		{ { 0 } }, 0,
+		{ BOXY_SET("/usr/bin:/bin"), "LANG=de_DE.UTF-8", "LC_ALL=C",
+		  "TERM=xterm-256color", "TZ=Europe/Berlin", NULL },
+	},
+	{
+		"every allowlisted name, and near misses that are not",
+		{ "LANGUAGE=de", "LC_TIME=C", "COLORTERM=truecolor", "NO_COLOR=1", "COLUMNS=80",
+		  "LINES=24", "LANGX=1", "LCX=1", "XTERM=1", "TERMINFO=/x", NULL },
+		{ { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "LANGUAGE=de", "LC_TIME=C",
+		  "COLORTERM=truecolor", "NO_COLOR=1", "COLUMNS=80", "LINES=24", NULL },
+	},
+	{
+		"a PATH with a relative entry is replaced",
+		{ "PATH=node_modules/.bin:/usr/bin", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
+	},
+	{
+		"a PATH with an empty entry (the cwd) is replaced",
+		{ "PATH=/usr/bin::/bin", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
+	},
+	{
+		"a PATH ending in ':' is replaced",
+		{ "PATH=/usr/bin:", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
+	},
+	{
+		"an empty PATH is replaced",
+		{ "PATH=", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
+	},
+	{
+		"-e NAME passes a secret that was named, -e MISSING sets nothing",
+		{ HOSTILE_ENV, NULL },
+		{ { "GITHUB_TOKEN", NULL }, { "NOT_THERE", NULL } }, 2,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "GITHUB_TOKEN=ghp_secret", NULL },
+	},
+	{
+		"-e NAME=VAL sets, later wins, and overrides boxy's and the allowlist's",
+		{ "TERM=xterm", NULL },
+		{ { "FOO", "1" }, { "TERM", "dumb" }, { "FOO", "2" }, { "HOME", "/work" } }, 4,
+		{ "PATH=" SANDBOX_DEFAULT_PATH, "HOME=/work", "USER=u", "LOGNAME=u",
+		  "SHELL=/bin/sh", "TMPDIR=/tmp", "TERM=dumb", "FOO=2", NULL },
+	},
+	{
+		"-e NAME after -e NAME=VAL takes the caller's value",
+		{ "FOO=from-caller", NULL },
+		{ { "FOO", "set" }, { "FOO", NULL } }, 2,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "FOO=from-caller", NULL },
+	},
+	{
+		"-e with an empty value sets it empty",
+		{ NULL }, { { "EMPTY", "" } }, 1,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "EMPTY=", NULL },
+	},
+	{
+		"the first of duplicated caller entries wins, entries without '=' are ignored",
+		{ "LANG=first", "LANG=second", "TERM", "=x", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "LANG=first", NULL },
+	},
+	{
+		"malformed -e names are skipped, not trusted",
+		{ NULL }, { { "A=B", "c" }, { "", "d" } }, 2,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
+	},
+};
+
+static void test_env_build(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(env_cases); i++) {
+		const struct env_case *c = &env_cases[i];
+		char **env;
+		size_t n = 0;
+
+		print_message("# %s\n", c->what);
+		env = env_build((char *const *)c->caller, c->specs, c->nspecs, "/home/u", "u");
+		while (c->expect[n]) {
+			assert_non_null(env[n]);
+			assert_string_equal(env[n], c->expect[n]);
+			n++;
+		}
+		if (env[n])
+			fail_msg("unexpected extra entry %s", env[n]);
+		strv_free(env);
+	}
+}
+
+static void test_env_null_caller(void **state)
+{
+	char **env;
+
+	(void)state;
+	env = env_build(NULL, NULL, 0, "/home/u", "u");
+	assert_int_equal(strv_len(env), 6);
+	assert_string_equal(env[0], "PATH=" SANDBOX_DEFAULT_PATH);
+	strv_free(env);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_round_trip),
+		cmocka_unit_test(test_plan_round_trip_minimal),
+		cmocka_unit_test(test_plan_truncated_everywhere),
+		cmocka_unit_test(test_plan_bad_header),
+		cmocka_unit_test(test_plan_huge_lengths),
+		cmocka_unit_test(test_plan_missing_fields),
+		cmocka_unit_test(test_plan_patched_values),
+		cmocka_unit_test(test_plan_bad_fields_appended),
+		cmocka_unit_test(test_plan_too_many_mounts),
+		cmocka_unit_test(test_env_build),
+		cmocka_unit_test(test_env_null_caller),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
