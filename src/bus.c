@@ -64,6 +64,14 @@ void event_encode(struct wbuf *w, const struct event *ev)
 	wire_put_u64(w, ev->down);
 }
 
+static struct dest *dest_find(struct session *s, const char *name)
+{
+	for (size_t i = 0; i < s->ndests; i++)
+		if (strcmp(s->dests[i].name, name) == 0)
+			return &s->dests[i];
+	return NULL;
+}
+
 /* Per-destination arithmetic, so a watcher joining late sees the same totals as show. */
 static void count(struct session *s, const struct event *ev)
 {
@@ -76,9 +84,17 @@ static void count(struct session *s, const struct event *ev)
 	name = ev->host ? ev->host : ev->addr;
 	if (!name)
 		return;
-	for (size_t i = 0; i < s->ndests; i++)
-		if (strcmp(s->dests[i].name, name) == 0)
-			d = &s->dests[i];
+	d = dest_find(s, name);
+	/*
+	 * Bounded: a payload dialling thousands of distinct addresses would
+	 * otherwise make this scan, and every watcher's snapshot, grow without
+	 * limit. Past the cap, new names share one row; the store keeps every
+	 * connection, so boxy show and the views stay exact.
+	 */
+	if (!d && s->ndests >= SESSION_DESTS_MAX - 1) {
+		name = DEST_OTHER;
+		d = dest_find(s, name);
+	}
 	if (!d) {
 		d = xappend(&s->dests, &s->ndests, sizeof(*s->dests));
 		d->name = xstrdup(name);

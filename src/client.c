@@ -168,6 +168,12 @@ static int spawn_daemon(char **err)
 
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
+		/*
+		 * Nothing of the caller's but the log and /dev/null: a descriptor
+		 * the caller left open (a pipe its shell waits on for EOF, a file
+		 * it never meant to share) would otherwise live as long as the daemon.
+		 */
+		close_range(3, ~0u, 0);
 		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);

@@ -71,7 +71,8 @@ size_t server_nrunning(const struct server *srv)
 
 /* ---- output ---------------------------------------------------------------- */
 
-static void client_flush(struct client *c)
+/* Write what the client's queue holds without blocking; the rest waits for EV_WRITE. */
+void client_flush(struct client *c)
 {
 	while (c->outq) {
 		struct outframe *f = c->outq;
@@ -99,6 +100,11 @@ static void client_flush(struct client *c)
 		ev_io_stop(c->srv->loop, &c->ww);
 		if (c->role == CLIENT_ATTACHED && c->session)
 			session_resume_output(c->session);
+	}
+	/* Its replies are read again: so are its requests (see client_readable). */
+	if (c->read_paused && c->outq_bytes < CLIENT_OUTQ_MAX && c->role != CLIENT_DEAD) {
+		c->read_paused = false;
+		ev_io_start(c->srv->loop, &c->rw);
 	}
 }
 
@@ -245,7 +251,11 @@ static void handle_hello(struct client *c, const struct msg *m)
 	wire_put_u32(&w, (uint32_t)server_nsubscribers(srv));
 	if (proto != MSG_PROTOCOL || strcmp(build, build_id()) != 0) {
 		client_send(c, MSG_REFUSE, w.p, w.len);
-		c->role = CLIENT_READY;     /* it may still ask us to shut down */
+		/*
+		 * It may still ask for status or a shutdown, nothing else: its run
+		 * request would be another build's (or protocol's) encoding.
+		 */
+		c->role = CLIENT_REFUSED;
 	} else {
 		client_send(c, MSG_WELCOME, w.p, w.len);
 		c->role = CLIENT_READY;
@@ -288,6 +298,8 @@ static void dispatch(struct client *c, struct msg *m)
 	}
 	if (c->role == CLIENT_WATCHING)
 		goto violation;        /* watch is read-only: nothing it sends is accepted */
+	if (c->role == CLIENT_REFUSED && m->type != MSG_STATUS && m->type != MSG_SHUTDOWN)
+		goto violation;
 	switch (m->type) {
 	case MSG_RUN:      session_handle_run(c, m); return;
 	case MSG_ATTACH:   session_handle_attach(c, m); return;
@@ -321,13 +333,25 @@ static void client_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct client *c = w->data;
 
-	(void)loop;
 	(void)revents;
 	/* Bounded: a client that floods is served a few frames per iteration. */
 	for (int i = 0; i < 16 && c->role != CLIENT_DEAD; i++) {
 		struct msg m;
 		char *err = NULL;
-		int rc = msg_read(&c->rd, c->fd, &m, &err);
+		int rc;
+
+		/*
+		 * A client that sends requests and never reads the replies would
+		 * grow its queue without bound: stop reading it until the queue
+		 * drains (client_flush starts reading again). The kernel's socket
+		 * buffer then pushes back on the client, not on the daemon.
+		 */
+		if (c->outq_bytes >= CLIENT_OUTQ_MAX) {
+			ev_io_stop(loop, &c->rw);
+			c->read_paused = true;
+			return;
+		}
+		rc = msg_read(&c->rd, c->fd, &m, &err);
 
 		if (rc == 0)
 			return;
@@ -463,6 +487,27 @@ static int listen_socket(struct server *srv, char **err)
 	return 0;
 }
 
+/*
+ * The grace between boxy stop's SIGTERM and its SIGKILL. BOXY_DAEMON_STOP_GRACE
+ * (seconds, 0.1–600) exists for the test suite, which cannot wait 10 s per case;
+ * it is read from the environment of whoever started the daemon, i.e. the user.
+ */
+static double stop_grace(void)
+{
+	const char *v = getenv("BOXY_DAEMON_STOP_GRACE");
+	char *end;
+	double g;
+
+	if (!v || !*v)
+		return STOP_GRACE_S;
+	g = strtod(v, &end);
+	if (*end || !(g >= 0.1 && g <= 600.0)) {
+		logmsg("ignoring BOXY_DAEMON_STOP_GRACE=%s (want seconds, 0.1 to 600)", v);
+		return STOP_GRACE_S;
+	}
+	return g;
+}
+
 int server_main(void)
 {
 	struct server srv_, *srv = &srv_;
@@ -483,6 +528,7 @@ int server_main(void)
 		return EXIT_BOXY_FAILED;
 	}
 	srv->started_ms = now_real_ms();
+	srv->stop_grace_s = stop_grace();
 	logmsg("started, build %s, socket %s", build_id(), srv->sock_path);
 
 	/* A store that cannot be opened degrades to a warning: runs still work. */
@@ -524,11 +570,24 @@ int server_main(void)
 
 	ev_run(srv->loop, 0);
 
-	/* Sessions die with the daemon; record how they ended. */
+	/*
+	 * Sessions die with the daemon; record how they ended: `lost`, as the
+	 * next daemon would call them, but now rather than at its start.
+	 */
 	for (struct session *s = srv->sessions; s; s = s->next)
 		if (s->running)
 			sandbox_kill(s->sb);
 	bus_flush(srv);
+	if (srv->store && server_nrunning(srv) > 0) {
+		lost = 0;
+		if (store_mark_lost(srv->store, (int64_t)now_real_ms(), &lost, &err) < 0) {
+			logmsg("%s", err);
+			free(err);
+			err = NULL;
+		} else {
+			logmsg("%d running session(s) killed and marked lost", lost);
+		}
+	}
 	unlink(srv->sock_path);
 	close(srv->listen_fd);
 	while (srv->clients) {

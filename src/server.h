@@ -21,6 +21,8 @@
 #define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
 #define SESSION_RING        (64u << 10)     /* terminal output kept for a later attach */
 #define SESSION_RECENT      64              /* recent events kept for a new watcher */
+#define SESSION_DESTS_MAX   1024            /* destinations counted apart; the rest share one */
+#define DEST_OTHER          "(other destinations)"
 #define STOP_GRACE_S        10.0
 
 struct server;
@@ -28,6 +30,7 @@ struct session;
 
 enum client_role {
 	CLIENT_NEW,         /* has not said hello */
+	CLIENT_REFUSED,     /* another build or protocol: may only ask for status or shutdown */
 	CLIENT_READY,       /* may send requests */
 	CLIENT_RUN,         /* waiting for its session (non-tty run) */
 	CLIENT_ATTACHED,    /* relaying a session's terminal */
@@ -52,6 +55,7 @@ struct client {
 	struct session *session;    /* attached, running or watching */
 	struct outframe *outq, *outq_tail;
 	size_t outq_bytes;
+	bool read_paused;           /* its replies are backed up: its requests wait */
 	uint64_t lost;              /* events dropped because outq was full */
 	bool lost_reported;
 };
@@ -94,6 +98,9 @@ struct session {
 	struct audit_log *audit;    /* the client's --audit-log, or NULL */
 	bool verbose;
 
+	struct broker *net;         /* the session's network (session-net.c), or NULL */
+	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
+
 	struct dest *dests;
 	size_t ndests;
 	uint64_t conns, denied, up, down;
@@ -119,12 +126,14 @@ struct server {
 	struct client *clients;
 	struct session *sessions;
 	uint64_t started_ms;
+	double stop_grace_s;        /* boxy stop: SIGTERM, then SIGKILL after this */
 	bool stopping;
 };
 
 /* server.c */
 int server_main(void);
 void client_send(struct client *c, uint16_t type, const void *p, size_t len);
+void client_flush(struct client *c);
 void client_send_error(struct client *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void client_kill(struct client *c);
