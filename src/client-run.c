@@ -27,12 +27,18 @@ extern char **environ;
 
 int client_run(const struct runspec *rs, const char *cwd, const char *home, int audit_fd)
 {
+	return client_run_net(rs, cwd, home, audit_fd, -1, -1);
+}
+
+int client_run_net(const struct runspec *rs, const char *cwd, const char *home, int audit_fd,
+		   int netlog_fd, int pcap_fd)
+{
 	bool tty = !rs->detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	struct daemon_info info;
 	struct winsize ws = { 0 };
 	struct wbuf w;
 	struct msg m;
-	int fds[4], nfds = 0, fd, code;
+	int fds[MSG_MAX_FDS], nfds = 0, fd, code;
 	char *err = NULL, id[SESSION_ID_MAX + 1] = "";
 
 	fd = client_connect(true, true, &info, &err);
@@ -53,6 +59,8 @@ int client_run(const struct runspec *rs, const char *cwd, const char *home, int 
 	wire_put_u16(&w, ws.ws_row);
 	wire_put_u16(&w, ws.ws_col);
 	wire_put_u8(&w, audit_fd >= 0);
+	wire_put_u8(&w, netlog_fd >= 0);
+	wire_put_u8(&w, pcap_fd >= 0);
 	if (!tty && !rs->detach) {
 		fds[nfds++] = STDIN_FILENO;
 		fds[nfds++] = STDOUT_FILENO;
@@ -62,6 +70,10 @@ int client_run(const struct runspec *rs, const char *cwd, const char *home, int 
 	}
 	if (audit_fd >= 0)
 		fds[nfds++] = audit_fd;
+	if (netlog_fd >= 0)
+		fds[nfds++] = netlog_fd;
+	if (pcap_fd >= 0)
+		fds[nfds++] = pcap_fd;
 	if (w.len > MSG_MAX_LEN) {
 		fprintf(stderr, "boxy: the run request (%zu bytes: environment and arguments) is "
 			"over the %u-byte limit\n", w.len, MSG_MAX_LEN);

@@ -15,4 +15,12 @@
  */
 int client_run(const struct runspec *rs, const char *cwd, const char *home, int audit_fd);
 
+/*
+ * The same, with the network's files: netlog_fd (--net-log) and pcap_fd
+ * (--pcap), opened by the caller with its rights (or -1), passed after the
+ * audit log in MSG_RUN's descriptor list.
+ */
+int client_run_net(const struct runspec *rs, const char *cwd, const char *home, int audit_fd,
+		   int netlog_fd, int pcap_fd);
+
 #endif

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "client-tty.h"
 #include "msg.h"
+#include "session-net.h"
 #include "util.h"
 #include "watch.h"
 #include "wire.h"
@@ -74,6 +75,27 @@ static void send_winsize(int fd)
 	wire_put_u16(&w, ws.ws_col);
 	msg_send(fd, MSG_WINSIZE, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
+}
+
+/* The daemon's last snapshot of the run: its destinations table is printed at the end. */
+static uint8_t *last_snapshot;
+static size_t last_snapshot_len;
+
+static void keep_snapshot(const struct msg *m)
+{
+	free(last_snapshot);
+	last_snapshot = xmalloc(m->len ? m->len : 1);
+	memcpy(last_snapshot, m->payload, m->len);
+	last_snapshot_len = m->len;
+}
+
+/* "boxy: network destinations (N)", when the run used the network. */
+static void print_destinations(void)
+{
+	if (last_snapshot)
+		net_summary_print(stderr, last_snapshot, last_snapshot_len);
+	free(last_snapshot);
+	last_snapshot = NULL;
 }
 
 /* Exit code and reason from a MSG_EXIT; prints a boxy failure's reason. */
@@ -156,6 +178,13 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 		cfmakeraw(&raw);
 		tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
 	}
+	/*
+	 * Non-blocking: the loop drains every whole frame msg_read() has, and on
+	 * a blocking socket the read after the last one would wait for the
+	 * daemon's next output while the user's keystrokes go unread. msg_send()
+	 * waits out EAGAIN itself.
+	 */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	send_winsize(fd);
 	msg_reader_init(&rd);
 	for (;;) {
@@ -224,9 +253,13 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 					if (verbose)
 						print_event(&m, true);
 					break;
+				case MSG_SNAPSHOT:
+					keep_snapshot(&m);
+					break;
 				case MSG_EXIT:
 					restore_terminal();
 					code = exit_from(&m);
+					print_destinations();
 					msg_free(&m);
 					return code;
 				case MSG_DETACH:
@@ -300,9 +333,12 @@ int client_wait_run(int fd, const char *id, bool verbose)
 			if (m.type == MSG_EXIT) {
 				int code = exit_from(&m);
 
+				print_destinations();
 				msg_free(&m);
 				return code;
 			}
+			if (m.type == MSG_SNAPSHOT)
+				keep_snapshot(&m);
 			if (m.type == MSG_EVENT && verbose)
 				print_event(&m, false);
 			msg_free(&m);

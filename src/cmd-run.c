@@ -35,6 +35,7 @@
 #include "event.h"
 #include "parse.h"
 #include "profile.h"
+#include "resolver.h"
 #include "runspec.h"
 #include "sandbox.h"
 #include "util.h"
@@ -455,17 +456,56 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 		warnx_(_("-d/--detach needs the per-user daemon; it contradicts --no-daemon"));
 		return EXIT_BOXY_USAGE;
 	}
-	if (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST) {
-		warnx_(_("--net %s needs the network gateway, which this build does not have yet; "
-			 "use --net none"), net_mode_name(rs->net));
-		return EXIT_BOXY_FAILED;
-	}
-	if (rs->net_log) {
-		warnx_(_("--net-log comes with the network gateway, which this build does not "
-			 "have yet; run without --net-log"));
+	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		warnx_(_("--net %s needs the daemon's network gateway; it contradicts --no-daemon "
+			 "(use --net none)"), net_mode_name(rs->net));
 		return EXIT_BOXY_FAILED;
 	}
 	return 0;
+}
+
+/*
+ * Through the daemon: open --net-log and --pcap here, with the caller's
+ * rights (created before the network exists, so a file that cannot be
+ * written fails the run at once), and pass the descriptors on.
+ */
+static int run_via_daemon(const struct runspec *rs, const char *cwd, const char *home,
+			  int audit_fd)
+{
+	int nfd = -1, pfd = -1, code;
+
+	if (rs->tailscale) {
+		char *why = NULL, *sfx = resolver_tailscale_suffix(NULL, &why);
+
+		/* The ranges still open; only MagicDNS is lost, and that is said now. */
+		if (!sfx)
+			warnx_(_("--tailscale: MagicDNS is unavailable (%s); tailnet names will "
+				 "not resolve in the sandbox"), why);
+		free(sfx);
+		free(why);
+	}
+	if (rs->net_log) {
+		nfd = open(rs->net_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		if (nfd < 0) {
+			warnx_(_("--net-log %s: %s"), rs->net_log, strerror(errno));
+			return EXIT_BOXY_FAILED;
+		}
+	}
+	if (rs->pcap) {
+		pfd = open(rs->pcap, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		if (pfd < 0) {
+			warnx_(_("--pcap %s: %s"), rs->pcap, strerror(errno));
+			if (nfd >= 0)
+				close(nfd);
+			return EXIT_BOXY_FAILED;
+		}
+	}
+	code = client_run_net(rs, cwd, home, audit_fd, nfd, pfd);
+	if (nfd >= 0)
+		close(nfd);
+	if (pfd >= 0)
+		close(pfd);
+	return code;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -553,7 +593,7 @@ static int cmd_run(int argc, char **argv)
 		}
 		if (!run_no_daemon) {
 			/* The daemon writes the log through the descriptor opened here, with our rights. */
-			code = client_run(&rs, cwd, home, fd);
+			code = run_via_daemon(&rs, cwd, home, fd);
 			close(fd);
 			goto out;
 		}
@@ -562,7 +602,7 @@ static int cmd_run(int argc, char **argv)
 		fan.log = &audit_sink;
 	}
 	if (!run_no_daemon) {
-		code = client_run(&rs, cwd, home, -1);
+		code = run_via_daemon(&rs, cwd, home, -1);
 		goto out;
 	}
 	fan.verbose = rs.verbose;

@@ -20,7 +20,7 @@
 #define MSG_PROTOCOL    1
 #define MSG_HEADER_LEN  8
 #define MSG_MAX_LEN     (1u << 20)
-#define MSG_MAX_FDS     4
+#define MSG_MAX_FDS     6           /* a run: stdio, audit log, net-log, pcap */
 
 enum msg_type {
 	/* handshake */
@@ -29,7 +29,7 @@ enum msg_type {
 	MSG_REFUSE,                 /* u16 reason code, str words */
 
 	/* requests */
-	MSG_RUN = 0x0201,           /* see session.c; fds: stdin, stdout, stderr[, audit-log] */
+	MSG_RUN = 0x0201,           /* see session.c; fds: stdio[, audit, net-log, pcap] */
 	MSG_STOP,                   /* str id-prefix, u8 kill-now */
 	MSG_WATCH,                  /* str id-prefix (may be absent: the only running one) */
 	MSG_ATTACH,                 /* str id-prefix */

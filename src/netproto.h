@@ -27,7 +27,8 @@
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
-	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*) */
+	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*)
+				 *             [, u64 pcap size cap; absent: 1 GiB] */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
 	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;

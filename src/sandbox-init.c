@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "plan.h"
+#include "sandbox-net.h"
 #include "sandbox-stages.h"
 #include "util.h"
 
@@ -111,7 +112,7 @@ static void init_read_plan(struct plan *plan)
 			break;
 		len += (size_t)r;
 	}
-	close(FD_PLAN);
+	/* FD_PLAN stays open: stage "net" sends tap0 back over it. */
 	if (plan_decode(buf, len, plan, &err) < 0)
 		init_fail("plan", err);
 	free(buf);
@@ -159,6 +160,14 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	*stage = "net";
 	if (init_loopback_up(err) < 0)
 		return -1;
+	/* tap0 while /dev/net/tun is still the host's and CAP_NET_ADMIN is held;
+	 * its descriptor goes back to the daemon over the plan socket. */
+	if (plan->net == NET_PUBLIC || plan->net == NET_ALLOWLIST) {
+		if (sandbox_net_setup(FD_PLAN, err) < 0)
+			return -1;
+	} else {
+		close(FD_PLAN);
+	}
 
 	/* limits: RLIMIT_NPROC while we still may raise a limit; it is per-uid
 	 * in this user namespace, so it counts only the sandbox's processes. */

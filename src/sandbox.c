@@ -47,6 +47,7 @@
 #include "sandbox-env.h"
 #include "sandbox-stages.h"
 #include "sandbox.h"
+#include "sandbox-net.h"
 #include "sandbox-gitcheck.h"
 #include "util.h"
 
@@ -70,6 +71,7 @@ struct sandbox {
 	char *session;
 	int start_code;             /* 125–127 when a stage failed, else 0 */
 	char *start_err;            /* that stage's one line */
+	int tap_fd;                 /* tap0, from stage 2 (networked runs), or -1 */
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 };
 
@@ -428,6 +430,7 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	*out = NULL;
 	sb->pid = -1;
 	sb->pidfd = -1;
+	sb->tap_fd = -1;
 	if (ctx->events) {
 		sb->events = *ctx->events;
 		sb->have_events = true;
@@ -498,14 +501,26 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	if (sandbox_send_all(ctl[0], buf, len) < 0 || shutdown(ctl[0], SHUT_WR) < 0) {
 		/* boxy-init died meanwhile: its report (or its silence) says why */
 	}
-	close(ctl[0]);
-	ctl[0] = -1;
 
 	n = sandbox_read_report(rep[0], rec, PLAN_REPORT_MAX);
 	close(rep[0]);
 	rep[0] = -1;
-	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY)
+	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
+		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
+		if (plan.net == NET_PUBLIC || plan.net == NET_ALLOWLIST) {
+			sb->tap_fd = sandbox_net_recv_fd(ctl[0], err);
+			if (sb->tap_fd < 0) {
+				close(ctl[0]);
+				ctl[0] = -1;
+				goto kill;
+			}
+		}
+		close(ctl[0]);
+		ctl[0] = -1;
 		goto ready;
+	}
+	close(ctl[0]);
+	ctl[0] = -1;
 
 	/* A failed start: reap boxy-init and keep its verdict for sandbox_reap(). */
 	while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
@@ -631,6 +646,8 @@ void sandbox_free(struct sandbox *sb)
 {
 	if (!sb)
 		return;
+	if (sb->tap_fd >= 0)
+		close(sb->tap_fd);
 	if (sb->have_limits)
 		limits_release(&sb->lim);
 	if (sb->pidfd >= 0)
@@ -767,4 +784,12 @@ out:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	sandbox_free(sb);
 	return code;
+}
+
+int sandbox_take_tap(struct sandbox *sb)
+{
+	int fd = sb->tap_fd;
+
+	sb->tap_fd = -1;
+	return fd;
 }

@@ -64,6 +64,13 @@ int sandbox_reap(struct sandbox *sb, int status, char **err);
 void sandbox_free(struct sandbox *sb);
 
 /*
+ * tap0's descriptor, which stage 2 sent during sandbox_start for --net public
+ * and allowlist (sandbox-net.h); the caller owns it afterwards. -1 when there
+ * is none or it was taken already.
+ */
+int sandbox_take_tap(struct sandbox *sb);
+
+/*
  * Start, wait (forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforcing
  * rs->timeout_ms by killing the whole tree), reap. Returns the exit code.
  * The direct path of `boxy run`.

@@ -29,6 +29,7 @@
 #include "runspec-wire.h"
 #include "sandbox.h"
 #include "server.h"
+#include "session-net.h"
 #include "util.h"
 #include "wire.h"
 
@@ -82,6 +83,7 @@ void session_free(struct session *s)
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
 	}
+	session_net_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -197,13 +199,14 @@ static void session_ended(struct session *s, int status)
 		 s->timed_out ? " (timeout)" : "");
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
+	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
 	bus_publish(s, &ev);
 	bus_session_end(s);
 	for (struct client *c = srv->clients; c; c = c->next) {
 		if (c->session != s)
 			continue;
-		if (c->role == CLIENT_WATCHING)
-			session_snapshot(s, c);
+		/* The last totals: `boxy run` prints its destinations table from them. */
+		session_snapshot(s, c);
 		send_exit(c, s->exit_code, s->failure);
 		c->session = NULL;
 		c->role = CLIENT_READY;
@@ -268,8 +271,10 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
 
 /*
  * MSG_RUN: runspec, environment, cwd, home, u8 tty, u16 rows, u16 cols,
- * u8 has_audit; descriptors: stdin, stdout, stderr unless tty, then the
- * audit log if has_audit.
+ * u8 has_audit[, u8 has_netlog, u8 has_pcap]; descriptors: stdin, stdout,
+ * stderr unless tty, then the audit log, the net-log and the pcap file, each
+ * if announced. The two network bytes came later: a request without them has
+ * neither.
  */
 void session_handle_run(struct client *c, const struct msg *m)
 {
@@ -282,7 +287,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL;
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
-	bool tty, has_audit;
+	bool tty, has_audit, has_netlog = false, has_pcap = false;
 	size_t want_fds;
 
 	rbuf_init(&r, m->payload, m->len);
@@ -298,7 +303,11 @@ void session_handle_run(struct client *c, const struct msg *m)
 	rows = wire_get_u16(&r);
 	cols = wire_get_u16(&r);
 	has_audit = wire_get_u8(&r) != 0;
-	want_fds = (tty || rs.detach ? 0 : 3) + (has_audit ? 1 : 0);
+	if (r.off < r.len) {
+		has_netlog = wire_get_u8(&r) != 0;
+		has_pcap = wire_get_u8(&r) != 0;
+	}
+	want_fds = (tty || rs.detach ? 0 : 3) + has_audit + has_netlog + has_pcap;
 	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
 	    m->nfds != want_fds) {
 		client_send_error(c, 2, "malformed run request");
@@ -316,11 +325,16 @@ void session_handle_run(struct client *c, const struct msg *m)
 	s->verbose = s->rs.verbose;
 	s->sink.emit = session_emit;
 	s->sink.ctx = s;
+	s->netlog_fd = s->pcap_fd = -1;
 	if (has_audit) {
 		/* The client opened it with its rights; we only write to it. */
-		audit_fd = fcntl(m->fds[want_fds - 1], F_DUPFD_CLOEXEC, 3);
+		audit_fd = fcntl(m->fds[want_fds - 1 - has_netlog - has_pcap], F_DUPFD_CLOEXEC, 3);
 		s->audit = audit_log_create(audit_fd);
 	}
+	if (has_netlog)
+		s->netlog_fd = fcntl(m->fds[want_fds - 1 - has_pcap], F_DUPFD_CLOEXEC, 3);
+	if (has_pcap)
+		s->pcap_fd = fcntl(m->fds[want_fds - 1], F_DUPFD_CLOEXEC, 3);
 	if (tty || s->rs.detach) {
 		if (open_pty(&s->pty, &slave, rows, cols, &err) < 0) {
 			client_send_error(c, 125, "%s", err);
@@ -358,6 +372,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 		goto out;
 	}
 	s->pid = sandbox_pid(s->sb);
+	session_net_start(s);
 	ev_child_init(&s->child_w, child_exited, s->pid, 0);
 	s->child_w.data = s;
 	ev_child_start(srv->loop, &s->child_w);
@@ -494,10 +509,10 @@ void session_handle_stop(struct client *c, const struct msg *m)
 		event_audit(&s->sink, "session", "deny", "stop",
 			    "stopped with SIGTERM (boxy stop); SIGKILL after the grace period");
 		sandbox_signal(s->sb, SIGTERM);
-		ev_timer_set(&s->grace_w, STOP_GRACE_S, 0.0);
+		ev_timer_set(&s->grace_w, c->srv->stop_grace_s, 0.0);
 		ev_timer_start(c->srv->loop, &s->grace_w);
-		words = xasprintf("session %.8s: SIGTERM sent; SIGKILL in %.0f s if it is still "
-				  "running", s->id, STOP_GRACE_S);
+		words = xasprintf("session %.8s: SIGTERM sent; SIGKILL in %g s if it is still "
+				  "running", s->id, c->srv->stop_grace_s);
 	}
 	{
 		struct wbuf w;

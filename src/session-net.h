@@ -1,0 +1,41 @@
+/*
+ * session-net.h — a daemon session's network: the broker and boxy-net
+ * started with the session, --net-log written and everything stopped at
+ * its end; and the destinations table `boxy run` prints afterwards.
+ *
+ * The glue between session.c and broker.h, so that session.c carries one
+ * call at each end of a session and nothing else about the network.
+ */
+#ifndef BOXY_SESSION_NET_H
+#define BOXY_SESSION_NET_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct session;
+
+/*
+ * After sandbox_start: take tap0's descriptor from the sandbox, start the
+ * broker and boxy-net on it (with the --pcap descriptor, which boxy-net
+ * then owns). A network that cannot start leaves the session offline and
+ * says so in an event; when a capture was asked for, it ends the run
+ * instead (a capture that cannot be written fails the run). No-op under
+ * --net none.
+ */
+void session_net_start(struct session *s);
+
+/*
+ * At the session's end, before the client is told: write --net-log (the
+ * client's descriptor), stop boxy-net, free the broker. Idempotent.
+ */
+void session_net_end(struct session *s);
+
+/*
+ * Print the specification's "boxy: network destinations (N)" table from a
+ * MSG_SNAPSHOT payload (the daemon sends one before MSG_EXIT). Prints
+ * nothing when the run made no connection. Returns -1 if the payload is
+ * malformed.
+ */
+int net_summary_print(FILE *out, const void *snapshot, size_t len);
+
+#endif

@@ -1,0 +1,1271 @@
+/*
+ * test-broker.c — the broker against a fake boxy-net over a socketpair.
+ *
+ * Two halves. Hostile messages: every row is something a compromised
+ * boxy-net could send (a field out of range, a truncated or padded payload,
+ * an unknown type, a flow it never opened, an oversized name, a descriptor)
+ * and each must end the session's network with an event saying so. Policy
+ * glue: flows and names go through the decision function and come back as
+ * verdicts, answers and events — refusals without a single packet leaving
+ * the machine, and permitted flows dialled to a listener on loopback (made
+ * reachable by --allow-cidr 127.0.0.0/8, the only way policy lets loopback
+ * through). Upstream DNS is a fake server on loopback in the same loop,
+ * which counts the queries it sees: a refused name must never reach it.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "msg.h"
+#include "net-addr.h"
+#include "net-dns.h"
+#include "netproto.h"
+#include "parse.h"
+#include "resolver.h"
+#include "runspec.h"
+#include "session-net.h"
+#include "util.h"
+#include "wire.h"
+
+/* ---- recorded events -------------------------------------------------------- */
+
+struct rec {
+	char *kind, *verdict, *layer, *subject, *detail, *host, *sni;
+	uint64_t up, down;
+};
+
+static struct rec recs[512];
+static size_t nrecs;
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void record(void *ctx, const struct event *ev)
+{
+	struct rec *r;
+
+	(void)ctx;
+	if (nrecs >= ARRAY_SIZE(recs))
+		return;
+	r = &recs[nrecs++];
+	r->kind = dup_or_null(ev->kind);
+	r->verdict = dup_or_null(ev->verdict);
+	r->layer = dup_or_null(ev->layer);
+	r->subject = dup_or_null(ev->subject);
+	r->detail = dup_or_null(ev->detail);
+	r->host = dup_or_null(ev->host);
+	r->sni = dup_or_null(ev->sni);
+	r->up = ev->up;
+	r->down = ev->down;
+}
+
+static void recs_clear(void)
+{
+	for (size_t i = 0; i < nrecs; i++) {
+		free(recs[i].kind);
+		free(recs[i].verdict);
+		free(recs[i].layer);
+		free(recs[i].subject);
+		free(recs[i].detail);
+		free(recs[i].host);
+		free(recs[i].sni);
+	}
+	nrecs = 0;
+}
+
+/* The last event of kind/verdict, or NULL. */
+static const struct rec *find_rec(const char *kind, const char *verdict)
+{
+	for (size_t i = nrecs; i-- > 0;)
+		if (strcmp(recs[i].kind, kind) == 0 && strcmp(recs[i].verdict, verdict) == 0)
+			return &recs[i];
+	return NULL;
+}
+
+static struct event_sink sink = { .emit = record };
+
+/* ---- the fake upstream DNS server ------------------------------------------ */
+
+struct fake_dns {
+	int fd;
+	uint16_t port;
+	ev_io w;
+	unsigned queries;
+	char last[DNS_NAME_BUF];
+};
+
+static struct fake_dns dns, tail;
+
+/* Answer from a fixed table: example.test and www.example.test are on loopback,
+ * rebind.test answers a private address, everything else NXDOMAIN. */
+static void dns_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	uint8_t in[1500], out[1500];
+	struct sockaddr_storage from;
+	socklen_t flen = sizeof(from);
+	struct dns_question q;
+	struct net_addr a;
+	ssize_t n;
+	size_t len;
+
+	struct fake_dns *d = w->data;
+
+	(void)loop;
+	(void)revents;
+	n = recvfrom(d->fd, in, sizeof(in), 0, (struct sockaddr *)&from, &flen);
+	if (n <= 0 || dns_query_parse(in, (size_t)n, &q) != DNS_OK)
+		return;
+	d->queries++;
+	snprintf(d->last, sizeof(d->last), "%s", q.name);
+	if (strcmp(q.name, "db.tail0a1b2.ts.net") == 0 && q.qtype == DNS_TYPE_A)
+		net_addr_parse("100.101.102.103", &a);
+	else if (strcmp(q.name, "example.test") == 0 || strcmp(q.name, "www.example.test") == 0)
+		net_addr_parse(q.qtype == DNS_TYPE_AAAA ? "::1" : "127.0.0.1", &a);
+	else if (strcmp(q.name, "rebind.test") == 0)
+		net_addr_parse(q.qtype == DNS_TYPE_AAAA ? "fd00::5" : "10.0.0.5", &a);
+	else
+		a.family = 0;
+	if (a.family)
+		len = dns_build_answer(&q, &a, 1, 60, out, sizeof(out));
+	else
+		len = dns_build_rcode(&q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
+	sendto(d->fd, out, len, 0, (struct sockaddr *)&from, flen);
+}
+
+static void dns_start_one(struct ev_loop *loop, struct fake_dns *d)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	d->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(d->fd >= 0);
+	assert_int_equal(bind(d->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(d->fd, (struct sockaddr *)&sin, &len), 0);
+	d->port = ntohs(sin.sin_port);
+	d->queries = 0;
+	d->last[0] = '\0';
+	ev_io_init(&d->w, dns_readable, d->fd, EV_READ);
+	d->w.data = d;
+	ev_io_start(loop, &d->w);
+}
+
+/* The upstream resolver, and a fake MagicDNS resolver for --tailscale. */
+static void dns_start(struct ev_loop *loop)
+{
+	dns_start_one(loop, &dns);
+	dns_start_one(loop, &tail);
+}
+
+/* ---- the fixture ------------------------------------------------------------- */
+
+struct fx {
+	struct ev_loop *loop;
+	struct runspec rs;
+	struct broker *b;
+	int net;                    /* the fake boxy-net's end */
+	int listener;               /* a TCP listener on 127.0.0.1 */
+	uint16_t lport;
+};
+
+static void add_host(struct runspec *rs, const char *spec)
+{
+	struct host_spec *h = xappend(&rs->hosts, &rs->nhosts, sizeof(*rs->hosts));
+	char *err = NULL;
+
+	assert_int_equal(parse_host_spec(spec, h, &err), 0);
+}
+
+static void add_cidr(struct runspec *rs, const char *spec)
+{
+	struct cidr *c = xappend(&rs->cidrs, &rs->ncidrs, sizeof(*rs->cidrs));
+	char *err = NULL;
+
+	assert_int_equal(parse_cidr(spec, c, &err), 0);
+}
+
+/* Run the loop until fd has something to read (or 3 s pass). */
+static void pump_until_readable(struct fx *x, int fd)
+{
+	for (int i = 0; i < 3000; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		ev_run(x->loop, EVRUN_NOWAIT);
+		if (poll(&p, 1, 1) > 0)
+			return;
+	}
+	fail_msg("nothing arrived from the broker");
+}
+
+static void pump(struct fx *x, int rounds)
+{
+	for (int i = 0; i < rounds; i++) {
+		ev_run(x->loop, EVRUN_NOWAIT);
+		usleep(1000);
+	}
+}
+
+static void fx_open(struct fx *x, enum net_mode mode)
+{
+	int sp[2];
+	char servers[64], *err = NULL;
+	struct broker_opts o = { 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+
+	memset(x, 0, sizeof(*x));
+	recs_clear();
+	x->loop = ev_loop_new(EVFLAG_AUTO);
+	runspec_init(&x->rs);
+	x->rs.net = mode;
+	if (mode == NET_ALLOWLIST) {
+		add_host(&x->rs, "example.test");
+		add_host(&x->rs, "rebind.test");
+		add_host(&x->rs, "ssh.example.test:22");
+	}
+	add_cidr(&x->rs, "127.0.0.0/8");
+	dns_start(x->loop);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	x->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(x->listener, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(x->listener, 16), 0);
+	assert_int_equal(getsockname(x->listener, (struct sockaddr *)&sin, &len), 0);
+	x->lport = ntohs(sin.sin_port);
+}
+
+static void fx_close(struct fx *x)
+{
+	broker_free(x->b);
+	ev_io_stop(x->loop, &dns.w);
+	close(dns.fd);
+	ev_io_stop(x->loop, &tail.w);
+	close(tail.fd);
+	close(x->net);
+	close(x->listener);
+	runspec_free(&x->rs);
+	ev_loop_destroy(x->loop);
+	recs_clear();
+}
+
+static void send_frame(struct fx *x, uint16_t type, const struct wbuf *w)
+{
+	assert_int_equal(msg_send(x->net, type, w ? w->p : NULL, w ? w->len : 0, NULL, 0), 0);
+}
+
+static void recv_frame(struct fx *x, struct msg *m)
+{
+	char *err = NULL;
+
+	pump_until_readable(x, x->net);
+	assert_int_equal(msg_recv(x->net, m, &err), 1);
+}
+
+static void hello(struct fx *x, uint8_t want_mode)
+{
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_CONFIG);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u8(&r), want_mode);
+	assert_int_equal(wire_get_u8(&r), 0);
+	assert_true(wire_done(&r));
+	msg_free(&m);
+}
+
+static void put_addr(struct wbuf *w, const char *text)
+{
+	struct net_addr a;
+
+	assert_int_equal(net_addr_parse(text, &a), 0);
+	wire_put_u8(w, a.family == AF_INET ? 4 : 6);
+	for (int i = 0; i < 16; i++)
+		wire_put_u8(w, a.a[i]);
+}
+
+static void flow_open(struct fx *x, uint32_t id, uint8_t proto, const char *dst, uint16_t port)
+{
+	struct wbuf w;
+	bool v6 = strchr(dst, ':') != NULL;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, id);
+	wire_put_u8(&w, proto);
+	put_addr(&w, dst);
+	wire_put_u16(&w, port);
+	put_addr(&w, v6 ? "fd00:b0c5::15" : "10.0.2.15");
+	wire_put_u16(&w, 40000);
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+static void flow_name(struct fx *x, uint32_t id, uint8_t kind, bool ech, const char *name)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, id);
+	wire_put_u8(&w, kind);
+	wire_put_u8(&w, ech);
+	wire_put_str(&w, name);
+	send_frame(x, NET_FLOW_NAME, &w);
+	wbuf_free(&w);
+}
+
+/* Read a verdict; returns its code, fills layer (caller frees) and *fd (or -1). */
+static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
+{
+	struct msg m;
+	struct rbuf r;
+	uint8_t v;
+	char *reason;
+
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), id);
+	v = wire_get_u8(&r);
+	*layer = wire_get_str(&r, 64);
+	reason = wire_get_str(&r, 1024);
+	assert_true(wire_done(&r));
+	free(reason);
+	*fd = -1;
+	if (v == NETV_DIALLED) {
+		assert_int_equal(m.nfds, 1);
+		*fd = m.fds[0];
+		m.fds[0] = -1;
+	} else {
+		assert_int_equal(m.nfds, 0);
+	}
+	msg_free(&m);
+	return v;
+}
+
+static void expect_refused(struct fx *x, uint32_t id, const char *layer)
+{
+	char *got;
+	int fd;
+
+	assert_int_equal(read_verdict(x, id, &got, &fd), NETV_REFUSED);
+	assert_string_equal(got, layer);
+	free(got);
+}
+
+/* Resolve name/qtype; returns the rcode and the number of addresses. */
+static uint8_t resolve(struct fx *x, uint32_t id, const char *name, uint16_t qtype, uint32_t *n)
+{
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	uint8_t rcode;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, id);
+	wire_put_str(&w, name);
+	wire_put_u16(&w, qtype);
+	send_frame(x, NET_RESOLVE, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_ANSWER);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), id);
+	rcode = wire_get_u8(&r);
+	(void)wire_get_u32(&r);
+	*n = wire_get_u32(&r);
+	for (uint32_t i = 0; i < *n; i++) {
+		assert_int_equal(wire_get_u8(&r), 4);
+		for (int j = 0; j < 16; j++)
+			(void)wire_get_u8(&r);
+	}
+	assert_true(wire_done(&r));
+	msg_free(&m);
+	return rcode;
+}
+
+/* ---- hostile messages ------------------------------------------------------------ */
+
+struct hostile {
+	const char *what;
+	bool after_hello;
+	void (*build)(struct fx *x);
+};
+
+static void h_before_hello(struct fx *x)
+{
+	flow_open(x, 1, 6, "127.0.0.1", 80);
+}
+
+static void h_bad_version(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION + 1);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+}
+
+static void h_hello_twice(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+}
+
+static void h_unknown_type(struct fx *x)
+{
+	send_frame(x, 0x05ff, NULL);
+}
+
+static void h_broker_type(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, NETV_DIALLED);
+	wire_put_str(&w, "net.ip");
+	wire_put_str(&w, "");
+	send_frame(x, NET_VERDICT, &w);
+	wbuf_free(&w);
+}
+
+static void h_proto_icmp(struct fx *x)
+{
+	flow_open(x, 1, 1, "127.0.0.1", 80);
+}
+
+static void h_family_5(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, 6);
+	wire_put_u8(&w, 5);
+	for (int i = 0; i < 16; i++)
+		wire_put_u8(&w, 0);
+	wire_put_u16(&w, 80);
+	put_addr(&w, "10.0.2.15");
+	wire_put_u16(&w, 40000);
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+static void h_v4_padding(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, 6);
+	wire_put_u8(&w, 4);
+	for (int i = 0; i < 16; i++)
+		wire_put_u8(&w, i == 15 ? 1 : 8);
+	wire_put_u16(&w, 80);
+	put_addr(&w, "10.0.2.15");
+	wire_put_u16(&w, 40000);
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+static void h_truncated(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, 6);
+	put_addr(&w, "127.0.0.1");
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+static void h_trailing(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, 6);
+	put_addr(&w, "127.0.0.1");
+	wire_put_u16(&w, 80);
+	put_addr(&w, "10.0.2.15");
+	wire_put_u16(&w, 40000);
+	wire_put_u8(&w, 0);
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+static void h_mixed_families(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u8(&w, 6);
+	put_addr(&w, "127.0.0.1");
+	wire_put_u16(&w, 80);
+	put_addr(&w, "fd00:b0c5::15");
+	wire_put_u16(&w, 40000);
+	send_frame(x, NET_FLOW_OPEN, &w);
+	wbuf_free(&w);
+}
+
+/* Flow 7 is kept (waiting for its name); opening 7 again is impossible for a sane boxy-net. */
+static void h_duplicate_flow(struct fx *x)
+{
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+}
+
+static void h_name_unknown_flow(struct fx *x)
+{
+	flow_name(x, 99, NETNAME_SNI, false, "example.test");
+}
+
+static void h_stats_unknown_flow(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 99);
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 1);
+	send_frame(x, NET_FLOW_STATS, &w);
+	wbuf_free(&w);
+}
+
+static void h_oversized_name(struct fx *x)
+{
+	char name[300];
+	struct wbuf w;
+
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, name);
+	wire_put_u16(&w, DNS_TYPE_A);
+	send_frame(x, NET_RESOLVE, &w);
+	wbuf_free(&w);
+}
+
+static void h_uppercase_name(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, "Example.test");
+	wire_put_u16(&w, DNS_TYPE_A);
+	send_frame(x, NET_RESOLVE, &w);
+	wbuf_free(&w);
+}
+
+static void h_control_in_name(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, "exa\x1bmple.test");
+	wire_put_u16(&w, DNS_TYPE_A);
+	send_frame(x, NET_RESOLVE, &w);
+	wbuf_free(&w);
+}
+
+static void h_absent_name(struct fx *x)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, NULL);
+	wire_put_u16(&w, DNS_TYPE_A);
+	send_frame(x, NET_RESOLVE, &w);
+	wbuf_free(&w);
+}
+
+static void h_descriptor(struct fx *x)
+{
+	struct wbuf w;
+	int fd = dup(0);
+
+	wbuf_init(&w);
+	wire_put_str(&w, "hello");
+	assert_int_equal(msg_send(x->net, NET_LOG, w.p, w.len, &fd, 1), 0);
+	close(fd);
+	wbuf_free(&w);
+}
+
+static void h_log_too_long(struct fx *x)
+{
+	char words[BROKER_LOG_MAX + 2];
+	struct wbuf w;
+
+	memset(words, 'x', sizeof(words) - 1);
+	words[sizeof(words) - 1] = '\0';
+	wbuf_init(&w);
+	wire_put_str(&w, words);
+	send_frame(x, NET_LOG, &w);
+	wbuf_free(&w);
+}
+
+static void h_bad_frame(struct fx *x)
+{
+	/* A header announcing more than MSG_MAX_LEN. */
+	uint8_t hdr[8] = { 0xff, 0xff, 0xff, 0x7f, 0x03, 0x05, 0, 0 };
+
+	assert_int_equal(write(x->net, hdr, sizeof(hdr)), 8);
+}
+
+static void h_name_kind_3(struct fx *x)
+{
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(x, 7, 3, false, "example.test");
+}
+
+static void h_none_with_name(struct fx *x)
+{
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(x, 7, NETNAME_NONE, false, "example.test");
+}
+
+static void h_close_refused_twice(struct fx *x)
+{
+	struct wbuf w;
+
+	flow_open(x, 5, 6, "192.168.1.1", 80);
+	expect_refused(x, 5, "net.ip");
+	for (int i = 0; i < 2; i++) {
+		wbuf_init(&w);
+		wire_put_u32(&w, 5);
+		wire_put_u64(&w, 0);
+		wire_put_u64(&w, 0);
+		send_frame(x, NET_FLOW_CLOSE, &w);
+		wbuf_free(&w);
+	}
+}
+
+static void h_close_refused_bytes(struct fx *x)
+{
+	struct wbuf w;
+
+	flow_open(x, 5, 6, "192.168.1.1", 80);
+	expect_refused(x, 5, "net.ip");
+	wbuf_init(&w);
+	wire_put_u32(&w, 5);
+	wire_put_u64(&w, 10);
+	wire_put_u64(&w, 0);
+	send_frame(x, NET_FLOW_CLOSE, &w);
+	wbuf_free(&w);
+}
+
+static const struct hostile hostile_rows[] = {
+	{ "a flow before NET_HELLO", false, h_before_hello },
+	{ "another protocol version", false, h_bad_version },
+	{ "NET_HELLO twice", true, h_hello_twice },
+	{ "an unknown message type", true, h_unknown_type },
+	{ "a type only the broker sends", true, h_broker_type },
+	{ "protocol 1 (ICMP)", true, h_proto_icmp },
+	{ "address family 5", true, h_family_5 },
+	{ "IPv4 with bytes in the unused twelve", true, h_v4_padding },
+	{ "a truncated FLOW_OPEN", true, h_truncated },
+	{ "a FLOW_OPEN with a trailing byte", true, h_trailing },
+	{ "v4 destination, v6 source", true, h_mixed_families },
+	{ "a flow id already open", true, h_duplicate_flow },
+	{ "a name for a flow never opened", true, h_name_unknown_flow },
+	{ "counters for a flow never opened", true, h_stats_unknown_flow },
+	{ "a 299-byte name", true, h_oversized_name },
+	{ "an upper-case name", true, h_uppercase_name },
+	{ "an escape byte in a name", true, h_control_in_name },
+	{ "an absent name", true, h_absent_name },
+	{ "a descriptor from boxy-net", true, h_descriptor },
+	{ "an over-long log line", true, h_log_too_long },
+	{ "a frame over the size cap", true, h_bad_frame },
+	{ "name kind 3", true, h_name_kind_3 },
+	{ "kind none with a name", true, h_none_with_name },
+	{ "a refused flow closed twice", true, h_close_refused_twice },
+	{ "a refused flow closed with bytes", true, h_close_refused_bytes },
+};
+
+static void test_hostile(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(hostile_rows); i++) {
+		const struct hostile *h = &hostile_rows[i];
+		struct fx x;
+		const struct rec *r;
+		char c;
+
+		fx_open(&x, NET_ALLOWLIST);
+		if (h->after_hello)
+			hello(&x, NET_ALLOWLIST);
+		h->build(&x);
+		pump(&x, 50);
+		if (broker_alive(x.b))
+			fail_msg("row '%s': the broker still trusts boxy-net", h->what);
+		r = find_rec("audit", "degraded");
+		if (!r || strcmp(r->layer, "net") != 0 || !strstr(r->detail, "network was ended"))
+			fail_msg("row '%s': no event says the network was ended", h->what);
+		/* The fake's end sees EOF: the broker hung up. */
+		pump_until_readable(&x, x.net);
+		while (read(x.net, &c, 1) > 0)
+			;
+		assert_int_equal(read(x.net, &c, 1), 0);
+		assert_int_equal(broker_flows(x.b), 0);
+		fx_close(&x);
+	}
+}
+
+/* ---- policy glue ------------------------------------------------------------------- */
+
+static void test_hello_config(void **state)
+{
+	struct fx x;
+
+	(void)state;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	assert_true(broker_alive(x.b));
+	fx_close(&x);
+}
+
+/* Refusals that need no DNS: each is decided at the SYN and nothing is dialled. */
+static void test_refusals(void **state)
+{
+	static const struct {
+		const char *what, *dst;
+		uint8_t proto;
+		uint16_t port;
+		const char *layer;
+	} rows[] = {
+		{ "hardcoded public IP, no binding", "93.184.216.34", 6, 443, "net.dns" },
+		{ "cloud metadata", "169.254.169.254", 6, 80, "net.ip" },
+		{ "RFC 1918", "192.168.1.1", 6, 80, "net.ip" },
+		{ "NAT64 of a private address", "64:ff9b::c0a8:101", 6, 80, "net.ip" },
+		{ "6to4 of a private address", "2002:c0a8:101::1", 6, 80, "net.ip" },
+		{ "IPv4-mapped private address", "::ffff:10.0.0.1", 6, 80, "net.ip" },
+		{ "Teredo", "2001:0:4136:e378:8000:63bf:3fff:fdd2", 6, 80, "net.ip" },
+		{ "UDP/443 (QUIC)", "93.184.216.34", 17, 443, "net.ip" },
+		{ "port 0", "93.184.216.34", 6, 0, "net.ip" },
+	};
+	struct fx x;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const struct rec *r;
+		char *layer;
+		int fd;
+
+		recs_clear();
+		flow_open(&x, (uint32_t)i + 1, rows[i].proto, rows[i].dst, rows[i].port);
+		if (read_verdict(&x, (uint32_t)i + 1, &layer, &fd) != NETV_REFUSED)
+			fail_msg("row '%s': not refused", rows[i].what);
+		if (strcmp(layer, rows[i].layer) != 0)
+			fail_msg("row '%s': layer %s, want %s", rows[i].what, layer, rows[i].layer);
+		free(layer);
+		r = find_rec(rows[i].proto == 6 ? "tcp" : "udp", "deny");
+		if (!r || strcmp(r->layer, rows[i].layer) != 0 || !r->detail || !r->detail[0])
+			fail_msg("row '%s': no deny event with the layer and a reason", rows[i].what);
+		/* And the audit log's line: the layer, the flow, the reason. */
+		r = find_rec("audit", "deny");
+		if (!r || strcmp(r->layer, rows[i].layer) != 0 || strncmp(r->subject,
+		    rows[i].proto == 6 ? "tcp://" : "udp://", 6) != 0)
+			fail_msg("row '%s': no audit deny with the layer and the flow", rows[i].what);
+		/* boxy-net closing the refused flow is accepted once, silently. */
+		{
+			struct wbuf w;
+
+			wbuf_init(&w);
+			wire_put_u32(&w, (uint32_t)i + 1);
+			wire_put_u64(&w, 0);
+			wire_put_u64(&w, 0);
+			send_frame(&x, NET_FLOW_CLOSE, &w);
+			wbuf_free(&w);
+		}
+	}
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	assert_int_equal(broker_flows(x.b), 0);
+	fx_close(&x);
+}
+
+static void test_dns(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	const struct rec *r;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+
+	/* Unlisted: NXDOMAIN from the broker, and upstream never hears of it. */
+	assert_int_equal(resolve(&x, 1, "unlisted.test", DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(n, 0);
+	assert_int_equal(dns.queries, 0);
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.dns");
+	assert_string_equal(r->subject, "unlisted.test");
+
+	/* Listed: resolved upstream; the loopback answer survives (--allow-cidr). */
+	assert_int_equal(resolve(&x, 2, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	assert_int_equal(dns.queries, 1);
+	assert_string_equal(dns.last, "example.test");
+	r = find_rec("dns", "resolve");
+	assert_non_null(r);
+	assert_string_equal(r->detail, "127.0.0.1");
+
+	/* Rebinding: the private answer is dropped and said so. */
+	recs_clear();
+	assert_int_equal(resolve(&x, 3, "rebind.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 0);
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.ip");
+	assert_string_equal(r->subject, "rebind.test");
+	assert_non_null(strstr(r->detail, "10.0.0.5"));
+
+	/* Other record types of a permitted name: no data, and no upstream query. */
+	assert_int_equal(resolve(&x, 4, "example.test", 16 /* TXT */, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 0);
+	assert_int_equal(dns.queries, 2);
+	assert_true(broker_alive(x.b));
+	fx_close(&x);
+}
+
+/* Allowlist TCP: binding, then the name; a matching SNI is dialled. */
+static void test_allowlist_dial(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	char *layer;
+	int fd, peer;
+	const struct rec *r;
+	struct wbuf w;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+
+	/* SNI mismatch: a name not bound to the address. */
+	flow_open(&x, 10, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(&x, 10, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(&x, 10, NETNAME_SNI, false, "other.test");
+	expect_refused(&x, 10, "net.sni");
+
+	/* ECH refused even with the right outer name. */
+	flow_open(&x, 11, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(&x, 11, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(&x, 11, NETNAME_SNI, true, "example.test");
+	expect_refused(&x, 11, "net.sni");
+
+	/* A port the host was not given: the port is an address-layer objection. */
+	flow_open(&x, 12, 6, "127.0.0.1", 22);
+	expect_refused(&x, 12, "net.ip");
+
+	/* The right name: dialled, and the socket reaches the listener. Port 443 is
+	 * the default list; the listener's port is not, so allow it: */
+	fx_close(&x);
+	fx_open(&x, NET_ALLOWLIST);
+	{
+		uint16_t *p = xappend(&x.rs.ports, &x.rs.nports, sizeof(*x.rs.ports));
+
+		*p = x.lport;
+	}
+	/* The policy borrowed the lists at create: make a broker that sees the port. */
+	broker_free(x.b);
+	{
+		int sp[2];
+		char servers[64], *err = NULL;
+		struct broker_opts o = { 0 };
+
+		snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+		o.dns_servers = servers;
+		x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
+		assert_non_null(x.b);
+		close(x.net);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
+		x.net = sp[1];
+	}
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	recs_clear();
+	flow_open(&x, 20, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(&x, 20, NETNAME_SNI, false, "example.test");
+	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_DIALLED);
+	assert_string_equal(layer, "net.sni");
+	free(layer);
+	assert_true(fd >= 0);
+	peer = accept(x.listener, NULL, NULL);
+	assert_true(peer >= 0);
+	assert_int_equal(write(fd, "hi", 2), 2);
+	{
+		char buf[4];
+
+		assert_int_equal(read(peer, buf, sizeof(buf)), 2);
+		assert_memory_equal(buf, "hi", 2);
+	}
+	close(peer);
+	close(fd);
+	r = find_rec("tcp", "sni");
+	assert_non_null(r);
+	assert_string_equal(r->sni, "example.test");
+	r = find_rec("tcp", "allow");
+	assert_non_null(r);
+	assert_string_equal(r->host, "example.test");
+
+	/* Counters: events carry the increase, close the rest. */
+	wbuf_init(&w);
+	wire_put_u32(&w, 20);
+	wire_put_u64(&w, 100);
+	wire_put_u64(&w, 1000);
+	send_frame(&x, NET_FLOW_STATS, &w);
+	wbuf_free(&w);
+	wbuf_init(&w);
+	wire_put_u32(&w, 20);
+	wire_put_u64(&w, 150);
+	wire_put_u64(&w, 3000);
+	send_frame(&x, NET_FLOW_CLOSE, &w);
+	wbuf_free(&w);
+	pump(&x, 30);
+	r = find_rec("tcp", "bytes");
+	assert_non_null(r);
+	assert_int_equal(r->up, 100);
+	assert_int_equal(r->down, 1000);
+	r = find_rec("tcp", "close");
+	assert_non_null(r);
+	assert_int_equal(r->up, 50);
+	assert_int_equal(r->down, 2000);
+	assert_int_equal(broker_flows(x.b), 0);
+	assert_true(broker_alive(x.b));
+
+	/* The net-log has the connection with its bytes and the resolution. */
+	{
+		char *json = netlog_to_json(broker_netlog(x.b));
+
+		assert_non_null(strstr(json, "\"example.test\""));
+		assert_non_null(strstr(json, "3000"));
+		assert_non_null(strstr(json, "\"resolutions\""));
+		free(json);
+	}
+	fx_close(&x);
+}
+
+/* Public mode: no binding or name needed, private ranges still refused, UDP connected. */
+static void test_public(void **state)
+{
+	struct fx x;
+	char *layer;
+	int fd, peer;
+
+	(void)state;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	assert_true(peer >= 0);
+	close(peer);
+	close(fd);
+	flow_open(&x, 2, 6, "10.1.2.3", 80);
+	expect_refused(&x, 2, "net.ip");
+	flow_open(&x, 3, 17, "127.0.0.1", 5353);
+	assert_int_equal(read_verdict(&x, 3, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	{
+		struct sockaddr_in sin;
+		socklen_t len = sizeof(sin);
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		/* Connected: it has a peer, and it is a datagram socket. */
+		assert_int_equal(getpeername(fd, (struct sockaddr *)&sin, &len), 0);
+		assert_int_equal(ntohs(sin.sin_port), 5353);
+		assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl), 0);
+		assert_int_equal(type, SOCK_DGRAM);
+	}
+	close(fd);
+	/* A closed port: refused by the far end, said so. */
+	{
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		socklen_t len = sizeof(sin);
+
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &len), 0);
+		close(s);
+		flow_open(&x, 4, 6, "127.0.0.1", ntohs(sin.sin_port));
+		expect_refused(&x, 4, "upstream");
+	}
+	assert_true(broker_alive(x.b));
+	fx_close(&x);
+}
+
+/* --net none: nothing resolves, nothing connects. */
+static void test_none(void **state)
+{
+	struct fx x;
+	uint32_t n;
+
+	(void)state;
+	fx_open(&x, NET_NONE);
+	hello(&x, NET_NONE);
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+	expect_refused(&x, 1, "net.ip");
+	assert_int_equal(dns.queries, 0);
+	fx_close(&x);
+}
+
+/* A new broker on the fixture's (changed) run-spec, with a tailnet when suffix is set. */
+static void fx_rebroker(struct fx *x, const char *suffix)
+{
+	char servers[64], tservers[64], *err = NULL;
+	struct broker_opts o = { 0 };
+	int sp[2];
+
+	broker_free(x->b);
+	close(x->net);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	snprintf(tservers, sizeof(tservers), "127.0.0.1:%u", tail.port);
+	o.dns_servers = servers;
+	o.tailnet = suffix;
+	o.tailnet_servers = tservers;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+}
+
+/*
+ * --tailscale: names under the MagicDNS suffix go to the tailnet's resolver
+ * (never upstream), its CGNAT answer survives the range check, and reaching
+ * the address still needs the binding and the host's port.
+ */
+static void test_tailnet(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	char *layer;
+	int fd;
+	struct wbuf w;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	add_host(&x.rs, "db.tail0a1b2.ts.net:5432");
+	x.rs.tailscale = true;
+	fx_rebroker(&x, "tail0a1b2.ts.net");
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 1, "db.tail0a1b2.ts.net", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	assert_int_equal(tail.queries, 1);
+	assert_string_equal(tail.last, "db.tail0a1b2.ts.net");
+	assert_int_equal(dns.queries, 0);
+	/* Permitted up to the name stage (never dialled here: it is a CGNAT address). */
+	flow_open(&x, 1, 6, "100.101.102.103", 5432);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u64(&w, 0);
+	wire_put_u64(&w, 0);
+	send_frame(&x, NET_FLOW_CLOSE, &w);
+	wbuf_free(&w);
+	/* Another port of the same host, and a tailnet address nobody resolved. */
+	flow_open(&x, 2, 6, "100.101.102.103", 22);
+	expect_refused(&x, 2, "net.ip");
+	flow_open(&x, 3, 6, "100.101.102.104", 5432);
+	expect_refused(&x, 3, "net.dns");
+	assert_true(broker_alive(x.b));
+	assert_int_equal(broker_flows(x.b), 0);
+	fx_close(&x);
+}
+
+/* tailscaled's LocalAPI: the suffix from its status, or one line saying why not. */
+static void test_tailscale_suffix(void **state)
+{
+	static const char reply[] = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+				    "{\"Version\":\"1.0\",\"MagicDNSSuffix\": \"Tail0a1b2.ts.net.\"}";
+	char path[] = "/tmp/test-broker-ts.XXXXXX", sock[96], *err = NULL, *sfx;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l, st;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(path));
+	snprintf(sock, sizeof(sock), "%s/tailscaled.sock", path);
+	assert_null(resolver_tailscale_suffix(sock, &err));
+	assert_non_null(strstr(err, "not reachable"));
+	free(err);
+	err = NULL;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	pid = fork();
+	if (pid == 0) {
+		char req[512];
+		int c = accept(l, NULL, NULL);
+
+		if (c < 0 || read(c, req, sizeof(req)) <= 0 ||
+		    strncmp(req, "GET /localapi/v0/status ", 24) != 0)
+			_exit(1);
+		_exit(write(c, reply, sizeof(reply) - 1) == (ssize_t)sizeof(reply) - 1 ? 0 : 1);
+	}
+	sfx = resolver_tailscale_suffix(sock, &err);
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(sfx);
+	assert_string_equal(sfx, "tail0a1b2.ts.net");
+	free(sfx);
+	close(l);
+	unlink(sock);
+	rmdir(path);
+}
+
+/* The end-of-run table, byte for byte as the specification prints it. */
+static void test_summary(void **state)
+{
+	static const char want[] =
+		"\nboxy: network destinations (2)\n"
+		"  DESTINATION         CONNS  DENIED  ADDRS  SENT    RECEIVED\n"
+		"  registry.npmjs.org  2      0       1      5.0KiB  30.2KiB\n"
+		"  169.254.169.254     1      1       1      0B      0B\n";
+	char *const argv[] = { (char *)"npm", (char *)"install", NULL };
+	struct wbuf w;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	wbuf_init(&w);
+	wire_put_str(&w, "0123456789abcdef");
+	wire_put_str(&w, "exited");
+	wire_put_strv(&w, argv);
+	wire_put_u64(&w, 545);
+	wire_put_u64(&w, 3);
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 5120);
+	wire_put_u64(&w, 30924);
+	wire_put_u32(&w, 2);
+	wire_put_str(&w, "registry.npmjs.org");
+	wire_put_u64(&w, 2);
+	wire_put_u64(&w, 0);
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 5120);
+	wire_put_u64(&w, 30924);
+	wire_put_str(&w, "169.254.169.254");
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 1);
+	wire_put_u64(&w, 0);
+	wire_put_u64(&w, 0);
+	f = open_memstream(&text, &len);
+	assert_int_equal(net_summary_print(f, w.p, w.len), 0);
+	fclose(f);
+	assert_string_equal(text, want);
+	free(text);
+
+	/* A malformed snapshot: -1, and nothing printed. */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(net_summary_print(f, w.p, 2), -1);
+	fclose(f);
+	assert_string_equal(text, "");
+	free(text);
+	wbuf_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_config),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_dns),
+		cmocka_unit_test(test_allowlist_dial),
+		cmocka_unit_test(test_public),
+		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_tailnet),
+		cmocka_unit_test(test_tailscale_suffix),
+	};
+
+	/* The hosts file must not answer for the test names. */
+	setenv("CARES_HOSTS", "/dev/null", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
