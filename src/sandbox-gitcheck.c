@@ -96,9 +96,11 @@ static void add_repo(struct gitcheck *gc, const char *dotgit)
 	struct stat st;
 	char *sub;
 
-	if (lstat(dotgit, &st) < 0 || !S_ISDIR(st.st_mode))
-		return;     /* .git files point at gitdirs found through modules/ or worktrees/ */
+	if (lstat(dotgit, &st) < 0)
+		return;
 	strv_push(&gc->had_git, dotgit);
+	if (!S_ISDIR(st.st_mode))
+		return;     /* .git files point at gitdirs found through modules/ or worktrees/ */
 	add_gitdir(gc, dotgit);
 	sub = xasprintf("%s/modules", dotgit);
 	add_modules(gc, sub, 0);

