@@ -131,6 +131,16 @@ static int try_connect(const char *path)
 		errno = e;
 		return -1;
 	}
+	/*
+	 * Whoever answers must be a process of ours outside every sandbox: a
+	 * payload that can write the socket's directory could otherwise put a
+	 * listener of its own there and read the next run's environment.
+	 */
+	if (!peer_is_local_user(fd)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
 	return fd;
 }
 
@@ -298,6 +308,12 @@ int client_connect(bool start, bool replace_stale, struct daemon_info *info, cha
 	lockpath = xasprintf("%s/daemon.lock", dir);
 again:
 	fd = try_connect(sock);
+	if (fd < 0 && errno == EPERM) {
+		set_err(err, "the process listening on %s is not a boxy daemon of yours outside "
+			"the sandboxes (another pid namespace): refusing to talk to it; if that is "
+			"unexpected, something inside a sandbox replaced the socket", sock);
+		goto out;
+	}
 	if (fd < 0 && start) {
 		uint64_t deadline;
 

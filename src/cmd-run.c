@@ -459,7 +459,7 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
 		warnx_(_("--net %s needs the daemon's network gateway; it contradicts --no-daemon "
 			 "(use --net none)"), net_mode_name(rs->net));
-		return EXIT_BOXY_FAILED;
+		return EXIT_BOXY_USAGE;
 	}
 	return 0;
 }

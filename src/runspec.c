@@ -189,6 +189,8 @@ static int runspec_check(const struct runspec *rs, char **err)
 	if (rs->net == NET_NONE) {
 		if (rs->pcap)
 			return set_err(err, "--pcap with --net none would capture nothing");
+		if (rs->net_log)
+			return set_err(err, "--net-log with --net none would record nothing");
 		if (rs->nports)
 			return set_err(err, "--allow-port with --net none: no connection leaves "
 				       "the sandbox to use it");
@@ -241,6 +243,8 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		rs->seccomp = SECCOMP_STRICT;
 	if (rs->pcap && !rs->pcap_max)
 		rs->pcap_max = RUNSPEC_DEFAULT_PCAP_MAX;
+	if (rs->pids == 0)
+		rs->pids = RUNSPEC_DEFAULT_PIDS;
 	return 0;
 }
 

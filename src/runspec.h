@@ -104,6 +104,9 @@ struct runspec {
 /* Defaults applied by runspec_finish() when nothing set a value. */
 #define RUNSPEC_DEFAULT_PCAP_MAX   (1ULL << 30)
 #define RUNSPEC_DEFAULT_TMPFS      (512ULL << 20)   /* /tmp and $HOME when --memory unset */
+/* Processes when --pids is unset: a fork bomb stops here instead of at the
+ * user's own limit on the host, where it would starve the user's session. */
+#define RUNSPEC_DEFAULT_PIDS       4096
 
 void runspec_init(struct runspec *rs);
 void runspec_free(struct runspec *rs);

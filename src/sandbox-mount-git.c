@@ -100,6 +100,8 @@ static int git_lock_dotgit_file(struct mount_ctx *ctx, const char *path, char **
 		return 0;
 	}
 	close(fd);
+	if (mount_pin_parents(ctx, path, err) < 0)
+		return -1;
 	return mount_rebind_inside(ctx, path, BIND_ATTR_RO, err) < 0 ? -1 : 0;
 }
 
@@ -264,7 +266,9 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool wo
 			       "writable mounts or pass --allow-git-write", MOUNT_MAX_GITDIRS);
 	if (r > 0)
 		return 0;
-	if (mount_rebind_inside(ctx, gitdir, BIND_ATTR_RW, err) < 0)
+	/* The directories above it first: .git/modules, a vendored lib/ … */
+	if (mount_pin_parents(ctx, gitdir, err) < 0 ||
+	    mount_rebind_inside(ctx, gitdir, BIND_ATTR_RW, err) < 0)
 		return -1;
 	fd = mount_open_in(ctx->root, gitdir, O_PATH | O_DIRECTORY);
 	if (fd < 0)
@@ -424,7 +428,8 @@ static int git_protect_dotgit(struct mount_ctx *ctx, const char *dir, char **err
 	}
 	n = read(fd, buf, GIT_FILE_MAX);
 	close(fd);
-	if (mount_rebind_inside(ctx, dotgit, BIND_ATTR_RO, err) < 0) {
+	if (mount_pin_parents(ctx, dotgit, err) < 0 ||
+	    mount_rebind_inside(ctx, dotgit, BIND_ATTR_RO, err) < 0) {
 		free(dotgit);
 		return -1;
 	}

@@ -45,6 +45,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -380,6 +381,61 @@ int mount_rebind_inside(struct mount_ctx *ctx, const char *path, uint64_t attr, 
 	close(tree);
 	close(fd);
 	return 0;
+}
+
+/*
+ * Pin one directory above a protected path: bind it onto itself, so that it
+ * is a mount point. rename(2) and rmdir(2) fail with EBUSY only on a mount
+ * point itself, so a protected gitdir or --protect file is safe only when
+ * no directory between it and its mount's root can be renamed away and
+ * rebuilt with the payload's content. Recursive (clone_tree): protections
+ * already bound below are carried along, and only attr_set is used, so a
+ * read-only submount stays read-only. Nothing to do on a mount root, on a
+ * read-only mount (EROFS stops the rename) or on a tmpfs of ours (no host
+ * path behind it).
+ */
+static int pin_dir(struct mount_ctx *ctx, const char *dir, char **err)
+{
+	struct statx stx;
+	struct statvfs sv;
+	int fd = mount_open_in(ctx->root, dir, O_PATH | O_DIRECTORY), r = 0;
+
+	if (fd < 0)
+		return 0;       /* missing or not a directory: nothing below to pin */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) == 0 &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		goto out;
+	if ((fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) || on_scratch(ctx, fd))
+		goto out;
+	r = mount_rebind_inside(ctx, dir, BIND_ATTR_RW, err) < 0 ? -1 : 0;
+out:
+	close(fd);
+	return r;
+}
+
+/*
+ * Make every directory above path (a sandbox path) a mount point, shallowest
+ * first: the later, deeper binds then land in the new mounts instead of
+ * being copied into each. Mount roots on the way (nested writable mounts)
+ * are passed through, not stopped at: the directory above a nested --rw
+ * can be renamed as well. A symlink on the way is followed and its target
+ * pinned; the link itself cannot be (doc/filesystem.md).
+ */
+int mount_pin_parents(struct mount_ctx *ctx, const char *path, char **err)
+{
+	char *p = path_absolute(path, "/");
+	int r = 0;
+
+	if (!p)
+		return 0;
+	for (char *s = strchr(p + 1, '/'); s && r == 0; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		r = pin_dir(ctx, p, err);
+		*s = '/';
+	}
+	free(p);
+	return r;
 }
 
 /* A fresh tmpfs at path inside, registered as scratch. */
@@ -1090,7 +1146,10 @@ static int setup_user(struct mount_ctx *ctx, char **err)
 	if (n)
 		qsort(ents, n, sizeof(*ents), entry_cmp);
 	for (size_t i = 0; i < n; i++) {
-		int q = mount_rebind_inside(ctx, ents[i].dst, BIND_ATTR_RO, err);
+		int q = mount_pin_parents(ctx, ents[i].dst, err);
+
+		if (q == 0)
+			q = mount_rebind_inside(ctx, ents[i].dst, BIND_ATTR_RO, err);
 
 		if (q < 0)
 			goto out;

@@ -50,6 +50,14 @@ int mount_open_in(int rootfd, const char *path, int flags);
  */
 int mount_rebind_inside(struct mount_ctx *ctx, const char *path, uint64_t attr, char **err);
 
+/*
+ * Make every directory above path a mount point (bound onto itself,
+ * read-write, recursively), so none can be renamed away and rebuilt with a
+ * payload's content; mount roots, read-only mounts and our tmpfs are left
+ * as they are. 0 done, -1 with *err.
+ */
+int mount_pin_parents(struct mount_ctx *ctx, const char *path, char **err);
+
 /* Step 9 (sandbox-mount-git.c): protect the repositories at root, a writable
  * mount's path inside, and one level below it. */
 int mount_git_protect_tree(struct mount_ctx *ctx, const char *root, char **err);

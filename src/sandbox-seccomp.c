@@ -117,8 +117,9 @@ static const char *const seccomp_allowed[] = {
 	"epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
 	"epoll_pwait2", "eventfd", "eventfd2", "pipe", "pipe2",
 	"inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
-	/* legacy AIO (not io_uring) */
-	"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+	/* Not legacy AIO (io_setup…): its contexts count against the host-wide
+	 * fs.aio-max-nr, so one payload could starve every database on the host.
+	 * Unlisted, it gets ENOSYS and libaio users fall back to threads. */
 	/* System V and POSIX IPC: the sandbox has an IPC namespace of its own */
 	"shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
 	"msgget", "msgsnd", "msgrcv", "msgctl",

@@ -75,6 +75,9 @@ struct sandbox {
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 };
 
+static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
+			       char **err);
+
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
 			  const char *verdict, const char *subject, const char *detail)
@@ -129,6 +132,8 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		/* Only copies have a destination of their own; other mounts are at their source. */
 		pm->dst = copy && m->dst ? path_absolute(m->dst, ctx->cwd) : xstrdup(pm->src);
 	}
+	if (sandbox_refuse_wide(plan, ctx, err) < 0)
+		return -1;
 	plan->allow_git_write = rs->allow_git_write;
 	plan->net = rs->net;
 	plan->seccomp = rs->seccomp == SECCOMP_UNSET ? SECCOMP_STRICT : rs->seccomp;
@@ -393,6 +398,53 @@ static ssize_t sandbox_read_report(int fd, char *rec, size_t max)
 }
 
 /* Launch: plan, audit, limits, clone, maps, plan to boxy-init, read its report. */
+/* Whether writable path p (resolved) is x or one of x's ancestors. */
+static bool covers(const char *p, const char *x)
+{
+	return x && path_has_prefix(x, p);
+}
+
+/*
+ * A writable mount of /, of the home directory or of one of its ancestors
+ * would hand the payload the credentials and start-up files the sandbox
+ * exists to keep from it (and the session store, whose records it could
+ * then forge). Paths are resolved first, so a symlink to / is /.
+ */
+static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx, char **err)
+{
+	char *home = realpath(plan->home, NULL), *state = NULL, *p;
+	const char *xdg = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; ctx->environ && ctx->environ[i]; i++)
+		if (strncmp(ctx->environ[i], "XDG_STATE_HOME=/", 16) == 0)
+			xdg = ctx->environ[i] + 15;
+	state = xdg ? xasprintf("%s/boxy", xdg) : xasprintf("%s/.local/state/boxy", plan->home);
+	for (size_t i = 0; i <= plan->nmounts && rc == 0; i++) {
+		const char *path = i == 0 ? plan->workdir : plan->mounts[i - 1].src;
+		const char *what = i == 0 ? "the work directory" : "--rw";
+
+		if (i > 0 && plan->mounts[i - 1].kind != MOUNT_RW &&
+		    plan->mounts[i - 1].kind != MOUNT_MKDIR)
+			continue;
+		p = realpath(path, NULL);
+		if (!p)
+			continue;       /* missing: skipped by the mount stage (mkdir creates it) */
+		if (strcmp(p, "/") == 0 || covers(p, home) || covers(p, plan->home))
+			rc = set_err(err, _("refusing to expose %s read-write as %s: it is or contains "
+					    "your home directory, where credentials and shell start-up "
+					    "files live; run from a project directory or pass -w one"),
+				     path, what);
+		else if (covers(p, state))
+			rc = set_err(err, _("refusing to expose %s read-write as %s: it contains boxy's "
+					    "session store (%s)"), path, what, state);
+		free(p);
+	}
+	free(home);
+	free(state);
+	return rc;
+}
+
 /*
  * A missing mount source is skipped (a profile names files that may not
  * exist on every machine), but never silently: each skip is recorded.

@@ -385,6 +385,18 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		close(fd);
 		return;
 	}
+	/*
+	 * ...and only from outside every sandbox. A payload whose work directory
+	 * happens to contain the socket (a workdir of /tmp with the /tmp fallback,
+	 * a --rw of $XDG_RUNTIME_DIR) could otherwise ask for a sandbox with wider
+	 * rules. Its pid namespace gives it away.
+	 */
+	if (!peer_is_local_user(fd)) {
+		logmsg("refused a connection from pid %d: it is not in the daemon's pid namespace "
+		       "(a sandboxed process?)", (int)cred.pid);
+		close(fd);
+		return;
+	}
 	c = xcalloc(1, sizeof(*c));
 	c->srv = srv;
 	c->fd = fd;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -413,4 +414,20 @@ const char *format_size(uint64_t bytes, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.1f%s", v, units[u]);
 	return buf;
+}
+
+bool peer_is_local_user(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct stat mine, theirs;
+	char path[64];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid() ||
+	    cred.pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cred.pid);
+	if (stat("/proc/self/ns/pid", &mine) < 0 || stat(path, &theirs) < 0)
+		return false;
+	return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
 }

@@ -79,6 +79,15 @@ bool path_has_prefix(const char *path, const char *prefix);
 /* Directory holding the running executable (/proc/self/exe), malloc'd. */
 char *util_exe_dir(void);
 
+/*
+ * True when the peer of the unix socket fd runs as this uid and in this
+ * process's pid namespace. A process inside a sandbox is in a pid namespace
+ * of its own, so neither side of the daemon socket will talk to one: the
+ * daemon refuses it as a client, a client refuses it as a daemon. Fails
+ * closed: a peer whose namespace cannot be read is not the same.
+ */
+bool peer_is_local_user(int fd);
+
 /* Human-readable size ("38.4KiB") into buf. */
 const char *format_size(uint64_t bytes, char *buf, size_t len);
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # cli.sh — the command line's contract, as TAP: --version and --help work;
 # every bad `boxy run` invocation exits 2 with exactly one line naming the
-# flag (then the "Try" line); what this build cannot do yet is refused with
-# one line and exit 125; the subcommands still to come say so and fail.
+# flag (then the "Try" line); contradictions with --no-daemon are refused with
+# one line; the subcommands still to come say so and fail.
 # Nothing here needs the sandbox to work: every case is decided before it starts.
 
 BOXY=${BOXY_BUILDDIR:-.}/boxy
@@ -174,13 +174,13 @@ else
 	not_ok "--help after the command belongs to the command" "exit $rc, stdout: $(head -c 200 "$tmp/out")"
 fi
 
-# ---- not built yet: one line, exit 125, never pretended -------------------
-refused "--net public needs the gateway" 125 "use --net none" run --net public -- true
-refused "default --net public needs the gateway" 125 "network gateway" run -- true
-refused "--allow-host (allowlist) needs the gateway" 125 "network gateway" \
-	run --allow-host registry.npmjs.org -- true
+# ---- contradictions with --no-daemon: one line, exit 2 --------------------
+refused "--net public contradicts --no-daemon" 2 "--no-daemon" run --net public --no-daemon -- true
+refused "the default --net public contradicts --no-daemon" 2 "--no-daemon" run --no-daemon -- true
+refused "--allow-host (allowlist) contradicts --no-daemon" 2 "--no-daemon" \
+	run --allow-host registry.npmjs.org --no-daemon -- true
 refused "-d contradicts --no-daemon" 2 "no-daemon" run -d --no-daemon --net none -- true
-refused "--net-log needs the gateway" 125 "--net-log" run --net-log n.json --net none -- true
+usage_error "--net-log with --net none" "--net-log" run --net-log n.json --net none -- true
 refused "--audit-log that cannot be opened" 125 "--audit-log" \
 	run --audit-log /nonexistent/dir/a.jsonl --net none -- true
 

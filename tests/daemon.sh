@@ -379,7 +379,7 @@ MARK=$((RANDOM % 1000 + 31000))
 B run -d --net none -- sleep "$MARK"
 LID=$(cat "$OUT")
 DPID=$(daemon_pid)
-check "a sandbox is running under the daemon" pgrep -u "$(id -u)" -f "^sleep $MARK\$" >/dev/null
+check "a sandbox is running under the daemon" "pgrep -u $(id -u) -f '^sleep $MARK\$' >/dev/null"
 kill -KILL "$DPID"
 check "daemon SIGKILLed: the sandbox dies with it (pgrep finds nothing)" \
 	wait_until 5 bash -c "! pgrep -u $(id -u) -f '^sleep $MARK\$' >/dev/null"

@@ -340,12 +340,21 @@ static void test_finish_allowed_combinations(void **state)
 	char *err = NULL;
 
 	(void)state;
-	runspec_init(&rs);                      /* net-log under none: finish allows it */
+	runspec_init(&rs);                      /* an audit log under none is allowed */
+	set_argv(&rs, "true");
+	rs.net = NET_NONE;
+	rs.audit_log = xstrdup("/tmp/a.json");
+	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
+	runspec_free(&rs);
+
+	runspec_init(&rs);                      /* a net-log under none records nothing: refused */
 	set_argv(&rs, "true");
 	rs.net = NET_NONE;
 	rs.net_log = xstrdup("/tmp/n.json");
-	rs.audit_log = xstrdup("/tmp/a.json");
-	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
+	assert_int_equal(runspec_finish(&rs, "/w", &err), -1);
+	assert_non_null(strstr(err, "--net-log with --net none"));
+	free(err);
+	err = NULL;
 	runspec_free(&rs);
 
 	runspec_init(&rs);                      /* public with ranges and ports */
@@ -397,7 +406,7 @@ static void test_to_json(void **state)
 		"\"mounts\":[{\"kind\":\"copy-ro\",\"src\":\"/h/mcp.json\","
 		"\"dst\":\"/h/.claude.json\"}],\"allow_git_write\":false,"
 		"\"env\":[{\"name\":\"TOKEN\",\"set\":true},{\"name\":\"TERM\",\"set\":false}],"
-		"\"limits\":{\"memory\":2147483648,\"pids\":null,\"cpus_milli\":null,"
+		"\"limits\":{\"memory\":2147483648,\"pids\":4096,\"cpus_milli\":null,"
 		"\"timeout_ms\":600000},"
 		"\"logs\":{\"audit\":\"/w/a.jsonl\",\"net\":null,\"pcap\":null,\"pcap_max\":null},"
 		"\"seccomp\":\"strict\",\"tty\":false,\"verbose\":false,\"detach\":false}");

@@ -156,8 +156,9 @@ static const struct sys_row sys_rows[] = {
 	{ "eventfd", V_ALLOW }, { "eventfd2", V_ALLOW }, { "pipe", V_ALLOW }, { "pipe2", V_ALLOW },
 	{ "inotify_init", V_ALLOW }, { "inotify_init1", V_ALLOW },
 	{ "inotify_add_watch", V_ALLOW }, { "inotify_rm_watch", V_ALLOW },
-	{ "io_setup", V_ALLOW }, { "io_destroy", V_ALLOW }, { "io_submit", V_ALLOW },
-	{ "io_cancel", V_ALLOW }, { "io_getevents", V_ALLOW }, { "io_pgetevents", V_ALLOW },
+	/* legacy AIO exhausts the host-wide fs.aio-max-nr: off the allowlist */
+	{ "io_setup", V_ENOSYS }, { "io_destroy", V_ENOSYS }, { "io_submit", V_ENOSYS },
+	{ "io_cancel", V_ENOSYS }, { "io_getevents", V_ENOSYS }, { "io_pgetevents", V_ENOSYS },
 	/* ---- allowed: IPC, sockets, randomness ---- */
 	{ "shmget", V_ALLOW }, { "shmat", V_ALLOW }, { "shmdt", V_ALLOW }, { "shmctl", V_ALLOW },
 	{ "semget", V_ALLOW }, { "semop", V_ALLOW }, { "semtimedop", V_ALLOW },
