@@ -420,14 +420,33 @@ bool peer_is_local_user(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct stat mine, theirs;
-	char path[64];
+	char path[64], *text = NULL, *line;
+	int fields = 0;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid() ||
 	    cred.pid <= 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)cred.pid);
-	if (stat("/proc/self/ns/pid", &mine) < 0 || stat(path, &theirs) < 0)
+	/*
+	 * NSpid lists the peer's pid in our pid namespace and in every namespace
+	 * below it down to its own: exactly one entry means it is in ours. This
+	 * needs no ptrace access (unlike /proc/PID/ns/pid, which sibling user
+	 * namespaces cannot read), and the pid cannot be reused while the peer
+	 * holds the socket.
+	 */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)cred.pid);
+	if (read_file(path, 1 << 16, &text, NULL) < 0)
 		return false;
-	return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+	line = strstr(text, "\nNSpid:");
+	if (line) {
+		char *eol, *save = NULL;
+
+		line += 7;
+		eol = strchr(line, '\n');
+		if (eol)
+			*eol = '\0';
+		for (char *tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+			fields++;
+	}
+	free(text);
+	return fields == 1;
 }

@@ -253,8 +253,10 @@ else
 fi
 
 ## ---- the client killed mid-run -------------------------------------------------------
-rm -f "$SUITE/done"
-"$BOXY" run --net none --rw "$SUITE" -- sh -c "sleep 1.5; echo done > '$SUITE/done'" \
+# (not --rw "$SUITE": it holds the suite's session store, which boxy refuses to expose)
+mkdir -p "$SUITE/kw"
+rm -f "$SUITE/kw/done"
+"$BOXY" run --net none --rw "$SUITE/kw" -- sh -c "sleep 1.5; echo done > '$SUITE/kw/done'" \
 	</dev/null >/dev/null 2>&1 &
 CPID=$!
 sleep 0.5
@@ -262,7 +264,7 @@ KID=$("$BOXY" ps | awk '/sleep 1.5/ { print $1 }')
 kill -KILL "$CPID"
 wait "$CPID" 2>/dev/null
 check "client SIGKILLed mid-run: the session goes on and writes its file" \
-	wait_until 5 test -s "$SUITE/done"
+	wait_until 5 test -s "$SUITE/kw/done"
 check "client SIGKILLed mid-run: the session is recorded exited 0" \
 	wait_until 3 state_is "$KID" "exited 0"
 
@@ -373,6 +375,15 @@ wait_until 5 state_is "$OLDID" "exited 137"
 "$SUITE/old/boxy" daemon stop >/dev/null 2>&1
 wait_until 5 bash -c "! kill -0 $OLDPID 2>/dev/null"
 wait "$OLDPID" 2>/dev/null
+
+## ---- a sandboxed process that can reach the socket ------------------------------------
+# With the runtime directory exposed read-write (a workdir of /tmp with the /tmp
+# fallback does the same), a payload can connect to the socket: the daemon must
+# refuse it (another pid namespace), so it cannot ask for a sandbox with wider rules.
+B run --net none --rw "$XDG_RUNTIME_DIR" --ro "$(dirname "$BOXY")" -e XDG_RUNTIME_DIR \
+	-- "$BOXY" run --net none -- true
+check "a sandboxed boxy run cannot use the daemon's socket, even when it can reach it" \
+	'[ "$RC" = 125 ] && grep -q "refused a connection from pid" "$LOG"'
 
 ## ---- the daemon killed mid-run -----------------------------------------------------
 MARK=$((RANDOM % 1000 + 31000))
