@@ -174,6 +174,7 @@ static const char *const verdict_words[GW_VERDICT_COUNT] = {
 	[GW_DROP_DST_MULTICAST] = "destination is multicast",
 	[GW_DROP_DST_BROADCAST] = "destination is broadcast",
 	[GW_DROP_DST_LINK_LOCAL] = "destination is link-local",
+	[GW_DROP_DST_MAPPED] = "destination is IPv4-mapped",
 	[GW_DROP_SELF] = "destination equals source",
 	[GW_DROP_PROTOCOL] = "not TCP, UDP or ICMP",
 	[GW_DROP_ICMP] = "ICMP other than an echo request to the gateway",
@@ -358,6 +359,10 @@ static enum gw_verdict filter_ipv6(const uint8_t *p, size_t n, struct gw_packet 
 		return GW_DROP_DST_MULTICAST;
 	if (pkt->dst[0] == 0xfe && (pkt->dst[1] & 0xc0) == 0x80)
 		return GW_DROP_DST_LINK_LOCAL;
+	/* Linux sends a socket's mapped destination as IPv4; one on the wire is
+	 * hand-made, and lwIP would drop it after the broker had dialled. */
+	if (is_zero(pkt->dst, 10) && pkt->dst[10] == 0xff && pkt->dst[11] == 0xff)
+		return GW_DROP_DST_MAPPED;
 	if (memcmp(pkt->dst, pkt->src, 16) == 0)
 		return GW_DROP_SELF;
 	return filter_l4(pkt);

@@ -56,6 +56,7 @@ enum gw_verdict {
 	GW_DROP_DST_MULTICAST,      /* 224.0.0.0/4, ff00::/8 */
 	GW_DROP_DST_BROADCAST,      /* 255.255.255.255, the subnet's .0 and .255 */
 	GW_DROP_DST_LINK_LOCAL,     /* fe80::/10 (nothing there but the two ends) */
+	GW_DROP_DST_MAPPED,         /* ::ffff:0:0/96: never on a wire, and lwIP drops it */
 	GW_DROP_SELF,               /* destination == source */
 	GW_DROP_PROTOCOL,           /* not TCP, UDP or ICMP */
 	GW_DROP_ICMP,               /* ICMP other than an echo request to the gateway */

@@ -1,0 +1,511 @@
+/*
+ * test-net-gw.c — boxy-net's pure parts: the ingress filter in front of
+ * lwIP (every frame the sandbox can send that must never reach the stack),
+ * the RST that refuses a held SYN, the checksum, and the pcap writer.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "net-gw.h"
+#include "net-pcap.h"
+#include "util.h"
+
+static const uint8_t sb_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t gw_mac_c[6] = GW_MAC;
+
+/* ---- frame builders ---------------------------------------------------------- */
+
+static size_t eth(uint8_t *f, uint16_t type)
+{
+	memcpy(f, gw_mac_c, 6);
+	memcpy(f + 6, sb_mac, 6);
+	f[12] = (uint8_t)(type >> 8);
+	f[13] = (uint8_t)type;
+	return 14;
+}
+
+/* An L4 header for proto: TCP SYN, UDP with 4 bytes, or ICMP echo request. */
+static size_t l4(uint8_t *p, uint8_t proto, bool v6)
+{
+	switch (proto) {
+	case 6:
+		memset(p, 0, 20);
+		p[0] = 0x9c; p[1] = 0x40;       /* 40000 */
+		p[2] = 0x01; p[3] = 0xbb;       /* 443 */
+		p[4] = 0; p[5] = 0; p[6] = 0x03; p[7] = 0xe8;    /* seq 1000 */
+		p[12] = 5 << 4;
+		p[13] = GW_TCP_SYN;
+		return 20;
+	case 17:
+		memset(p, 0, 12);
+		p[0] = 0x9c; p[1] = 0x41;
+		p[3] = 53;
+		p[5] = 12;
+		return 12;
+	default:
+		memset(p, 0, 8);
+		p[0] = v6 ? 128 : 8;
+		return 8;
+	}
+}
+
+static size_t ipv4(uint8_t *f, const char *src, const char *dst, uint8_t proto)
+{
+	size_t off = eth(f, GW_ETH_IPV4), n;
+	uint8_t *ip = f + off;
+
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[8] = 64;
+	ip[9] = proto;
+	inet_pton(AF_INET, src, ip + 12);
+	inet_pton(AF_INET, dst, ip + 16);
+	n = l4(ip + 20, proto, false);
+	ip[2] = (uint8_t)((20 + n) >> 8);
+	ip[3] = (uint8_t)(20 + n);
+	return off + 20 + n;
+}
+
+static size_t ipv6(uint8_t *f, const char *src, const char *dst, uint8_t proto)
+{
+	size_t off = eth(f, GW_ETH_IPV6), n;
+	uint8_t *ip = f + off;
+
+	memset(ip, 0, 40);
+	ip[0] = 0x60;
+	ip[6] = proto;
+	ip[7] = 64;
+	inet_pton(AF_INET6, src, ip + 8);
+	inet_pton(AF_INET6, dst, ip + 24);
+	n = l4(ip + 40, proto, true);
+	ip[4] = (uint8_t)(n >> 8);
+	ip[5] = (uint8_t)n;
+	return off + 40 + n;
+}
+
+static size_t arp(uint8_t *f, uint16_t op, const char *sender, const char *target)
+{
+	size_t off = eth(f, GW_ETH_ARP);
+	uint8_t *a = f + off;
+
+	memset(a, 0, 28);
+	a[1] = 1;
+	a[2] = 0x08;
+	a[4] = 6;
+	a[5] = 4;
+	a[7] = (uint8_t)op;
+	memcpy(a + 8, sb_mac, 6);
+	inet_pton(AF_INET, sender, a + 14);
+	inet_pton(AF_INET, target, a + 24);
+	return off + 28;
+}
+
+static size_t ns(uint8_t *f, const char *src, const char *target, uint8_t hop)
+{
+	size_t off = eth(f, GW_ETH_IPV6);
+	uint8_t *ip = f + off, *icmp = ip + 40;
+
+	memset(ip, 0, 40 + 24);
+	ip[0] = 0x60;
+	ip[5] = 24;
+	ip[6] = 58;
+	ip[7] = hop;
+	inet_pton(AF_INET6, src, ip + 8);
+	inet_pton(AF_INET6, "ff02::1:ff00:2", ip + 24);
+	icmp[0] = 135;
+	inet_pton(AF_INET6, target, icmp + 8);
+	return off + 40 + 24;
+}
+
+/* ---- the filter table ---------------------------------------------------------- */
+
+enum mutation {
+	M_NONE,
+	M_FRAGMENT,         /* IPv4 MF flag */
+	M_OPTIONS,          /* IHL 6 */
+	M_TOTLEN_LONG,      /* total length past the frame */
+	M_TCP_DOFF,         /* data offset past the segment */
+	M_SPORT_ZERO,
+	M_UDP_LEN,          /* UDP length past the datagram */
+	M_VLAN,             /* 802.1Q ethertype */
+	M_RUNT,             /* 10 bytes */
+	M_V6_EXT,           /* next header 44 (fragment) */
+	M_V6_HBH,           /* next header 0 (hop-by-hop) */
+};
+
+struct filter_row {
+	const char *what;
+	char kind;          /* '4', '6', 'a' (ARP), 'n' (neighbour solicitation) */
+	const char *src, *dst;
+	int proto_or_op;    /* IP protocol; ARP op; NS hop limit */
+	enum mutation m;
+	enum gw_verdict want;
+};
+
+static const struct filter_row filter_rows[] = {
+	{ "TCP SYN to a public address passes", '4', "10.0.2.15", "93.184.216.34", 6, M_NONE, GW_PASS },
+	{ "UDP to a public address passes", '4', "10.0.2.15", "8.8.8.8", 17, M_NONE, GW_PASS },
+	{ "TCP to the gateway passes (the broker refuses it)", '4', "10.0.2.15", "10.0.2.2", 6, M_NONE, GW_PASS },
+	{ "TCP to 240.0.0.1 passes (the broker refuses it)", '4', "10.0.2.15", "240.0.0.1", 6, M_NONE, GW_PASS },
+	{ "spoofed source in the subnet", '4', "10.0.2.99", "93.184.216.34", 6, M_NONE, GW_DROP_SPOOFED },
+	{ "spoofed source: the gateway's own address", '4', "10.0.2.2", "10.0.2.2", 6, M_NONE, GW_DROP_SPOOFED },
+	{ "unspecified source", '4', "0.0.0.0", "93.184.216.34", 17, M_NONE, GW_DROP_SPOOFED },
+	{ "src == dst (the SYN that aborted lwIP)", '4', "10.0.2.15", "10.0.2.15", 6, M_NONE, GW_DROP_SELF },
+	{ "loopback destination", '4', "10.0.2.15", "127.0.0.1", 6, M_NONE, GW_DROP_DST_LOOPBACK },
+	{ "loopback destination, not .1", '4', "10.0.2.15", "127.8.9.10", 17, M_NONE, GW_DROP_DST_LOOPBACK },
+	{ "unspecified destination", '4', "10.0.2.15", "0.0.0.0", 6, M_NONE, GW_DROP_DST_UNSPECIFIED },
+	{ "this-network destination", '4', "10.0.2.15", "0.1.2.3", 17, M_NONE, GW_DROP_DST_UNSPECIFIED },
+	{ "multicast destination", '4', "10.0.2.15", "224.0.0.251", 17, M_NONE, GW_DROP_DST_MULTICAST },
+	{ "multicast destination, top", '4', "10.0.2.15", "239.255.255.250", 17, M_NONE, GW_DROP_DST_MULTICAST },
+	{ "limited broadcast", '4', "10.0.2.15", "255.255.255.255", 17, M_NONE, GW_DROP_DST_BROADCAST },
+	{ "subnet broadcast .255", '4', "10.0.2.15", "10.0.2.255", 6, M_NONE, GW_DROP_DST_BROADCAST },
+	{ "subnet network address .0", '4', "10.0.2.15", "10.0.2.0", 17, M_NONE, GW_DROP_DST_BROADCAST },
+	{ "a .255 in another /24 is unicast to us", '4', "10.0.2.15", "198.51.100.255", 6, M_NONE, GW_PASS },
+	{ "ICMP echo to the gateway passes", '4', "10.0.2.15", "10.0.2.2", 1, M_NONE, GW_PASS },
+	{ "ICMP echo anywhere else is dropped", '4', "10.0.2.15", "1.1.1.1", 1, M_NONE, GW_DROP_ICMP },
+	{ "GRE is not TCP or UDP", '4', "10.0.2.15", "93.184.216.34", 47, M_NONE, GW_DROP_PROTOCOL },
+	{ "IPv4 fragment", '4', "10.0.2.15", "93.184.216.34", 17, M_FRAGMENT, GW_DROP_FRAGMENT },
+	{ "IPv4 options", '4', "10.0.2.15", "93.184.216.34", 6, M_OPTIONS, GW_DROP_MALFORMED },
+	{ "total length past the frame", '4', "10.0.2.15", "93.184.216.34", 6, M_TOTLEN_LONG, GW_DROP_SHORT },
+	{ "TCP data offset past the segment", '4', "10.0.2.15", "93.184.216.34", 6, M_TCP_DOFF, GW_DROP_MALFORMED },
+	{ "TCP source port 0", '4', "10.0.2.15", "93.184.216.34", 6, M_SPORT_ZERO, GW_DROP_MALFORMED },
+	{ "UDP length past the datagram", '4', "10.0.2.15", "8.8.8.8", 17, M_UDP_LEN, GW_DROP_MALFORMED },
+	{ "VLAN-tagged frame", '4', "10.0.2.15", "93.184.216.34", 6, M_VLAN, GW_DROP_ETHERTYPE },
+	{ "runt frame", '4', "10.0.2.15", "93.184.216.34", 6, M_RUNT, GW_DROP_SHORT },
+
+	{ "IPv6 TCP to a public address passes", '6', "fd00:b0c5::15", "2001:db8::1", 6, M_NONE, GW_PASS },
+	{ "IPv6 UDP passes", '6', "fd00:b0c5::15", "2606:4700::1111", 17, M_NONE, GW_PASS },
+	{ "IPv6 to a mapped address (only hand-made frames have one)", '6', "fd00:b0c5::15", "::ffff:10.0.0.1", 6, M_NONE, GW_DROP_DST_MAPPED },
+	{ "IPv6 to NAT64 passes (the broker decodes it)", '6', "fd00:b0c5::15", "64:ff9b::a00:1", 6, M_NONE, GW_PASS },
+	{ "IPv6 spoofed source", '6', "fd00:b0c5::99", "2001:db8::1", 6, M_NONE, GW_DROP_SPOOFED },
+	{ "IPv6 link-local source for TCP", '6', "fe80::1", "2001:db8::1", 6, M_NONE, GW_DROP_SPOOFED },
+	{ "IPv6 src == dst", '6', "fd00:b0c5::15", "fd00:b0c5::15", 6, M_NONE, GW_DROP_SELF },
+	{ "IPv6 loopback destination", '6', "fd00:b0c5::15", "::1", 6, M_NONE, GW_DROP_DST_LOOPBACK },
+	{ "IPv6 unspecified destination", '6', "fd00:b0c5::15", "::", 17, M_NONE, GW_DROP_DST_UNSPECIFIED },
+	{ "IPv6 multicast destination", '6', "fd00:b0c5::15", "ff02::fb", 17, M_NONE, GW_DROP_DST_MULTICAST },
+	{ "IPv6 link-local destination", '6', "fd00:b0c5::15", "fe80::2", 6, M_NONE, GW_DROP_DST_LINK_LOCAL },
+	{ "IPv6 echo to the gateway passes", '6', "fd00:b0c5::15", "fd00:b0c5::2", 58, M_NONE, GW_PASS },
+	{ "IPv6 echo elsewhere is dropped", '6', "fd00:b0c5::15", "2001:db8::1", 58, M_NONE, GW_DROP_ICMP },
+	{ "IPv6 fragment header", '6', "fd00:b0c5::15", "2001:db8::1", 6, M_V6_EXT, GW_DROP_FRAGMENT },
+	{ "IPv6 hop-by-hop header", '6', "fd00:b0c5::15", "2001:db8::1", 6, M_V6_HBH, GW_DROP_FRAGMENT },
+
+	{ "ARP for the gateway is answered", 'a', "10.0.2.15", "10.0.2.2", 1, M_NONE, GW_ARP_REQUEST },
+	{ "ARP for any other on-link address is answered", 'a', "10.0.2.15", "10.0.2.77", 1, M_NONE, GW_ARP_REQUEST },
+	{ "ARP for the sandbox itself is not", 'a', "10.0.2.15", "10.0.2.15", 1, M_NONE, GW_DROP_ARP },
+	{ "ARP probe (sender 0.0.0.0) is not", 'a', "0.0.0.0", "10.0.2.15", 1, M_NONE, GW_DROP_ARP },
+	{ "ARP from a spoofed sender", 'a', "10.0.2.16", "10.0.2.2", 1, M_NONE, GW_DROP_SPOOFED },
+	{ "ARP reply is not answered", 'a', "10.0.2.15", "10.0.2.2", 2, M_NONE, GW_DROP_ARP },
+
+	{ "NS for the gateway is answered", 'n', "fd00:b0c5::15", "fd00:b0c5::2", 255, M_NONE, GW_NEIGHBOUR_SOLICIT },
+	{ "NS from the sandbox's link-local address", 'n', "fe80::5054:ff:fe12:3456", "fe80::2", 255, M_NONE, GW_NEIGHBOUR_SOLICIT },
+	{ "NS for the sandbox's own address", 'n', "fd00:b0c5::15", "fd00:b0c5::15", 255, M_NONE, GW_DROP_ARP },
+	{ "NS for DAD (source ::)", 'n', "::", "fd00:b0c5::2", 255, M_NONE, GW_DROP_ARP },
+	{ "NS from a spoofed global source", 'n', "2001:db8::66", "fd00:b0c5::2", 255, M_NONE, GW_DROP_SPOOFED },
+	{ "NS with hop limit below 255 (routed)", 'n', "fd00:b0c5::15", "fd00:b0c5::2", 64, M_NONE, GW_DROP_MALFORMED },
+};
+
+static size_t build_row(const struct filter_row *r, uint8_t *f)
+{
+	size_t n;
+
+	switch (r->kind) {
+	case '4': n = ipv4(f, r->src, r->dst, (uint8_t)r->proto_or_op); break;
+	case '6': n = ipv6(f, r->src, r->dst, (uint8_t)r->proto_or_op); break;
+	case 'a': return arp(f, (uint16_t)r->proto_or_op, r->src, r->dst);
+	default: return ns(f, r->src, r->dst, (uint8_t)r->proto_or_op);
+	}
+	switch (r->m) {
+	case M_FRAGMENT: f[14 + 6] |= 0x20; break;
+	case M_OPTIONS: f[14] = 0x46; break;
+	case M_TOTLEN_LONG: f[14 + 3] += 4; break;
+	case M_TCP_DOFF: f[14 + 20 + 12] = 15 << 4; break;
+	case M_SPORT_ZERO: f[14 + 20] = f[14 + 20 + 1] = 0; break;
+	case M_UDP_LEN: f[14 + 20 + 5] = 200; break;
+	case M_VLAN: f[12] = 0x81; f[13] = 0x00; break;
+	case M_RUNT: n = 10; break;
+	case M_V6_EXT: f[14 + 6] = 44; break;
+	case M_V6_HBH: f[14 + 6] = 0; break;
+	case M_NONE: break;
+	}
+	return n;
+}
+
+static void test_filter_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(filter_rows) / sizeof(filter_rows[0]); i++) {
+		const struct filter_row *r = &filter_rows[i];
+		uint8_t f[256];
+		struct gw_packet pkt;
+		size_t n = build_row(r, f);
+		enum gw_verdict got = gw_filter_frame(f, n, &pkt);
+
+		if (got != r->want)
+			fail_msg("%s: got \"%s\", want \"%s\"", r->what, gw_verdict_words(got),
+				 gw_verdict_words(r->want));
+	}
+}
+
+/* A passing SYN is parsed into the fields the SYN hold and the broker need. */
+static void test_filter_fields(void **state)
+{
+	uint8_t f[256];
+	struct gw_packet pkt;
+	size_t n = ipv4(f, "10.0.2.15", "93.184.216.34", 6);
+
+	(void)state;
+	assert_int_equal(gw_filter_frame(f, n + 7, &pkt), GW_PASS);     /* Ethernet padding ignored */
+	assert_int_equal(pkt.family, 4);
+	assert_int_equal(pkt.proto, 6);
+	assert_int_equal(pkt.sport, 40000);
+	assert_int_equal(pkt.dport, 443);
+	assert_int_equal(pkt.tcp_seq, 1000);
+	assert_int_equal(pkt.tcp_flags, GW_TCP_SYN);
+	assert_int_equal(pkt.ip_len, 40);
+	assert_int_equal(pkt.tcp_payload, 0);
+	assert_memory_equal(pkt.src_mac, sb_mac, 6);
+	{
+		static const uint8_t want[4] = { 93, 184, 216, 34 };
+
+		assert_memory_equal(pkt.dst, want, 4);
+	}
+}
+
+/* RFC 1071's example: the sum of 0001 f203 f4f5 f6f7 is ddf2, so the checksum is 220d. */
+static void test_checksum(void **state)
+{
+	static const uint8_t b[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+
+	(void)state;
+	assert_int_equal(gw_checksum(b, sizeof(b), 0), 0x220d);
+	assert_int_equal(gw_checksum(b, 0, 0), 0xffff);
+}
+
+static void check_rst(const char *src, const char *dst, bool v6)
+{
+	uint8_t f[256], out[128];
+	struct gw_packet syn;
+	size_t n = v6 ? ipv6(f, src, dst, 6) : ipv4(f, src, dst, 6), iplen = v6 ? 40 : 20;
+	const uint8_t *ip = out + 14, *tcp = out + 14 + iplen;
+	uint32_t sum = 0;
+
+	assert_int_equal(gw_filter_frame(f, n, &syn), GW_PASS);
+	assert_int_equal(gw_build_rst(&syn, sb_mac, out, 10), 0);        /* too small */
+	n = gw_build_rst(&syn, sb_mac, out, sizeof(out));
+	assert_int_equal(n, 14 + iplen + 20);
+	assert_memory_equal(out, sb_mac, 6);
+	assert_memory_equal(out + 6, gw_mac_c, 6);
+	/* ports swapped, ack = seq + 1 (the SYN), RST|ACK */
+	assert_int_equal(tcp[0] << 8 | tcp[1], 443);
+	assert_int_equal(tcp[2] << 8 | tcp[3], 40000);
+	assert_int_equal(tcp[8] << 24 | tcp[9] << 16 | tcp[10] << 8 | tcp[11], 1001);
+	assert_int_equal(tcp[13], GW_TCP_RST | GW_TCP_ACK);
+	/* from the address the SYN was aimed at, to the sandbox */
+	if (v6) {
+		assert_memory_equal(ip + 8, syn.dst, 16);
+		assert_memory_equal(ip + 24, syn.src, 16);
+		for (int i = 8; i < 40; i += 2)
+			sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	} else {
+		assert_int_equal(gw_checksum(ip, 20, 0), 0);            /* header checksum valid */
+		assert_memory_equal(ip + 12, syn.dst, 4);
+		assert_memory_equal(ip + 16, syn.src, 4);
+		for (int i = 12; i < 20; i += 2)
+			sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	}
+	sum += 6 + 20;
+	assert_int_equal(gw_checksum(tcp, 20, sum), 0);                 /* TCP checksum valid */
+	/* and the reply passes nobody's filter as if it came from the sandbox */
+	assert_int_equal(gw_filter_frame(out, n, &syn), GW_DROP_SPOOFED);
+}
+
+static void test_rst(void **state)
+{
+	(void)state;
+	check_rst("10.0.2.15", "93.184.216.34", false);
+	check_rst("fd00:b0c5::15", "2001:db8::1", true);
+}
+
+/* ---- pcap -------------------------------------------------------------------------- */
+
+static int tmpfile_fd(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/test-net-gw-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void test_pcap_format(void **state)
+{
+	char path[64], *err = NULL;
+	struct net_pcap pc;
+	uint8_t frame[1514], buf[4096];
+	int fd = tmpfile_fd(path);
+	uint32_t v32;
+	uint16_t v16;
+	ssize_t n;
+
+	(void)state;
+	memset(frame, 0xab, sizeof(frame));
+	assert_int_equal(net_pcap_open(&pc, fd, 1 << 20, &err), 0);
+	assert_int_equal(net_pcap_write(&pc, frame, 60, 1700000000123456ull), 0);
+	assert_int_equal(net_pcap_write(&pc, frame, 1514, 1700000001000000ull), 0);
+	assert_int_equal(pc.frames, 2);
+	assert_int_equal(pc.written, 24 + 16 + 60 + 16 + 1514);
+	n = pread(fd, buf, sizeof(buf), 0);
+	assert_int_equal(n, 24 + 16 + 60 + 16 + 1514);
+	memcpy(&v32, buf, 4);
+	assert_int_equal(v32, 0xa1b2c3d4);
+	memcpy(&v16, buf + 4, 2);
+	assert_int_equal(v16, 2);
+	memcpy(&v16, buf + 6, 2);
+	assert_int_equal(v16, 4);
+	memcpy(&v32, buf + 20, 4);
+	assert_int_equal(v32, 1);                       /* Ethernet */
+	memcpy(&v32, buf + 24, 4);
+	assert_int_equal(v32, 1700000000);
+	memcpy(&v32, buf + 28, 4);
+	assert_int_equal(v32, 123456);
+	memcpy(&v32, buf + 32, 4);
+	assert_int_equal(v32, 60);                      /* captured: never truncated */
+	memcpy(&v32, buf + 36, 4);
+	assert_int_equal(v32, 60);                      /* original */
+	memcpy(&v32, buf + 24 + 16 + 60 + 8, 4);
+	assert_int_equal(v32, 1514);
+	assert_int_equal(buf[24 + 16 + 60 + 16 + 1513], 0xab);
+	close(fd);
+	unlink(path);
+}
+
+static void test_pcap_cap(void **state)
+{
+	char path[64], *err = NULL;
+	struct net_pcap pc;
+	uint8_t frame[100] = { 0 };
+	int fd = tmpfile_fd(path);
+	struct stat st;
+
+	(void)state;
+	/* room for the header and exactly two 100-byte frames */
+	assert_int_equal(net_pcap_open(&pc, fd, 24 + 2 * 116, &err), 0);
+	assert_int_equal(net_pcap_write(&pc, frame, 100, 0), 0);
+	assert_int_equal(net_pcap_write(&pc, frame, 100, 0), 0);
+	assert_int_equal(net_pcap_write(&pc, frame, 1, 0), -1);     /* would pass the cap */
+	assert_int_equal(pc.state, PCAP_FULL);
+	assert_int_equal(net_pcap_write(&pc, frame, 0, 0), -1);     /* stopped for good */
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 24 + 2 * 116);
+	close(fd);
+	unlink(path);
+
+	/* a cap too small for the header is an error, not an empty capture */
+	fd = tmpfile_fd(path);
+	assert_int_equal(net_pcap_open(&pc, fd, 10, &err), -1);
+	assert_non_null(err);
+	free(err);
+	close(fd);
+	unlink(path);
+}
+
+static void test_pcap_write_error(void **state)
+{
+	char *err = NULL;
+	struct net_pcap pc;
+	int p[2];
+	uint8_t frame[10] = { 0 };
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(net_pcap_open(&pc, p[1], 1 << 20, &err), 0);
+	close(p[0]);                                    /* the reader is gone: EPIPE */
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(net_pcap_write(&pc, frame, 10, 0), -1);
+	assert_int_equal(pc.state, PCAP_FAILED);
+	assert_int_equal(pc.saved_errno, EPIPE);
+	close(p[1]);
+}
+
+/* ---- lockdown -------------------------------------------------------------------- */
+
+enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC };
+
+/* Lock a child down, try one thing; return how the child ended (exit code or -signal). */
+static int locked_child(enum attempt what)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *note = NULL, *err = NULL;
+		int fd;
+
+		if (net_lockdown(&note, &err) < 0)
+			_exit(90);
+		switch (what) {
+		case TRY_NOTHING:
+			_exit(write(1, "", 0) == 0 ? 0 : 91);   /* allowed calls still work */
+		case TRY_SOCKET:
+			fd = socket(AF_INET, SOCK_STREAM, 0);
+			_exit(fd >= 0 ? 92 : 93);
+		case TRY_OPEN:
+			fd = open("/etc/hostname", O_RDONLY);
+			_exit(fd >= 0 ? 92 : 93);
+		case TRY_EXEC:
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(93);
+		case TRY_MMAP_EXEC:
+			_exit(mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0) == MAP_FAILED ? 93 : 92);
+		}
+		_exit(94);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) ? -WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+static void test_lockdown(void **state)
+{
+	(void)state;
+	assert_int_equal(locked_child(TRY_NOTHING), 0);
+	assert_int_equal(locked_child(TRY_SOCKET), -SIGSYS);
+	assert_int_equal(locked_child(TRY_OPEN), -SIGSYS);
+	assert_int_equal(locked_child(TRY_EXEC), -SIGSYS);
+	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_filter_table),
+		cmocka_unit_test(test_filter_fields),
+		cmocka_unit_test(test_checksum),
+		cmocka_unit_test(test_rst),
+		cmocka_unit_test(test_pcap_format),
+		cmocka_unit_test(test_pcap_cap),
+		cmocka_unit_test(test_pcap_write_error),
+		cmocka_unit_test(test_lockdown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
