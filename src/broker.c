@@ -692,6 +692,9 @@ static void on_hello(struct broker *b, struct rbuf *r)
 	wbuf_init(&w);
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
 	wire_put_u8(&w, b->pcap ? NETCFG_PCAP : 0);
+	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
+	if (b->pcap && b->rs && b->rs->pcap_max)
+		wire_put_u64(&w, b->rs->pcap_max);
 	broker_send(b, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
 }
@@ -768,7 +771,8 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 	struct flow *f;
 	const char *use = NULL;
 
-	if (!wire_done(r) || kind > NETNAME_HOST || ech > 1 || (name && !name_chars_ok(name))) {
+	if (!wire_done(r) || kind > NETNAME_MALFORMED || ech > 1 ||
+	    (name && !name_chars_ok(name))) {
 		broker_end(b, "malformed NET_FLOW_NAME from boxy-net");
 		goto out;
 	}
@@ -777,12 +781,14 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_NAME for flow %u, which is not waiting for a name", id);
 		goto out;
 	}
-	if (kind == NETNAME_NONE && ((name && name[0]) || ech)) {
-		broker_end(b, "NET_FLOW_NAME without a kind carries a name");
+	if ((kind == NETNAME_NONE || kind == NETNAME_MALFORMED) && ((name && name[0]) || ech)) {
+		broker_end(b, "NET_FLOW_NAME without a name carries one");
 		goto out;
 	}
+	/* TLS without server_name arrives as SNI with "": use stays NULL and the
+	 * policy refuses it as no-SNI (or as ECH when ECH was offered). */
 	nk = kind == NETNAME_SNI ? NET_NAME_SNI : kind == NETNAME_HOST ? NET_NAME_HOST :
-	     NET_NAME_NONE;
+	     kind == NETNAME_MALFORMED ? NET_NAME_MALFORMED : NET_NAME_NONE;
 	if (name && name[0]) {
 		free(f->sni);
 		f->sni = xstrdup(name);

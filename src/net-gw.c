@@ -61,6 +61,7 @@
 #include "net-dns.h"
 #include "net-gw.h"
 #include "net-http.h"
+#include "net-policy.h"
 #include "net-sni.h"
 #include "netproto.h"
 #include "util.h"
@@ -95,7 +96,7 @@ static const uint8_t gw_mac[6] = GW_MAC;
 #define GW_STATS_PERIOD     (1.0 / 3)
 #define GW_HELD_TIMEOUT     30.0    /* the broker did not answer */
 #define GW_ADMIT_TIMEOUT    30.0    /* the handshake did not complete */
-#define GW_NAME_TIMEOUT     5.0     /* the client sent nothing to name the flow by */
+#define GW_NAME_TIMEOUT     5.0     /* stop waiting for a name: NONE if no byte, else MALFORMED */
 #define GW_UDP_IDLE         60.0
 #define GW_UDP_REFUSED_KEEP 10.0    /* remember a refusal so the broker is not asked per datagram */
 #define GW_DNS_TIMEOUT      10.0
@@ -1356,55 +1357,57 @@ static int tcp_flush_up(struct gw *gw, struct flow *f)
 	return 0;
 }
 
-/* Allowlist mode: name the flow from its first bytes (SNI, else Host, else none). */
+/* What the first bytes name, for NET_FLOW_NAME (see net-gw.h for the rules and why). */
+int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
+		     bool *ech)
+{
+	int kind;
+
+	name[0] = '\0';
+	*ech = false;
+	if (n == 0)
+		return give_up ? NETNAME_NONE : -1;
+	switch (net_flow_read_name(p, n, name, ech, NULL)) {
+	case NET_NAME_PENDING:
+		if (!give_up)
+			return -1;
+		kind = NETNAME_MALFORMED;
+		break;
+	case NET_NAME_SNI:
+		return NETNAME_SNI;             /* "" without server_name; ech as offered */
+	case NET_NAME_HOST:
+		kind = NETNAME_HOST;
+		break;
+	case NET_NAME_NONE:
+		kind = NETNAME_NONE;
+		break;
+	default:
+		kind = NETNAME_MALFORMED;
+		break;
+	}
+	/* The protocol: only SNI carries the ECH flag; NONE and MALFORMED no name. */
+	*ech = false;
+	if (kind != NETNAME_HOST)
+		name[0] = '\0';
+	return kind;
+}
+
+/* Allowlist mode: name the flow from its first bytes once they say enough. */
 static void tcp_name_flow(struct gw *gw, struct flow *f)
 {
 	size_t n = upq_peek(f, gw->rbuf, GW_NAME_PEEK);
 	bool give_up = f->up_eof || f->name_timeout || n >= GW_NAME_PEEK;
-	uint8_t kind = NETNAME_NONE, ech = 0;
-	const char *name = "";
-	struct sni_result sr;
-	struct http_result hr;
+	char name[DNS_NAME_BUF];
+	bool ech;
+	int kind = gw_name_classify(gw->rbuf, n, give_up, name, &ech);
 	struct wbuf w;
 
-	switch (sni_parse(gw->rbuf, n, &sr)) {
-	case SNI_OK:
-		/* Without a server_name the kind is NONE, which may carry neither
-		 * a name nor the ECH flag (the broker treats that as a compromised
-		 * boxy-net); NONE is refused in allowlist mode all the same. */
-		if (sr.has_sni) {
-			kind = NETNAME_SNI;
-			name = sr.host;
-			ech = sr.ech;
-		}
-		break;
-	case SNI_NEED_MORE:
-		if (!give_up)
-			return;
-		break;
-	case SNI_NOT_TLS:
-		switch (http_parse(gw->rbuf, n, &hr)) {
-		case HTTP_OK:
-			if (hr.has_host) {
-				kind = NETNAME_HOST;
-				name = hr.host;
-			}
-			break;
-		case HTTP_NEED_MORE:
-			if (!give_up)
-				return;
-			break;
-		default:
-			break;
-		}
-		break;
-	default:
-		break;
-	}
+	if (kind < 0)
+		return;
 	wbuf_init(&w);
 	wire_put_u32(&w, f->id);
-	wire_put_u8(&w, kind);
-	wire_put_u8(&w, ech);
+	wire_put_u8(&w, (uint8_t)kind);
+	wire_put_u8(&w, ech ? 1 : 0);
 	wire_put_str(&w, name);
 	broker_send(gw, NET_FLOW_NAME, &w);
 	f->state = FS_NAME_SENT;

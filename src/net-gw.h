@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net-dns.h"
 #include "net-pcap.h"
 
 #define GW_SANDBOX_V4   "10.0.2.15"
@@ -101,6 +102,26 @@ const char *gw_verdict_words(enum gw_verdict v);
  */
 size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
 		    uint8_t *out, size_t cap);
+
+/*
+ * Allowlist mode: what the first n bytes a sandboxed client sent on a held
+ * TCP flow name, as a NETNAME_* kind for NET_FLOW_NAME, or -1 to wait for
+ * more. give_up says the gateway will not wait (name timeout, client EOF,
+ * peek buffer full). Fills name (DNS_NAME_BUF bytes, "" when none) and *ech.
+ * Nothing a payload can arrange comes out as NONE, which policy allows on
+ * address and port alone, unless it really has no name on the wire:
+ *   - TLS or HTTP the parser refused → MALFORMED (two Host headers, say);
+ *   - TLS without server_name → SNI with "" (refused as no-SNI), ECH flagged
+ *     (refused as ECH whatever the name);
+ *   - a ClientHello or request head still incomplete at give_up → MALFORMED
+ *     (else: half a ClientHello, a pause past the timeout, the rest with any
+ *     SNI);
+ *   - NONE only for bytes that are neither TLS nor HTTP, or zero bytes at
+ *     give_up (ssh and other protocols where the server speaks first).
+ * Pure.
+ */
+int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
+		     bool *ech);
 
 /* Internet checksum of a buffer, folded, with a starting sum (pure). */
 uint16_t gw_checksum(const void *p, size_t len, uint32_t sum);

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "util.h"
+
 #include "net-dns.h"
 #include "net-http.h"
 #include "net-policy.h"
@@ -37,7 +39,8 @@ static const struct {
 	[NET_DENY_SNI_MISMATCH] = { "sni-mismatch",
 				    "name on the wire is not bound to this address" },
 	[NET_DENY_ECH] = { "ech", "Encrypted ClientHello refused" },
-	[NET_DENY_MALFORMED] = { "malformed", "malformed ClientHello or HTTP request" },
+	[NET_DENY_MALFORMED] = { "malformed",
+				 "malformed or incomplete ClientHello or HTTP request head" },
 };
 
 /* Returns the stable code of a denial. */
@@ -118,6 +121,39 @@ static bool global_port_ok(const struct net_policy *p, uint16_t port)
 
 	return port_in(defaults, sizeof(defaults) / sizeof(defaults[0]), port) ||
 	       port_in(p->ports, p->nports, port);
+}
+
+/* Appends port to the list unless it is there already. */
+static void port_add(uint16_t **ports, size_t *n, uint16_t port)
+{
+	if (!port_in(*ports, *n, port))
+		*(uint16_t *)xappend(ports, n, sizeof(uint16_t)) = port;
+}
+
+/*
+ * The Landlock backstop filters connect() by port alone, so in allowlist
+ * mode it gets every port some host may use: the defaults, --allow-port,
+ * each host's own ports, and 53 for DNS over TCP. This union is computed
+ * here, never stored in the runspec: the policy reads runspec.ports as the
+ * run-wide list, and host ports merged there would be granted to every host.
+ */
+size_t net_policy_landlock_ports(const struct net_policy *p, uint16_t **ports)
+{
+	static const uint16_t defaults[] = NET_POLICY_DEFAULT_PORTS;
+	size_t n = 0;
+
+	*ports = NULL;
+	if (p->mode != NET_ALLOWLIST)
+		return 0;
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		port_add(ports, &n, defaults[i]);
+	for (size_t i = 0; i < p->nports; i++)
+		port_add(ports, &n, p->ports[i]);
+	for (size_t i = 0; i < p->nhosts; i++)
+		for (size_t j = 0; j < p->hosts[i].nports; j++)
+			port_add(ports, &n, p->hosts[i].ports[j]);
+	port_add(ports, &n, 53);
+	return n;
 }
 
 /*
@@ -217,6 +253,10 @@ bool net_policy_decide(const struct net_policy *p, const struct net_bind *binds,
 		v->need_name = true;
 		return true;
 	case NET_NAME_NONE:
+		/* No name on the wire (SSH, a server that speaks first): the bound
+		 * listed name and its port, checked above, are the whole decision.
+		 * The gateway sends NONE only when there is truly no name to read;
+		 * anything it could not parse or finish is MALFORMED. */
 		return allow(v, NET_LAYER_DNS, host);
 	case NET_NAME_MALFORMED:
 		return deny(v, NET_LAYER_SNI, NET_DENY_MALFORMED);

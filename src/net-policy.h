@@ -18,7 +18,9 @@
  *   5. net.sni: for TCP, the TLS SNI or HTTP Host must be a permitted name
  *      bound to that address, and ECH is refused. The gateway calls once at
  *      SYN time (name pending: a provisional allow that says a name is
- *      needed) and again when the first bytes have been parsed.
+ *      needed) and again when the first bytes have been parsed. A flow with
+ *      no name on the wire (NONE: neither TLS nor HTTP, or no client byte)
+ *      is decided by step 4 alone; MALFORMED, no-SNI and ECH are refused.
  */
 #ifndef BOXY_NET_POLICY_H
 #define BOXY_NET_POLICY_H
@@ -130,6 +132,15 @@ bool net_policy_host_listed(const struct net_policy *p, const char *name);
 
 /* Is port allowed for name (NULL: for any connection, by the global list)? */
 bool net_policy_port_ok(const struct net_policy *p, const char *name, uint16_t port);
+
+/*
+ * The TCP ports the Landlock backstop should allow connect() to: in allowlist
+ * mode the defaults, --allow-port, every host's own ports and 53, without
+ * duplicates, in a malloc'd *ports; returns the count. Other modes return 0
+ * and NULL (the policy does not restrict ports there). Not runspec.ports,
+ * which holds only --allow-port (see doc/network-policy.md §4).
+ */
+size_t net_policy_landlock_ports(const struct net_policy *p, uint16_t **ports);
 
 /*
  * Rebinding filter: drop from addrs (and the parallel ttls, which may be

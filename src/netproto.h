@@ -14,7 +14,8 @@
  * TCP, public mode:    FLOW_OPEN (at the SYN)       → VERDICT dialled+fd | refused
  * TCP, allowlist mode: FLOW_OPEN (at the SYN)       → VERDICT need_name | refused
  *                      (boxy-net completes the handshake, reads the first bytes)
- *                      FLOW_NAME (SNI / Host / none) → VERDICT dialled+fd | refused
+ *                      FLOW_NAME (SNI / Host / none / malformed)
+ *                                                   → VERDICT dialled+fd | refused
  * UDP:                 FLOW_OPEN proto 17           → VERDICT dialled+fd (connected) | refused
  * Then:                FLOW_STATS about 3×/s, FLOW_CLOSE once.
  * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
@@ -48,9 +49,11 @@ enum netproto_verdict {
 };
 
 enum netproto_name_kind {
-	NETNAME_NONE = 0,       /* the first bytes were neither TLS nor HTTP */
-	NETNAME_SNI = 1,        /* TLS ClientHello server_name */
+	NETNAME_NONE = 0,       /* neither TLS nor HTTP, or no client byte by the name timeout */
+	NETNAME_SNI = 1,        /* TLS ClientHello server_name ("" when it has none) */
 	NETNAME_HOST = 2,       /* HTTP Host header */
+	NETNAME_MALFORMED = 3,  /* TLS or HTTP the parser refused, or still incomplete when
+				 * boxy-net stopped waiting; carries no name and no ECH */
 };
 
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */

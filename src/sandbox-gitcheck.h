@@ -7,8 +7,10 @@
  * its own, whose config and hooks would then run on the host. After the
  * sandbox has ended (every process in it is dead, so nothing races this), a
  * `commondir` that was not there before is renamed out of git's way and the
- * decision recorded. Repositories the run created where there were none are
- * reported, since their hooks and config were the payload's to write.
+ * decision recorded. A repository that appears inside the work tree of one
+ * that was there before (where a gitlink can make the host's git enter it)
+ * is quarantined the same way; one the run created elsewhere (a clone) is
+ * reported, since its hooks and config were the payload's to write.
  */
 #ifndef BOXY_SANDBOX_GITCHECK_H
 #define BOXY_SANDBOX_GITCHECK_H

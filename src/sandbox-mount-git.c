@@ -11,7 +11,12 @@
  * config.worktree and commondir are bound read-only, the gitdir is bound
  * onto itself so it is a mount point (rename and rmdir fail with EBUSY),
  * and each checkout's ".git" file is bound read-only so it cannot be
- * re-pointed. Objects, refs and the index stay writable: git commit works.
+ * re-pointed. Every directory above those, up to the writable mount, is
+ * made a mount point as well (mount_pin_parents), or renaming a parent
+ * (.git/modules, a vendored lib/) and rebuilding it would undo all this.
+ * What the config names in the work tree (core.hooksPath, include.path,
+ * includeIf.*.path) is bound read-only too. Objects, refs and the index
+ * stay writable: git commit works.
  *
  * Everything here is resolved inside the new root (mount_open_in against
  * ctx->root): a gitdir the sandbox cannot see needs no protection, and a
@@ -37,9 +42,10 @@
 #define GIT_CONFIG_MAX        (256u << 10)  /* a gitdir's config, read for two keys */
 #define GIT_MAX_NESTING       8        /* modules/ within modules/ … */
 #define GIT_MODULE_NAME_DEPTH 4        /* submodule names may contain '/' */
+#define GIT_INCLUDE_DEPTH     4        /* include.path within included files */
 
-static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool worktree,
-			      bool wtconfig, int nesting, char **err);
+static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, const char *checkout,
+			      bool worktree, bool wtconfig, int nesting, char **err);
 
 /* Remember a gitdir: 0 first visit, 1 seen already, -1 over the cap (the
  * caller fails: an unprotected repository must not pass silently). */
@@ -106,29 +112,48 @@ static int git_lock_dotgit_file(struct mount_ctx *ctx, const char *path, char **
 }
 
 /*
- * The value of section.key in a git config text ("true" for a bare key),
- * malloc'd, or NULL. A minimal reader for the two keys this file needs
- * (core.worktree, extensions.worktreeConfig): a [section] header matched
- * without case, "key = value" or a bare "key", a value in double quotes,
- * the last one wins; includes and subsections are not followed. The text
- * was written by the user's git before the run, or by a previous sandbox
- * (so hostile): every path it yields is resolved inside the sandbox, and a
- * key it misses only costs protection the scan would not have had either.
+ * Whether a section header line (after its '[') opens section: "[core]",
+ * "[includeIf \"gitdir:~/x/\"]" (a subsection, matched only with any_sub)
+ * or the old "[section.sub]" spelling (likewise). Names match without case.
  */
-char *mount_git_config_value(const char *text, const char *section, const char *key)
+static bool git_header_matches(const char *h, const char *section, bool any_sub)
 {
-	char *copy = xstrdup(text), *line, *save = NULL, *out = NULL;
-	size_t slen = strlen(section), klen = strlen(key);
+	size_t slen = strlen(section);
+
+	if (strncasecmp(h, section, slen) != 0)
+		return false;
+	h += slen;
+	if (*h == ']')
+		return true;
+	return any_sub && (*h == ' ' || *h == '\t' || *h == '.');
+}
+
+/*
+ * Every value of section.key in a git config text ("true" for a bare key).
+ * A minimal reader for the keys this file needs (core.worktree,
+ * extensions.worktreeConfig, core.hooksPath, include.path,
+ * includeIf.*.path): a [section] header matched without case, "key =
+ * value" or a bare "key", a value in double quotes; includes are not
+ * followed here (the caller does). The text was written by the user's git
+ * before the run, or by a previous sandbox (so hostile): every path it
+ * yields is resolved inside the sandbox, and a key it misses only costs
+ * protection the scan would not have had either.
+ */
+char **mount_git_config_values(const char *text, const char *section, const char *key,
+			       bool any_sub)
+{
+	char *copy = xstrdup(text), *line, *save = NULL, **out = NULL;
+	size_t klen = strlen(key);
 	bool in_section = false;
 
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *k = line, *v;
+		char *k = line, *v, *val;
 		size_t n;
 
 		while (*k == ' ' || *k == '\t')
 			k++;
 		if (*k == '[') {
-			in_section = strncasecmp(k + 1, section, slen) == 0 && k[1 + slen] == ']';
+			in_section = git_header_matches(k + 1, section, any_sub);
 			continue;
 		}
 		if (!in_section || strncasecmp(k, key, klen) != 0)
@@ -137,8 +162,7 @@ char *mount_git_config_value(const char *text, const char *section, const char *
 		while (*v == ' ' || *v == '\t')
 			v++;
 		if (*v == '\0' || *v == '\r' || *v == '#' || *v == ';') {
-			free(out);
-			out = xstrdup("true");
+			strv_push(&out, "true");
 			continue;
 		}
 		if (*v++ != '=')
@@ -150,10 +174,23 @@ char *mount_git_config_value(const char *text, const char *section, const char *
 			n--;
 		if (n >= 2 && v[0] == '"' && v[n - 1] == '"')
 			v++, n -= 2;
-		free(out);
-		out = xstrndup(v, n);
+		val = xstrndup(v, n);
+		strv_push(&out, val);
+		free(val);
 	}
 	free(copy);
+	return out;
+}
+
+/* The value of section.key ([section] only, the last one wins), malloc'd, or NULL. */
+char *mount_git_config_value(const char *text, const char *section, const char *key)
+{
+	char **all = mount_git_config_values(text, section, key, false), *out = NULL;
+	size_t n = strv_len(all);
+
+	if (n)
+		out = xstrdup(all[n - 1]);
+	strv_free(all);
 	return out;
 }
 
@@ -177,6 +214,132 @@ bool mount_git_bool_true(const char *v)
 {
 	return v && (!strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") ||
 		     !strcmp(v, "1"));
+}
+
+/*
+ * Create path inside as an empty directory or file when it is missing and
+ * its parent exists, so that it can be bound read-only: a hooksPath or an
+ * include the payload could otherwise create with content of its own.
+ * Where that touches the host, the parent is in a writable bind, which the
+ * payload could have written anyway; failures only leave things as found.
+ */
+static void git_create_missing(struct mount_ctx *ctx, const char *path, bool dir)
+{
+	char *copy = xstrdup(path), *slash = strrchr(copy, '/');
+	int pfd;
+
+	if (!slash || !slash[1]) {
+		free(copy);
+		return;
+	}
+	*slash = '\0';
+	pfd = mount_open_in(ctx->root, *copy ? copy : "/", O_PATH | O_DIRECTORY);
+	if (pfd >= 0) {
+		if (dir) {
+			(void)mkdirat(pfd, slash + 1, 0755);
+		} else {
+			int fd = openat(pfd, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC, 0644);
+
+			if (fd >= 0)
+				close(fd);
+		}
+		close(pfd);
+	}
+	free(copy);
+}
+
+/*
+ * Protect one hooksPath or include target: only the kind git uses (a
+ * directory, a regular file), so that an odd value ("path = ..") cannot
+ * turn the work tree itself read-only; counted, so that includes of
+ * includes cannot multiply mounts without end. -1 with *err over the cap.
+ */
+static int git_protect_ref(struct mount_ctx *ctx, const char *path, bool dir, char **err)
+{
+	struct stat st;
+	int fd;
+
+	git_create_missing(ctx, path, dir);
+	fd = mount_open_in(ctx->root, path, O_PATH);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (++ctx->ngitrefs > MOUNT_MAX_GITREFS)
+		return set_err(err, "more than %d core.hooksPath and include.path targets to "
+			       "protect; pass --allow-git-write to skip git protection",
+			       MOUNT_MAX_GITREFS);
+	return mount_protect_ro(ctx, path, err) < 0 ? -1 : 0;
+}
+
+/* A config path value resolved as git does, or NULL for what cannot be
+ * resolved inside the sandbox ("~/…": the host's home is not ours). */
+static char *git_resolve(const char *v, const char *base)
+{
+	if (!v || !*v || v[0] == '~' || !base)
+		return NULL;
+	return path_absolute(v, base);
+}
+
+/*
+ * Keep what a config file points at out of the payload's reach:
+ * core.hooksPath (relative to hooks_base, the work tree root where git runs
+ * hooks) is bound read-only, and so is every include.path and
+ * includeIf.*.path (relative to the including file's directory; the
+ * condition is not evaluated: any could hold), whose own includes and
+ * hooksPath are then followed, to GIT_INCLUDE_DEPTH. Such files often live
+ * in the work tree (husky's .husky, a shared ../.gitconfig), which the
+ * payload can write; a missing one is created empty first, since git reads
+ * one that appears. Only targets on a writable bind are touched.
+ */
+static int git_protect_config_refs(struct mount_ctx *ctx, const char *file,
+				   const char *hooks_base, int depth, char **err)
+{
+	static const struct {
+		const char *section;
+		bool any_sub;
+	} incs[] = { { "include", false }, { "includeIf", true } };
+	char *text = git_read_small(ctx, file, GIT_CONFIG_MAX), *dir, *slash, *v, *p;
+	char **hp;
+	int r = 0;
+
+	if (!text)
+		return 0;
+	dir = xstrdup(file);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	hp = mount_git_config_values(text, "core", "hooksPath", false);
+	v = hp ? hp[strv_len(hp) - 1] : NULL;
+	p = git_resolve(v, hooks_base);
+	if (p) {
+		r = git_protect_ref(ctx, p, true, err);
+		free(p);
+	}
+	strv_free(hp);
+	for (size_t s = 0; s < ARRAY_SIZE(incs) && r == 0; s++) {
+		char **paths = mount_git_config_values(text, incs[s].section, "path",
+						       incs[s].any_sub);
+
+		for (size_t i = 0; paths && paths[i] && r == 0; i++) {
+			p = git_resolve(paths[i], *dir ? dir : "/");
+			if (!p)
+				continue;
+			if (git_protect_ref(ctx, p, false, err) < 0)
+				r = -1;
+			else if (depth + 1 < GIT_INCLUDE_DEPTH)
+				r = git_protect_config_refs(ctx, p, hooks_base, depth + 1, err);
+			free(p);
+		}
+		strv_free(paths);
+	}
+	free(dir);
+	free(text);
+	return r;
 }
 
 /* A directory that git would take for a repository: it has HEAD. */
@@ -221,7 +384,7 @@ static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_dep
 		char *p = xasprintf("%s/%s", dir, subs[i]);
 
 		if (git_looks_like_gitdir(ctx, p))
-			r = git_protect_gitdir(ctx, p, false, false, nesting + 1, err);
+			r = git_protect_gitdir(ctx, p, NULL, false, false, nesting + 1, err);
 		else if (name_depth + 1 < GIT_MODULE_NAME_DEPTH)
 			r = git_walk_modules(ctx, p, name_depth + 1, nesting, err);
 		free(p);
@@ -247,8 +410,8 @@ static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_dep
  * A linked worktree's own gitdir (worktrees/NAME) has no hooks of its own;
  * its "gitdir" file names the checkout's .git file, which is locked too.
  */
-static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool worktree,
-			      bool wtconfig, int nesting, char **err)
+static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, const char *checkout,
+			      bool worktree, bool wtconfig, int nesting, char **err)
 {
 	static const char *const ro_names[] = { "hooks", "config", "config.worktree",
 						"commondir" };
@@ -321,8 +484,26 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool wo
 	{
 		char *v = git_config_get(ctx, gitdir, "core", "worktree");
 		char *wt = v && *v ? path_absolute(v, gitdir) : NULL;
+		char *bare = git_config_get(ctx, gitdir, "core", "bare");
+		const char *base = wt ? wt : checkout ? checkout : gitdir;
+		char *cfg = xasprintf("%s/config", gitdir);
 
+		/* Hooks of a bare repository are relative to the gitdir itself. */
+		if (!wt && mount_git_bool_true(bare))
+			base = gitdir;
+		r = git_protect_config_refs(ctx, cfg, base, 0, err);
+		free(cfg);
+		if (r == 0 && wtconfig) {
+			cfg = xasprintf("%s/config.worktree", gitdir);
+			r = git_protect_config_refs(ctx, cfg, base, 0, err);
+			free(cfg);
+		}
+		free(bare);
 		free(v);
+		if (r < 0) {
+			free(wt);
+			return -1;
+		}
 		if (wt) {
 			char *dotgit = xasprintf("%s/.git", strcmp(wt, "/") ? wt : "");
 
@@ -357,7 +538,7 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, bool wo
 			for (size_t i = 0; names && names[i] && r == 0; i++) {
 				char *p = xasprintf("%s/%s", wts, names[i]);
 
-				r = git_protect_gitdir(ctx, p, true, wtconfig, nesting + 1, err);
+				r = git_protect_gitdir(ctx, p, NULL, true, wtconfig, nesting + 1, err);
 				free(p);
 			}
 			strv_free(names);
@@ -402,7 +583,7 @@ static int git_protect_dotgit(struct mount_ctx *ctx, const char *dir, char **err
 		target[len] = '\0';
 		gitdir = path_absolute(target, dir);
 		if (gitdir && git_looks_like_gitdir(ctx, gitdir))
-			r = git_protect_gitdir(ctx, gitdir, false, false, 0, err);
+			r = git_protect_gitdir(ctx, gitdir, dir, false, false, 0, err);
 		free(gitdir);
 		return r;
 	}
@@ -417,7 +598,7 @@ static int git_protect_dotgit(struct mount_ctx *ctx, const char *dir, char **err
 	}
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
-		r = git_protect_gitdir(ctx, dotgit, false, false, 0, err);
+		r = git_protect_gitdir(ctx, dotgit, dir, false, false, 0, err);
 		free(dotgit);
 		return r;
 	}
@@ -448,7 +629,7 @@ static int git_protect_dotgit(struct mount_ctx *ctx, const char *dir, char **err
 			gitdir = path_absolute(v, dir);
 	}
 	if (gitdir && git_looks_like_gitdir(ctx, gitdir))
-		r = git_protect_gitdir(ctx, gitdir, false, false, 0, err);
+		r = git_protect_gitdir(ctx, gitdir, dir, false, false, 0, err);
 	free(gitdir);
 	return r;
 }

@@ -438,6 +438,30 @@ int mount_pin_parents(struct mount_ctx *ctx, const char *path, char **err)
 	return r;
 }
 
+/*
+ * Bind path read-only when it lies on a writable bind from the host (not
+ * on a read-only mount, not on a tmpfs of ours), its parents pinned first
+ * (mount_pin_parents). How a file or directory the host will read later,
+ * named by a repository's config, is kept out of the payload's reach.
+ * 0 done or nothing to do, 1 path does not exist inside, -1 with *err.
+ */
+int mount_protect_ro(struct mount_ctx *ctx, const char *path, char **err)
+{
+	struct statvfs sv;
+	int fd = mount_open_in(ctx->root, path, O_PATH);
+	bool writable;
+
+	if (fd < 0)
+		return errno == ENOENT ? 1 : 0;
+	writable = !(fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) && !on_scratch(ctx, fd);
+	close(fd);
+	if (!writable)
+		return 0;
+	if (mount_pin_parents(ctx, path, err) < 0)
+		return -1;
+	return mount_rebind_inside(ctx, path, BIND_ATTR_RO, err) < 0 ? -1 : 0;
+}
+
 /* A fresh tmpfs at path inside, registered as scratch. */
 static int tmpfs_at(struct mount_ctx *ctx, const char *path, uint64_t size, int mode,
 		    uint64_t attr, char **err)

@@ -17,6 +17,7 @@
 
 #define MOUNT_MAX_SCRATCH    8
 #define MOUNT_MAX_GITDIRS    1024       /* gitdirs protected per run, at most (~5 mounts each) */
+#define MOUNT_MAX_GITREFS    256        /* hooksPath and include targets per run, at most */
 
 /* Attributes of everything bound from the host read-only. */
 #define BIND_ATTR_RO  (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
@@ -36,6 +37,7 @@ struct mount_ctx {
 		ino_t ino;
 	} gitdirs[MOUNT_MAX_GITDIRS];
 	size_t ngitdirs;
+	size_t ngitrefs;                /* hooksPath and include targets protected */
 };
 
 /*
@@ -58,6 +60,12 @@ int mount_rebind_inside(struct mount_ctx *ctx, const char *path, uint64_t attr, 
  */
 int mount_pin_parents(struct mount_ctx *ctx, const char *path, char **err);
 
+/*
+ * Bind path read-only, its parents pinned, when it lies on a writable bind
+ * from the host. 0 done or nothing to do, 1 absent, -1 with *err.
+ */
+int mount_protect_ro(struct mount_ctx *ctx, const char *path, char **err);
+
 /* Step 9 (sandbox-mount-git.c): protect the repositories at root, a writable
  * mount's path inside, and one level below it. */
 int mount_git_protect_tree(struct mount_ctx *ctx, const char *root, char **err);
@@ -68,6 +76,12 @@ int mount_git_protect_tree(struct mount_ctx *ctx, const char *root, char **err);
  * when absent), and whether a config value is git's true.
  */
 char *mount_git_config_value(const char *text, const char *section, const char *key);
+/*
+ * Every value of section.key, in order, as a strv (NULL when none); with
+ * any_sub, [section "sub"] for any sub matches too (includeIf.*.path).
+ */
+char **mount_git_config_values(const char *text, const char *section, const char *key,
+			       bool any_sub);
 bool mount_git_bool_true(const char *v);
 
 #endif

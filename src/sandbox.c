@@ -43,6 +43,7 @@
 #include <linux/sched.h>
 
 #include "limits.h"
+#include "net-policy.h"
 #include "plan.h"
 #include "sandbox-env.h"
 #include "sandbox-stages.h"
@@ -142,10 +143,17 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 	plan->new_session = ctx->new_session;
 	/* /tmp and $HOME are RAM: with --memory they share its bound, else a fixed one. */
 	plan->tmpfs_size = rs->memory ? rs->memory : RUNSPEC_DEFAULT_TMPFS;
-	if (rs->nports > 0) {
-		plan->ports = xcalloc(rs->nports, sizeof(*plan->ports));
-		memcpy(plan->ports, rs->ports, rs->nports * sizeof(*plan->ports));
-		plan->nports = rs->nports;
+	/*
+	 * The Landlock backstop filters TCP connect by port alone: in allowlist
+	 * mode it gets the union of every port any permitted host may use (80,
+	 * 443, --allow-port, each HOST:PORT) and 53; public and none restrict no
+	 * port at this layer (the broker still decides every connection).
+	 */
+	{
+		struct net_policy np;
+
+		net_policy_from_runspec(&np, rs);
+		plan->nports = net_policy_landlock_ports(&np, &plan->ports);
 	}
 	if (landlock_probe(&ll) < 0)
 		ll.abi = 0;

@@ -185,6 +185,40 @@ else
 		"want a deny at net.sni for tcp://$TN_HTTP:443 and no TLS reply"
 fi
 
+# Half a ClientHello, a pause past boxy-net's name timeout (5 s), then the rest
+# naming a host that is not permitted: the gateway gives up waiting with bytes
+# in hand and must report the flow as malformed, never as "no name" (which is
+# allowed on address and port alone). Whatever the rest says, nothing reaches
+# the server.
+cat >"$TN/half-hello.py" <<'EOF'
+import socket, struct, os, time
+def ext(t, body): return struct.pack('!HH', t, len(body)) + body
+name = b'other.example.test'
+sni = ext(0, struct.pack('!HBH', len(name) + 3, 0, len(name)) + name)
+exts = sni + ext(43, b'\x02\x03\x04') + ext(10, b'\x00\x02\x00\x1d')
+body = b'\x03\x03' + os.urandom(32) + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00' + \
+       struct.pack('!H', len(exts)) + exts
+hs = b'\x01' + struct.pack('!I', len(body))[1:] + body
+rec = b'\x16\x03\x01' + struct.pack('!H', len(hs)) + hs
+s = socket.create_connection(('www.example.test', 443), timeout=15)
+try:
+    s.sendall(rec[:20])
+    time.sleep(7)
+    s.sendall(rec[20:])
+    print('reply bytes:', len(s.recv(100)))
+except Exception as e:
+    print('error:', e)
+EOF
+chmod 0644 "$TN/half-hello.py"
+mkdir -p "$TN/cases/half-hello" && cp "$TN/half-hello.py" "$TN/cases/half-hello/half-hello.py"
+run_case half-hello --allow-host www.example.test -- python3 half-hello.py
+if audit_has net.sni deny "incomplete ClientHello" && ! grep -q 'reply bytes: [1-9]' "$C/out"; then
+	ok "half a ClientHello left past the name timeout is refused as malformed at net.sni"
+else
+	fail_case "half a ClientHello left past the name timeout is refused as malformed at net.sni" \
+		"want a deny at net.sni saying malformed or incomplete, and no TLS reply"
+fi
+
 # Every private form, in public mode (the range check applies in every mode).
 privs="$TN_PRIV $TN_META [64:ff9b::a09:5] [64:ff9b:1:a09:5::] [2002:a09:5::1] [::ffff:10.9.0.5] [2001:0:4136:e378:8000:63bf:f5f6:fffa] [fd00::5]"
 hits_priv=$(grep -c -E '^(10\.9\.0\.1|169\.254\.169\.1) ' "$TN/http.log" || true)

@@ -74,6 +74,38 @@ git_nested_check() {
 		echo "ESCAPED: lib/.git config/hooks changed on the host"
 }
 
+# After the run, the host's git in the workdir (and lib/, a/b/x when there):
+# a command the payload planted (core.fsmonitor, a hook) leaves $W/.fsmon-*.
+git_host_check() {
+	local g=(git -c user.name=boxy-test -c user.email=boxy-test@example.invalid) f
+	[ ! -s "$CASE/setup.err" ] || cat "$CASE/setup.err"
+	(cd "$CASE_WORK" && "${g[@]}" status >/dev/null 2>&1
+		[ ! -d lib ] || "${g[@]}" -C lib status >/dev/null 2>&1
+		"${g[@]}" commit -q --allow-empty -m host-check >/dev/null 2>&1)
+	for f in "$CASE_WORK"/.fsmon-*; do
+		[ ! -e "$f" ] || echo "ESCAPED: the host's git ran a command the payload planted (${f##*/})"
+	done
+	if [ -f "$SUITE/pp/conf/key" ] && [ "$(cat "$SUITE/pp/conf/key")" != keep ]; then
+		echo "ESCAPED: the --protect file was replaced on the host"
+	fi
+	return 0
+}
+# F3: a repository with a submodule and a vendored lib/, and a --protect file
+# two levels into a --rw directory.
+git_parents_setup() {
+	git_setup
+	git_nested_setup
+	rm -rf "$SUITE/pp" && mkdir -p "$SUITE/pp/conf" && echo keep >"$SUITE/pp/conf/key"
+}
+# F4: hooks and an include in the work tree, as husky and shared configs do.
+git_worktree_refs_setup() {
+	git_setup
+	(cd "$CASE_WORK" && mkdir -p .husky inc && : >.gitconfig && : >inc/c2 &&
+		git config core.hooksPath .husky && git config include.path ../.gitconfig &&
+		git config 'includeIf.gitdir:/.path' ../inc/c2) >>"$CASE/git-setup.log" 2>&1 ||
+		echo "BROKEN: git setup failed" >"$CASE/setup.err"
+}
+
 # A file in the host's /dev/shm, and nothing left there by the payload.
 shm_plant() { echo "shm $BAIT" >"/dev/shm/boxy-escape-$BAIT"; }
 shm_clean() {
@@ -277,6 +309,40 @@ cp -R .git/objects .git/refs .git/HEAD evil-common/ 2>/dev/null
 (printf "#!/bin/sh\nid\n" >lib/.git/hooks/pre-commit) 2>/dev/null && echo "ESCAPED: wrote lib/.git/hooks/pre-commit"
 git -C lib config core.hooksPath /tmp/x 2>/dev/null && echo "ESCAPED: git -C lib config core.hooksPath"
 mv lib/.git lib/.git2 2>/dev/null && echo "ESCAPED: renamed lib/.git"
+:'
+	SETUP=git_parents_setup HOSTCHECK=git_host_check attack git-parent-rename fires \
+		"cannot rename away the directory above a protected gitdir or --protect file and rebuild it" \
+		--rw "$SUITE/pp" --protect "$SUITE/pp/conf/key" -- '
+S_PP="$S/pp"
+if mv .git/modules .git/modules.old 2>/dev/null; then
+	mkdir -p .git/modules && cp -R .git/modules.old/sub .git/modules/sub
+	git -C .git/modules/sub config core.fsmonitor "touch $W/.fsmon-modules; false"
+	echo "ESCAPED: renamed .git/modules"
+fi
+if mv lib lib.old 2>/dev/null; then
+	mkdir lib && git init -q lib && git -C lib config core.fsmonitor "touch $W/.fsmon-lib; false"
+	echo "ESCAPED: renamed lib/"
+fi
+if mv "$S_PP/conf" "$S_PP/conf.old" 2>/dev/null; then
+	mkdir "$S_PP/conf" && echo planted >"$S_PP/conf/key"
+	echo "ESCAPED: renamed the directory above a --protect file"
+fi
+:'
+	SETUP=git_worktree_refs_setup HOSTCHECK=git_host_check attack git-worktree-refs fires \
+		"cannot rewrite a core.hooksPath or include.path target that lies in the work tree" -- '
+(printf "#!/bin/sh\ntouch $W/.fsmon-hookspath\n" >.husky/pre-commit && chmod +x .husky/pre-commit) \
+	2>/dev/null && echo "ESCAPED: wrote .husky/pre-commit"
+(printf "[core]\n\tfsmonitor = \"touch $W/.fsmon-include; false\"\n" >.gitconfig) 2>/dev/null &&
+	echo "ESCAPED: wrote the included ../.gitconfig"
+(printf "[core]\n\tfsmonitor = \"touch $W/.fsmon-includeif; false\"\n" >inc/c2) 2>/dev/null &&
+	echo "ESCAPED: wrote the includeIf target"
+:'
+	SETUP=git_setup HOSTCHECK=git_host_check attack git-gitlink-planted fires \
+		"a repository planted deep in the work tree and reached through a gitlink is quarantined" -- '
+mkdir -p a/b/x && (cd a/b/x && git init -q && echo y >f && git add f &&
+	git -c user.name=a -c user.email=a@b commit -qm x) >/dev/null 2>&1 &&
+	git update-index --add --cacheinfo "160000,$(git -C a/b/x rev-parse HEAD),a/b/x" 2>/dev/null &&
+	git -C a/b/x config core.fsmonitor "touch $W/.fsmon-gitlink; false"
 :'
 
 	# -- devices and shared memory

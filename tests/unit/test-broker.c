@@ -663,7 +663,7 @@ static void h_bad_frame(struct fx *x)
 	assert_int_equal(write(x->net, hdr, sizeof(hdr)), 8);
 }
 
-static void h_name_kind_3(struct fx *x)
+static void h_name_kind_4(struct fx *x)
 {
 	char *layer;
 	int fd;
@@ -673,7 +673,31 @@ static void h_name_kind_3(struct fx *x)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(x, 7, 3, false, "example.test");
+	flow_name(x, 7, NETNAME_MALFORMED + 1, false, "example.test");
+}
+
+/* MALFORMED, like NONE, is sent without a name and without the ECH flag. */
+static void h_malformed_with(struct fx *x, bool ech, const char *name)
+{
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(x, 7, NETNAME_MALFORMED, ech, name);
+}
+
+static void h_malformed_with_name(struct fx *x)
+{
+	h_malformed_with(x, false, "example.test");
+}
+
+static void h_malformed_with_ech(struct fx *x)
+{
+	h_malformed_with(x, true, "");
 }
 
 static void h_none_with_name(struct fx *x)
@@ -741,7 +765,9 @@ static const struct hostile hostile_rows[] = {
 	{ "a descriptor from boxy-net", true, h_descriptor },
 	{ "an over-long log line", true, h_log_too_long },
 	{ "a frame over the size cap", true, h_bad_frame },
-	{ "name kind 3", true, h_name_kind_3 },
+	{ "name kind 4", true, h_name_kind_4 },
+	{ "kind malformed with a name", true, h_malformed_with_name },
+	{ "kind malformed with the ECH flag", true, h_malformed_with_ech },
 	{ "kind none with a name", true, h_none_with_name },
 	{ "a refused flow closed twice", true, h_close_refused_twice },
 	{ "a refused flow closed with bytes", true, h_close_refused_bytes },
@@ -1021,6 +1047,122 @@ static void test_allowlist_dial(void **state)
 	fx_close(&x);
 }
 
+/*
+ * The naming bypasses: what boxy-net reports when the first bytes do not name
+ * the flow must be refused at net.sni with words that say why, and must not
+ * end the session (the payload's doing, not boxy-net's). Before the fix each
+ * of these arrived as NONE and was dialled on address and port alone.
+ */
+static void test_name_refusals(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t kind;
+		bool ech;
+		const char *name;
+		const char *words;
+	} rows[] = {
+		{ "malformed ClientHello or HTTP head (two Host headers)", NETNAME_MALFORMED,
+		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
+		{ "half a ClientHello when the gateway stopped waiting", NETNAME_MALFORMED,
+		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
+		{ "TLS without SNI", NETNAME_SNI, false, "",
+		  "TLS ClientHello without a server name" },
+		{ "ECH without SNI", NETNAME_SNI, true, "", "Encrypted ClientHello refused" },
+		{ "ECH with the right outer name", NETNAME_SNI, true, "example.test",
+		  "Encrypted ClientHello refused" },
+		{ "HTTP without Host", NETNAME_HOST, false, "", "HTTP request without a Host" },
+		{ "an IPv6 literal as Host", NETNAME_HOST, false, "::1",
+		  "malformed or incomplete ClientHello or HTTP request head" },
+	};
+	struct fx x;
+	uint32_t n;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint32_t id = 100 + (uint32_t)i;
+		const struct rec *r;
+		char *layer;
+		int fd;
+
+		flow_open(&x, id, 6, "127.0.0.1", 443);
+		assert_int_equal(read_verdict(&x, id, &layer, &fd), NETV_NEED_NAME);
+		free(layer);
+		recs_clear();
+		flow_name(&x, id, rows[i].kind, rows[i].ech, rows[i].name);
+		if (read_verdict(&x, id, &layer, &fd) != NETV_REFUSED)
+			fail_msg("row '%s': not refused", rows[i].what);
+		if (strcmp(layer, "net.sni") != 0)
+			fail_msg("row '%s': layer %s, want net.sni", rows[i].what, layer);
+		free(layer);
+		r = find_rec("tcp", "deny");
+		if (!r || strcmp(r->layer, "net.sni") != 0 || !r->detail ||
+		    strcmp(r->detail, rows[i].words) != 0)
+			fail_msg("row '%s': deny event '%s', want '%s'", rows[i].what,
+				 r && r->detail ? r->detail : "(none)", rows[i].words);
+		if (!broker_alive(x.b))
+			fail_msg("row '%s': the session's network was ended", rows[i].what);
+	}
+	fx_close(&x);
+}
+
+/* --pcap-max reaches boxy-net as NET_CONFIG's optional u64; unset, it is left out. */
+static void test_config_pcap_max(void **state)
+{
+	static const struct {
+		bool pcap;
+		uint64_t max;
+		bool sent;
+	} rows[] = {
+		{ true, 12345, true },          /* --pcap-max 12345 */
+		{ true, 1ull << 30, true },     /* runspec_finish's default, sent as given */
+		{ true, 0, false },             /* unset: boxy-net's own 1 GiB */
+		{ false, 12345, false },        /* no capture, nothing to limit */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct fx x;
+		struct broker_opts o = { 0 };
+		char servers[64], *err = NULL;
+		int sp[2];
+		struct wbuf w;
+		struct msg m;
+		struct rbuf r;
+
+		fx_open(&x, NET_PUBLIC);
+		broker_free(x.b);
+		x.rs.pcap_max = rows[i].max;
+		o.pcap = rows[i].pcap;
+		snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+		o.dns_servers = servers;
+		x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
+		assert_non_null(x.b);
+		close(x.net);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
+		x.net = sp[1];
+
+		wbuf_init(&w);
+		wire_put_u32(&w, NETPROTO_VERSION);
+		send_frame(&x, NET_HELLO, &w);
+		wbuf_free(&w);
+		recv_frame(&x, &m);
+		assert_int_equal(m.type, NET_CONFIG);
+		rbuf_init(&r, m.payload, m.len);
+		assert_int_equal(wire_get_u8(&r), NET_PUBLIC);
+		assert_int_equal(wire_get_u8(&r), rows[i].pcap ? NETCFG_PCAP : 0);
+		if (rows[i].sent)
+			assert_int_equal(wire_get_u64(&r), rows[i].max);
+		assert_true(wire_done(&r));
+		msg_free(&m);
+		fx_close(&x);
+	}
+}
+
 /* Public mode: no binding or name needed, private ranges still refused, UDP connected. */
 static void test_public(void **state)
 {
@@ -1258,6 +1400,8 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_dns),
 		cmocka_unit_test(test_allowlist_dial),
+		cmocka_unit_test(test_name_refusals),
+		cmocka_unit_test(test_config_pcap_max),
 		cmocka_unit_test(test_public),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_summary),

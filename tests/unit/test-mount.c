@@ -65,6 +65,52 @@ static void test_config_value(void **state)
 	}
 }
 
+/* Every value of a key, and subsections only when asked (includeIf.*.path). */
+static void test_config_values(void **state)
+{
+	static const struct {
+		const char *what, *text, *section, *key;
+		bool any_sub;
+		const char *want;       /* values joined with '|', NULL: none */
+	} rows[] = {
+		{ "include paths in order", "[include]\n\tpath = a\n\tpath = ../b\n",
+		  "include", "path", false, "a|../b" },
+		{ "includeIf with a condition", "[includeIf \"gitdir:~/w/\"]\n\tpath = ../.gitconfig\n",
+		  "includeIf", "path", true, "../.gitconfig" },
+		{ "includeIf over two sections", "[includeIf \"a\"]\npath=x\n[core]\npath=n\n"
+		  "[includeif \"b\"]\npath = \"y z\"\n", "includeIf", "path", true, "x|y z" },
+		{ "subsection refused without any_sub", "[include \"x\"]\n\tpath = a\n",
+		  "include", "path", false, NULL },
+		{ "old dotted subsection with any_sub", "[includeIf.x]\n\tpath = a\n",
+		  "includeIf", "path", true, "a" },
+		{ "prefix section is not includeIf", "[includeIfx \"a\"]\n\tpath = a\n",
+		  "includeIf", "path", true, NULL },
+		{ "hooksPath any case", "[core]\n\thookspath = .husky/_\n",
+		  "core", "hooksPath", false, ".husky/_" },
+		{ "none", "[core]\n\tbare = false\n", "core", "hooksPath", false, NULL },
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char **got = mount_git_config_values(rows[i].text, rows[i].section, rows[i].key,
+						     rows[i].any_sub);
+		char *joined = NULL;
+
+		for (size_t j = 0; got && got[j]; j++) {
+			char *n = joined ? xasprintf("%s|%s", joined, got[j]) : xstrdup(got[j]);
+
+			free(joined);
+			joined = n;
+		}
+		if (!rows[i].want && joined)
+			fail_msg("%s: want none, got \"%s\"", rows[i].what, joined);
+		if (rows[i].want && (!joined || strcmp(joined, rows[i].want) != 0))
+			fail_msg("%s: want \"%s\", got \"%s\"", rows[i].what, rows[i].want,
+				 joined ? joined : "(none)");
+		free(joined);
+		strv_free(got);
+	}
+}
+
 static void test_bool_true(void **state)
 {
 	static const struct { const char *in; bool want; } rows[] = {
@@ -83,6 +129,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_value),
+		cmocka_unit_test(test_config_values),
 		cmocka_unit_test(test_bool_true),
 	};
 

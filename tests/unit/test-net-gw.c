@@ -25,6 +25,7 @@
 
 #include "net-gw.h"
 #include "net-pcap.h"
+#include "netproto.h"
 #include "util.h"
 
 static const uint8_t sb_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -494,6 +495,127 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
 }
 
+/* ---- naming a held flow ------------------------------------------------------ */
+
+/*
+ * A ClientHello record: server_name host (NULL: none), the ECH extension if
+ * asked, and always supported_versions so the extension list is not empty.
+ */
+static size_t hello(uint8_t *b, const char *host, bool ech)
+{
+	size_t hl = host ? strlen(host) : 0, n = 0;
+	size_t ext_len = 7 + (host ? 9 + hl : 0) + (ech ? 6 : 0);
+	size_t body = 2 + 32 + 1 + 4 + 2 + 2 + ext_len;
+
+	b[n++] = 0x16; b[n++] = 3; b[n++] = 1;
+	b[n++] = (uint8_t)((body + 4) >> 8); b[n++] = (uint8_t)(body + 4);
+	b[n++] = 1; b[n++] = 0; b[n++] = (uint8_t)(body >> 8); b[n++] = (uint8_t)body;
+	b[n++] = 3; b[n++] = 3;
+	memset(b + n, 7, 32); n += 32;
+	b[n++] = 0;                                     /* session id */
+	b[n++] = 0; b[n++] = 2; b[n++] = 0x13; b[n++] = 0x01;
+	b[n++] = 1; b[n++] = 0;                         /* compression */
+	b[n++] = (uint8_t)(ext_len >> 8); b[n++] = (uint8_t)ext_len;
+	if (host) {
+		b[n++] = 0; b[n++] = 0;                 /* server_name */
+		b[n++] = (uint8_t)((hl + 5) >> 8); b[n++] = (uint8_t)(hl + 5);
+		b[n++] = (uint8_t)((hl + 3) >> 8); b[n++] = (uint8_t)(hl + 3);
+		b[n++] = 0; b[n++] = (uint8_t)(hl >> 8); b[n++] = (uint8_t)hl;
+		memcpy(b + n, host, hl); n += hl;
+	}
+	b[n++] = 0x00; b[n++] = 0x2b; b[n++] = 0; b[n++] = 3;   /* supported_versions */
+	b[n++] = 2; b[n++] = 0x03; b[n++] = 0x04;
+	if (ech) {
+		b[n++] = 0xfe; b[n++] = 0x0d; b[n++] = 0; b[n++] = 2; b[n++] = 0; b[n++] = 0;
+	}
+	return n;
+}
+
+enum hello_kind { H_TEXT, H_SNI, H_NO_SNI, H_ECH_NO_SNI, H_ECH_SNI };
+
+/*
+ * What a held flow is reported as. The bypass rows: each used to reach the
+ * broker as NONE, which policy allows on address and port alone.
+ */
+static void test_name_classify(void **state)
+{
+	static const struct {
+		const char *what;
+		enum hello_kind hk;
+		const char *text;       /* H_TEXT: the bytes */
+		size_t cut;             /* send only this many bytes (0: all) */
+		bool give_up;
+		int kind;               /* -1: wait */
+		const char *name;
+		bool ech;
+	} rows[] = {
+		{ "no byte yet: wait", H_TEXT, "", 0, false, -1, "", false },
+		{ "no byte at the timeout (ssh: the server speaks first)", H_TEXT, "", 0, true,
+		  NETNAME_NONE, "", false },
+		{ "SSH banner: neither TLS nor HTTP", H_TEXT, "SSH-2.0-OpenSSH_9.2\r\n", 0, false,
+		  NETNAME_NONE, "", false },
+		{ "ClientHello with SNI", H_SNI, NULL, 0, false, NETNAME_SNI,
+		  "registry.npmjs.org", false },
+		{ "half a ClientHello: wait", H_SNI, NULL, 20, false, -1, "", false },
+		{ "bypass: half a ClientHello at the timeout", H_SNI, NULL, 20, true,
+		  NETNAME_MALFORMED, "", false },
+		{ "bypass: one handshake byte at the timeout", H_SNI, NULL, 1, true,
+		  NETNAME_MALFORMED, "", false },
+		{ "bypass: TLS without SNI", H_NO_SNI, NULL, 0, false, NETNAME_SNI, "", false },
+		{ "bypass: ECH without SNI", H_ECH_NO_SNI, NULL, 0, false, NETNAME_SNI, "", true },
+		{ "ECH with an outer SNI", H_ECH_SNI, NULL, 0, false, NETNAME_SNI,
+		  "registry.npmjs.org", true },
+		{ "bypass: a ServerHello", H_TEXT, "\x16\x03\x01\x01\x10\x02", 0, false,
+		  NETNAME_MALFORMED, "", false },
+		{ "HTTP with Host", H_TEXT, "GET / HTTP/1.1\r\nHost: Registry.npmjs.org\r\n\r\n",
+		  0, false, NETNAME_HOST, "registry.npmjs.org", false },
+		{ "HTTP/1.0 without Host", H_TEXT, "GET / HTTP/1.0\r\n\r\n", 0, false,
+		  NETNAME_HOST, "", false },
+		{ "bypass: two Host headers", H_TEXT,
+		  "GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", 0, false,
+		  NETNAME_MALFORMED, "", false },
+		{ "half a request head: wait", H_TEXT, "GET / HTTP/1.1\r\nHost: a.te", 0, false,
+		  -1, "", false },
+		{ "bypass: half a request head at the timeout", H_TEXT,
+		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NETNAME_MALFORMED, "", false },
+	};
+	uint8_t b[1024];
+	char name[DNS_NAME_BUF];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n;
+		bool ech = !rows[i].ech;
+		int k;
+
+		switch (rows[i].hk) {
+		case H_TEXT:
+			n = strlen(rows[i].text);
+			memcpy(b, rows[i].text, n);
+			break;
+		case H_SNI:
+			n = hello(b, "registry.npmjs.org", false);
+			break;
+		case H_NO_SNI:
+			n = hello(b, NULL, false);
+			break;
+		case H_ECH_NO_SNI:
+			n = hello(b, NULL, true);
+			break;
+		default:
+			n = hello(b, "registry.npmjs.org", true);
+			break;
+		}
+		if (rows[i].cut)
+			n = rows[i].cut;
+		strcpy(name, "stale");
+		k = gw_name_classify(b, n, rows[i].give_up, name, &ech);
+		if (k != rows[i].kind || strcmp(name, rows[i].name) != 0 || ech != rows[i].ech)
+			fail_msg("%s: kind %d name '%s' ech %d, want %d '%s' %d", rows[i].what, k,
+				 name, ech, rows[i].kind, rows[i].name, rows[i].ech);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_name_classify),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "net-policy.h"
@@ -149,6 +150,26 @@ static const struct flow_row flow_rows[] = {
 	  false, false, NET_LAYER_SNI, NET_DENY_NO_HOST, 0, NULL, NULL },
 	{ "malformed ClientHello", 0, TCP, "104.16.0.34", 443, NET_NAME_MALFORMED, NULL, false, 0,
 	  false, false, NET_LAYER_SNI, NET_DENY_MALFORMED, 0, NULL, NULL },
+	{ "malformed HTTP head (two Host headers)", 0, TCP, "104.16.0.34", 80, NET_NAME_MALFORMED,
+	  NULL, false, 0, false, false, NET_LAYER_SNI, NET_DENY_MALFORMED, 0, NULL, NULL },
+	{ "ECH without SNI: refused as ECH", 0, TCP, "104.16.0.34", 443, NET_NAME_SNI, NULL, true,
+	  0, false, false, NET_LAYER_SNI, NET_DENY_ECH, 0, NULL, NULL },
+
+	/* no name on the wire (NONE): only a bound listed name on a port it may use */
+	{ "NONE to an unbound address", 0, TCP, "8.8.8.8", 443, NET_NAME_NONE, NULL, false, 0,
+	  false, false, NET_LAYER_DNS, NET_DENY_NO_BINDING, 0, NULL, NULL },
+	{ "NONE to an address bound only to an unlisted name", 0, TCP, "1.2.3.4", 443,
+	  NET_NAME_NONE, NULL, false, 0,
+	  false, false, NET_LAYER_DNS, NET_DENY_NO_BINDING, 0, NULL, NULL },
+	{ "NONE to a listed host on another host's port (nas:22 is not global)", 0, TCP,
+	  "104.16.0.34", 22, NET_NAME_NONE, NULL, false, 0,
+	  false, false, NET_LAYER_IP, NET_DENY_PORT, 0, NULL, NULL },
+	{ "NONE to a host with its own ports, on a default port", 0, TCP, "100.101.1.2", 443,
+	  NET_NAME_NONE, NULL, false, 0,
+	  false, false, NET_LAYER_IP, NET_DENY_PORT, 0, NULL, "100.64.0.0/10 (--tailscale)" },
+	{ "NONE to a host with its own ports, on --allow-port", 0, TCP, "100.101.1.2", 8080,
+	  NET_NAME_NONE, NULL, false, 0,
+	  false, false, NET_LAYER_IP, NET_DENY_PORT, 0, NULL, "100.64.0.0/10 (--tailscale)" },
 
 	/* bindings and ports */
 	{ "hardcoded public IP: no binding", 0, TCP, "8.8.8.8", 443, NET_NAME_PENDING, NULL,
@@ -389,6 +410,50 @@ static void test_filter(void **state)
 	assert_int_equal(net_policy_filter_addrs(&pol, a, NULL, 3, NULL, 0, NULL), 3);
 }
 
+/* The Landlock backstop's ports: every port any host may use, and 53; not runspec.ports. */
+static void test_landlock_ports(void **state)
+{
+	static uint16_t only22[] = { 22, 443 };
+	static uint16_t global[] = { 8080, 80 };
+	struct host_spec h[] = {
+		{ .name = "registry.npmjs.org" },
+		{ .name = "nas", .ports = only22, .nports = 2 },
+		{ .name = "db", .ports = db_ports, .nports = 1 },
+	};
+	struct net_policy p = { .mode = NET_ALLOWLIST, .hosts = h, .nhosts = 3,
+				.ports = global, .nports = 2 };
+	static const uint16_t want[] = { 80, 443, 8080, 22, 5432, 53 };
+	uint16_t *ports;
+	size_t n;
+
+	(void)state;
+	n = net_policy_landlock_ports(&p, &ports);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_memory_equal(ports, want, sizeof(want));
+	free(ports);
+	/* The policy still keeps the host ports to their hosts. */
+	assert_false(net_policy_port_ok(&p, "registry.npmjs.org", 22));
+	assert_false(net_policy_port_ok(&p, NULL, 5432));
+	assert_true(net_policy_port_ok(&p, "nas", 22));
+	/* No hosts, no --allow-port: the defaults and DNS. */
+	p.nhosts = 0;
+	p.nports = 0;
+	n = net_policy_landlock_ports(&p, &ports);
+	assert_int_equal(n, 3);
+	assert_int_equal(ports[0], 80);
+	assert_int_equal(ports[1], 443);
+	assert_int_equal(ports[2], 53);
+	free(ports);
+	/* Public and none: the policy restricts no port, so neither does Landlock. */
+	p.mode = NET_PUBLIC;
+	p.nports = 2;
+	assert_int_equal(net_policy_landlock_ports(&p, &ports), 0);
+	assert_null(ports);
+	p.mode = NET_NONE;
+	assert_int_equal(net_policy_landlock_ports(&p, &ports), 0);
+	assert_null(ports);
+}
+
 /* The policy borrows the runspec's lists. */
 static void test_from_runspec(void **state)
 {
@@ -481,6 +546,7 @@ static void test_read_name(void **state)
 	n = tiny_hello(b, "public.example", true);
 	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
 	assert_true(ech);
+	assert_string_equal(name, "public.example");
 }
 
 int main(void)
@@ -494,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_from_runspec),
 		cmocka_unit_test(test_read_name),
+		cmocka_unit_test(test_landlock_ports),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
