@@ -29,7 +29,7 @@
 
 #include "doctor.h"
 #include "json.h"
-#include "limits.h"
+#include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
 

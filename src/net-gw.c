@@ -39,8 +39,8 @@
 #include <unistd.h>
 #include <stdint.h>
 
-/* lwIP's arch.h typedefs ssize_t as int unless SSIZE_MAX is defined, and
- * <limits.h> here is boxy's own src/limits.h (the -I path shadows it). */
+/* lwIP's arch.h typedefs ssize_t as int unless SSIZE_MAX is defined. */
+#include <limits.h>
 #ifndef SSIZE_MAX
 #define SSIZE_MAX PTRDIFF_MAX
 #endif

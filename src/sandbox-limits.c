@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
 

@@ -42,7 +42,7 @@
 
 #include <linux/sched.h>
 
-#include "limits.h"
+#include "run-limits.h"
 #include "net-policy.h"
 #include "plan.h"
 #include "sandbox-env.h"

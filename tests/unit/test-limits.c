@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
 

@@ -1,10 +1,10 @@
 /*
- * limits.h — --memory, --pids, --cpus: cgroup v2 when the user has the
+ * run-limits.h — --memory, --pids, --cpus: cgroup v2 when the user has the
  * controllers delegated, otherwise the documented fallbacks, reported and
  * never faked. Parent side (runs in the caller, before clone).
  */
-#ifndef BOXY_LIMITS_H
-#define BOXY_LIMITS_H
+#ifndef BOXY_RUN_LIMITS_H
+#define BOXY_RUN_LIMITS_H
 
 #include <stdbool.h>
 #include <stdint.h>
