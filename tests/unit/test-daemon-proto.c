@@ -649,8 +649,11 @@ static void test_reply_flood(void **state)
 		      sent, before, after);
 	/* 200 000 replies of ~60 bytes would be 12 MB and more; a paused client costs ~1 MiB. */
 	assert_true(sent < 200000);
+#if !defined(__SANITIZE_ADDRESS__)
+	/* (Under AddressSanitizer, freed memory sits in its quarantine: RSS says nothing.) */
 	if (before > 0 && after > 0)
 		assert_true(after - before < 4096);
+#endif
 	assert_daemon_answers();
 	close(fd);
 	assert_daemon_answers();
@@ -717,8 +720,14 @@ static void test_no_descriptor_leaked(void **state)
 	int after;
 
 	(void)state;
-	usleep(200000);
-	after = count_fds(served_pid);
+	/* The daemon closes the earlier tests' clients from its loop: give it time (a
+	 * sanitizer build is slow), then compare. */
+	for (int i = 0; i < 30; i++) {
+		usleep(100000);
+		after = count_fds(served_pid);
+		if (after == fds_before)
+			break;
+	}
 	if (fds_before < 0 || after < 0) {
 		skip();
 		return;
