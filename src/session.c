@@ -168,6 +168,17 @@ void session_resume_output(struct session *s)
 		ev_io_start(s->srv->loop, &s->pty_w);
 }
 
+/* MSG_STARTED: the client is now bound to session s (run, attach or watch). */
+static void send_started(struct client *c, const struct session *s)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_str(&w, s->id);
+	client_send(c, MSG_STARTED, w.p, w.len);
+	wbuf_free(&w);
+}
+
 static void send_exit(struct client *c, int code, const char *reason)
 {
 	struct wbuf w;
@@ -388,14 +399,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 		s->pty_w.data = s;
 		ev_io_start(srv->loop, &s->pty_w);
 	}
-	{
-		struct wbuf w;
-
-		wbuf_init(&w);
-		wire_put_str(&w, s->id);
-		client_send(c, MSG_STARTED, w.p, w.len);
-		wbuf_free(&w);
-	}
+	send_started(c, s);
 	if (s->rs.detach) {
 		/* nothing: the client prints the id and leaves */
 	} else if (tty) {
@@ -459,14 +463,7 @@ void session_handle_attach(struct client *c, const struct msg *m)
 		s->attached->role = CLIENT_READY;
 		s->attached->session = NULL;
 	}
-	{
-		struct wbuf w;
-
-		wbuf_init(&w);
-		wire_put_str(&w, s->id);
-		client_send(c, MSG_STARTED, w.p, w.len);
-		wbuf_free(&w);
-	}
+	send_started(c, s);
 	c->role = CLIENT_ATTACHED;
 	c->session = s;
 	s->attached = c;
@@ -579,14 +576,7 @@ void session_handle_watch(struct client *c, const struct msg *m)
 		free(err);
 		return;
 	}
-	{
-		struct wbuf w;
-
-		wbuf_init(&w);
-		wire_put_str(&w, s->id);
-		client_send(c, MSG_STARTED, w.p, w.len);
-		wbuf_free(&w);
-	}
+	send_started(c, s);
 	c->role = CLIENT_WATCHING;
 	c->session = s;
 	session_snapshot(s, c);
