@@ -434,24 +434,38 @@ static char *get_prefix(const struct msg *m, struct rbuf *r)
 	return prefix;
 }
 
-void session_handle_attach(struct client *c, const struct msg *m)
+/*
+ * The running session a request names (prefix, taken), after every field of
+ * the request was read; NULL once the error reply has been sent.
+ */
+static struct session *requested_session(struct client *c, const struct rbuf *r, char *prefix,
+					 const char *what)
 {
-	struct rbuf r;
-	char *prefix = get_prefix(m, &r), *err = NULL;
 	struct session *s;
+	char *err = NULL;
 
-	if (!wire_done(&r) || !prefix) {
-		client_send_error(c, 2, "malformed attach request");
+	if (!wire_done(r) || !prefix) {
+		client_send_error(c, 2, "malformed %s request", what);
 		free(prefix);
-		return;
+		return NULL;
 	}
 	s = session_find(c->srv, prefix, &err);
 	free(prefix);
 	if (!s) {
 		client_send_error(c, 1, "%s", err);
 		free(err);
-		return;
 	}
+	return s;
+}
+
+void session_handle_attach(struct client *c, const struct msg *m)
+{
+	struct rbuf r;
+	char *prefix = get_prefix(m, &r);
+	struct session *s = requested_session(c, &r, prefix, "attach");
+
+	if (!s)
+		return;
 	if (s->pty < 0) {
 		client_send_error(c, 1, "session %.8s has no terminal to attach to (its stdin and "
 				  "stdout were not a terminal)", s->id);
@@ -482,22 +496,12 @@ void session_handle_attach(struct client *c, const struct msg *m)
 void session_handle_stop(struct client *c, const struct msg *m)
 {
 	struct rbuf r;
-	char *prefix = get_prefix(m, &r), *err = NULL, *words;
-	struct session *s;
+	char *prefix = get_prefix(m, &r), *words;
 	bool now = wire_get_u8(&r) != 0;
+	struct session *s = requested_session(c, &r, prefix, "stop");
 
-	if (!wire_done(&r) || !prefix) {
-		client_send_error(c, 2, "malformed stop request");
-		free(prefix);
+	if (!s)
 		return;
-	}
-	s = session_find(c->srv, prefix, &err);
-	free(prefix);
-	if (!s) {
-		client_send_error(c, 1, "%s", err);
-		free(err);
-		return;
-	}
 	if (now) {
 		event_audit(&s->sink, "session", "deny", "stop", "stopped with SIGKILL (boxy stop -k)");
 		sandbox_kill(s->sb);
