@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <ev.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,12 @@ int main(int argc, char **argv)
 	set_nonblock(FD_BROKER);
 	set_nonblock(FD_TAP);
 
+	/* Every TAP frame and upstream read becomes a pbuf of up to 64 KiB.
+	 * glibc's defaults hand such a heap back with brk() as soon as it is
+	 * freed and fault the pages in again for the next one; a steady heap
+	 * of a few MiB costs less than a page fault per 4 KiB moved. */
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
 	if (!loop)
 		return die("cannot create the event loop", NULL);

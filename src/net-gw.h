@@ -35,7 +35,17 @@
 #define GW_GATEWAY_V6   "fd00:b0c5::2"
 #define GW_PREFIX_V6    64
 #define GW_MAC          { 0x02, 0xb0, 0xc5, 0x00, 0x00, 0x02 }
-#define GW_MTU          1500
+/*
+ * tap0's MTU, and the gateway's. A virtual link has no wire to fragment
+ * for: large frames let the sandbox's kernel send 64 KiB segments (the
+ * MSS option in lwIP's SYN-ACK is raised to match, see gw_raise_synack_mss)
+ * and let lwIP send the same back, so a TAP read or write moves 40 times the
+ * bytes of a 1500-byte frame. Must equal SANDBOX_NET_MTU.
+ */
+#define GW_MTU          65520
+/* The largest TCP payload one frame carries, per family. */
+#define GW_MSS_V4       (GW_MTU - 40)
+#define GW_MSS_V6       (GW_MTU - 60)
 
 #define GW_ETH_HLEN     14
 #define GW_ETH_ARP      0x0806
@@ -122,6 +132,20 @@ size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
  */
 int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
 		     bool *ech);
+
+/*
+ * The MSS option of a TCP header (tcp: len bytes from the TCP header on),
+ * or 0 when it has none or the header is malformed. Pure.
+ */
+uint16_t gw_tcp_mss_option(const uint8_t *tcp, size_t len);
+
+/*
+ * lwIP advertises its compiled-in TCP_MSS (1460) in every SYN-ACK. For a
+ * SYN-ACK frame going to the sandbox, raise that option to the link's
+ * MSS (GW_MSS_V4/V6) and fix the checksum; any other frame is left alone.
+ * Returns true when the frame was changed. Pure.
+ */
+bool gw_raise_synack_mss(uint8_t *frame, size_t len);
 
 /* Internet checksum of a buffer, folded, with a starting sum (pure). */
 uint16_t gw_checksum(const void *p, size_t len, uint32_t sum);

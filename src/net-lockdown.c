@@ -22,6 +22,7 @@
 #include <seccomp.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -113,6 +114,14 @@ static int lockdown_seccomp(char **err)
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
 				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	/* libev recreates its epoll set when epoll reports an event under a
+	 * stale registration (an upstream socket closed and its number reused
+	 * within one wait): epoll_fork() closes the old set and calls
+	 * epoll_create1(EPOLL_CLOEXEC). A new epoll instance grants nothing;
+	 * denying it killed boxy-net under a burst of short connections. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(epoll_create1), 1,
+				      SCMP_A0(SCMP_CMP_EQ, EPOLL_CLOEXEC));
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <errno.h>
 #include <signal.h>
@@ -461,7 +462,8 @@ static void test_pcap_write_error(void **state)
 
 /* ---- lockdown -------------------------------------------------------------------- */
 
-enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC };
+enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
+	       TRY_EPOLL_PLAIN };
 
 /* Lock a child down, try one thing; return how the child ended (exit code or -signal). */
 static int locked_child(enum attempt what)
@@ -491,6 +493,10 @@ static int locked_child(enum attempt what)
 		case TRY_MMAP_EXEC:
 			_exit(mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 				   -1, 0) == MAP_FAILED ? 93 : 92);
+		case TRY_EPOLL_CLOEXEC:         /* what libev's epoll_fork() calls */
+			_exit(epoll_create1(EPOLL_CLOEXEC) >= 0 ? 0 : 93);
+		case TRY_EPOLL_PLAIN:
+			_exit(epoll_create1(0) >= 0 ? 92 : 93);
 		}
 		_exit(94);
 	}
@@ -506,6 +512,133 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_OPEN), -SIGSYS);
 	assert_int_equal(locked_child(TRY_EXEC), -SIGSYS);
 	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
+	assert_int_equal(locked_child(TRY_EPOLL_CLOEXEC), 0);
+	assert_int_equal(locked_child(TRY_EPOLL_PLAIN), -SIGSYS);
+}
+
+/* ---- the MSS option ---------------------------------------------------------- */
+
+struct mss_row {
+	const char *what;
+	uint8_t doff;                   /* data offset, in words */
+	uint8_t opts[20];
+	size_t len;                     /* bytes given to the parser */
+	uint16_t want;
+};
+
+static const struct mss_row mss_rows[] = {
+	{ "MSS first", 6, { 2, 4, 0x05, 0xb4 }, 24, 1460 },
+	{ "after NOPs and window scale", 8, { 1, 1, 3, 3, 7, 2, 4, 0xff, 0xc8 }, 32, 65480 },
+	{ "no options", 5, { 0 }, 20, 0 },
+	{ "end of options before it", 6, { 0, 2, 4, 5 }, 24, 0 },
+	{ "length 3 is not an MSS", 6, { 2, 3, 5, 0 }, 24, 0 },
+	{ "an option running past the header", 6, { 1, 8, 40, 0 }, 24, 0 },
+	{ "zero-length option", 6, { 8, 0, 2, 4 }, 24, 0 },
+	{ "MSS cut by the header's end", 6, { 1, 1, 2, 4 }, 24, 0 },
+	{ "data offset under 5", 4, { 2, 4, 5, 0xb4 }, 24, 0 },
+	{ "data offset past the bytes", 8, { 2, 4, 5, 0xb4 }, 24, 0 },
+	{ "shorter than a header", 5, { 0 }, 19, 0 },
+};
+
+static void test_mss_option(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(mss_rows); i++) {
+		const struct mss_row *r = &mss_rows[i];
+		uint8_t tcp[40] = { 0 };
+
+		tcp[12] = (uint8_t)(r->doff << 4);
+		memcpy(tcp + 20, r->opts, sizeof(r->opts));
+		if (gw_tcp_mss_option(tcp, r->len) != r->want)
+			fail_msg("%s: got %u, want %u", r->what, gw_tcp_mss_option(tcp, r->len),
+				 r->want);
+	}
+}
+
+/* A TCP segment from the gateway with the MSS option, its checksum set; returns the frame length. */
+static size_t segment(uint8_t *f, bool v6, uint8_t flags, uint16_t mss)
+{
+	size_t n = v6 ? ipv6(f, "2001:db8::1", "fd00:b0c5::15", 6) :
+			ipv4(f, "93.184.216.34", "10.0.2.15", 6);
+	size_t iplen = v6 ? 40 : 20;
+	uint8_t *ip = f + 14, *tcp = ip + iplen;
+	uint32_t sum = 0;
+
+	/* Four bytes of options after the 20-byte header. */
+	tcp[12] = 6 << 4;
+	tcp[13] = flags;
+	tcp[20] = 2;
+	tcp[21] = 4;
+	tcp[22] = (uint8_t)(mss >> 8);
+	tcp[23] = (uint8_t)mss;
+	n += 4;
+	if (v6) {
+		ip[5] = 24;
+		for (int i = 8; i < 40; i += 2)
+			sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	} else {
+		ip[3] = 44;
+		for (int i = 12; i < 20; i += 2)
+			sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	}
+	tcp[16] = tcp[17] = 0;
+	sum += 6 + 24;
+	{
+		uint16_t c = gw_checksum(tcp, 24, sum);
+
+		tcp[16] = (uint8_t)(c >> 8);
+		tcp[17] = (uint8_t)c;
+	}
+	return n;
+}
+
+/* True when the segment's TCP checksum verifies. */
+static bool segment_sum_ok(const uint8_t *f, bool v6)
+{
+	const uint8_t *ip = f + 14, *tcp = ip + (v6 ? 40 : 20);
+	uint32_t sum = 6 + 24;
+
+	for (int i = v6 ? 8 : 12; i < (v6 ? 40 : 20); i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	return gw_checksum(tcp, 24, sum) == 0;
+}
+
+static void check_raise(bool v6)
+{
+	uint8_t f[128], before[128];
+	size_t n = segment(f, v6, GW_TCP_SYN | GW_TCP_ACK, 1460), iplen = v6 ? 40 : 20;
+	const uint8_t *tcp = f + 14 + iplen;
+
+	assert_true(segment_sum_ok(f, v6));
+	assert_true(gw_raise_synack_mss(f, n));
+	assert_int_equal(gw_tcp_mss_option(tcp, 24), v6 ? GW_MSS_V6 : GW_MSS_V4);
+	assert_true(segment_sum_ok(f, v6));             /* the checksum was fixed, not broken */
+	assert_false(gw_raise_synack_mss(f, n));        /* already raised: left alone */
+
+	/* Not a SYN-ACK, or not TCP, or cut short: unchanged. */
+	static const uint8_t other[] = { GW_TCP_SYN, GW_TCP_ACK, GW_TCP_SYN | GW_TCP_ACK | GW_TCP_RST };
+
+	for (size_t i = 0; i < ARRAY_SIZE(other); i++) {
+		n = segment(f, v6, other[i], 1460);
+		memcpy(before, f, n);
+		assert_false(gw_raise_synack_mss(f, n));
+		assert_memory_equal(f, before, n);
+	}
+	n = segment(f, v6, GW_TCP_SYN | GW_TCP_ACK, 1460);
+	memcpy(before, f, n);
+	assert_false(gw_raise_synack_mss(f, 14 + iplen + 19));
+	assert_memory_equal(f, before, n);
+	f[14 + (v6 ? 6 : 9)] = 17;                      /* UDP */
+	memcpy(before, f, n);
+	assert_false(gw_raise_synack_mss(f, n));
+	assert_memory_equal(f, before, n);
+}
+
+static void test_raise_synack_mss(void **state)
+{
+	(void)state;
+	check_raise(false);
+	check_raise(true);
 }
 
 /* ---- naming a held flow ------------------------------------------------------ */
@@ -640,6 +773,8 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_mss_option),
+		cmocka_unit_test(test_raise_synack_mss),
 		cmocka_unit_test(test_name_classify),
 	};
 
