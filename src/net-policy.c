@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -96,13 +97,44 @@ static bool host_match(const char *pattern, const char *name)
 	return nl > pl && strcmp(name + nl - pl, pattern + 1) == 0;
 }
 
-/* Is the name listed? */
-bool net_policy_host_listed(const struct net_policy *p, const char *name)
+/* Is the name listed by an entry of its own (exactly or by wildcard)? */
+static bool host_listed_directly(const struct net_policy *p, const char *name)
 {
 	for (size_t i = 0; i < p->nhosts; i++)
 		if (host_match(p->hosts[i].name, name))
 			return true;
 	return false;
+}
+
+/* The listed bare name LABEL.SUFFIX stands for under --tailscale (see the header). */
+const char *net_policy_tailnet_alias(const struct net_policy *p, const char *name)
+{
+	size_t nl, sl, ll;
+
+	if (!p->tailscale || p->tailnet == NULL || !p->tailnet[0] || name == NULL)
+		return NULL;
+	nl = strlen(name);
+	sl = strlen(p->tailnet);
+	/* At least one character of label, then the dot boundary, then the suffix. */
+	if (nl < sl + 2 || name[nl - sl - 1] != '.' || strcmp(name + nl - sl, p->tailnet) != 0)
+		return NULL;
+	ll = nl - sl - 1;
+	if (memchr(name, '.', ll) != NULL)
+		return NULL;    /* only what a search domain completes: one label */
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const char *h = p->hosts[i].name;
+
+		/* An exact entry only: a "*." pattern never matches a single label anyway. */
+		if (h != NULL && strlen(h) == ll && memcmp(h, name, ll) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+/* Is the name listed? */
+bool net_policy_host_listed(const struct net_policy *p, const char *name)
+{
+	return host_listed_directly(p, name) || net_policy_tailnet_alias(p, name) != NULL;
 }
 
 /* Is port in the list? */
@@ -162,6 +194,8 @@ size_t net_policy_landlock_ports(const struct net_policy *p, uint16_t **ports)
  */
 bool net_policy_port_ok(const struct net_policy *p, const char *name, uint16_t port)
 {
+	const char *alias;
+
 	if (port == 0)
 		return false;
 	if (name == NULL)
@@ -174,7 +208,9 @@ bool net_policy_port_ok(const struct net_policy *p, const char *name, uint16_t p
 		if (h->nports ? port_in(h->ports, h->nports, port) : global_port_ok(p, port))
 			return true;
 	}
-	return false;
+	/* nas.SUFFIX is the listed nas: its ports too (the alias is a bare label, no recursion). */
+	alias = net_policy_tailnet_alias(p, name);
+	return alias != NULL && net_policy_port_ok(p, alias, port);
 }
 
 /* Fills a denial and returns false. */
@@ -197,12 +233,37 @@ static bool allow(struct net_verdict *v, const char *layer, const char *host)
 	return true;
 }
 
+/*
+ * Is name bound to the address? Under the tailnet alias rule "nas" and
+ * "nas.SUFFIX" are one name: the answer to either binds both, which is what
+ * lets curl http://nas/ send "Host: nas" over an address its resolver got by
+ * asking nas.SUFFIX (the search domain), and the other way round.
+ */
+static bool name_bound(const struct net_policy *p, const struct net_bind *binds,
+		       const struct net_addr *dst, const char *name, uint64_t now_ms)
+{
+	char twin[DNS_NAME_BUF];
+	const char *alias;
+
+	if (net_bind_has(binds, dst, name, now_ms))
+		return true;
+	alias = net_policy_tailnet_alias(p, name);
+	if (alias != NULL)
+		return net_bind_has(binds, dst, alias, now_ms);
+	/* name may itself be the bare label: its twin is LABEL.SUFFIX. */
+	if (!p->tailscale || p->tailnet == NULL || strchr(name, '.') != NULL ||
+	    (size_t)snprintf(twin, sizeof(twin), "%s.%s", name, p->tailnet) >= sizeof(twin) ||
+	    net_policy_tailnet_alias(p, twin) == NULL)
+		return false;
+	return net_bind_has(binds, dst, twin, now_ms);
+}
+
 /* Is name permitted for this flow: listed, its port allowed, bound to the address? */
 static bool name_fits(const struct net_policy *p, const struct net_bind *binds,
 		      const struct net_flow *f, const char *name, uint64_t now_ms)
 {
 	return net_policy_host_listed(p, name) && net_policy_port_ok(p, name, f->port) &&
-	       net_bind_has(binds, &f->dst, name, now_ms);
+	       name_bound(p, binds, &f->dst, name, now_ms);
 }
 
 /* The decision (see the header for the order). */
@@ -284,6 +345,7 @@ bool net_policy_decide(const struct net_policy *p, const struct net_bind *binds,
 bool net_policy_resolve(const struct net_policy *p, const char *name, struct net_verdict *v)
 {
 	char norm[DNS_NAME_BUF];
+	const char *alias;
 
 	memset(v, 0, sizeof(*v));
 	v->layer = NET_LAYER_DNS;
@@ -297,6 +359,10 @@ bool net_policy_resolve(const struct net_policy *p, const char *name, struct net
 	for (size_t i = 0; i < p->nhosts; i++)
 		if (host_match(p->hosts[i].name, name))
 			return allow(v, NET_LAYER_DNS, p->hosts[i].name);
+	/* "nas.SUFFIX" is what the search domain makes of a listed "nas". */
+	alias = net_policy_tailnet_alias(p, name);
+	if (alias != NULL)
+		return allow(v, NET_LAYER_DNS, alias);
 	return deny(v, NET_LAYER_DNS, NET_DENY_NAME);
 }
 

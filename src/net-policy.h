@@ -14,7 +14,8 @@
  *   2. net.ip: UDP/443 in allowlist mode (QUIC hides the name);
  *   3. public mode: allowed, subject only to --allow-port if given;
  *   4. net.dns: allowlist mode needs a live binding of the address to a
- *      permitted name, and the port allowed for that name;
+ *      permitted name, and the port allowed for that name (with --tailscale
+ *      "nas" and "nas.SUFFIX" count as one name: net_policy_tailnet_alias);
  *   5. net.sni: for TCP, the TLS SNI or HTTP Host must be a permitted name
  *      bound to that address, and ECH is refused. The gateway calls once at
  *      SYN time (name pending: a provisional allow that says a name is
@@ -47,6 +48,8 @@ struct net_policy {
 	const struct cidr *cidrs;
 	size_t ncidrs;
 	bool tailscale;
+	const char *tailnet;            /* --tailscale's MagicDNS suffix, canonical; NULL when
+					 * unknown (not from the runspec: the broker sets it) */
 };
 
 enum net_proto {
@@ -123,14 +126,30 @@ void net_policy_from_runspec(struct net_policy *p, const struct runspec *rs);
 bool net_policy_decide(const struct net_policy *p, const struct net_bind *binds,
 		       const struct net_flow *f, uint64_t now_ms, struct net_verdict *v);
 
-/* May the sandbox resolve name? public: any valid name; allowlist: listed or
- * matching a "*.suffix" entry; none: nothing. Layer net.dns. */
+/* May the sandbox resolve name? public: any valid name; allowlist: listed,
+ * matching a "*.suffix" entry, or a tailnet alias of a listed name
+ * (net_policy_tailnet_alias); none: nothing. Layer net.dns. */
 bool net_policy_resolve(const struct net_policy *p, const char *name, struct net_verdict *v);
 
-/* Does the allowlist name this host (exactly, or through a "*." wildcard)? */
+/* Does the allowlist name this host (exactly, through a "*." wildcard, or as
+ * the tailnet alias of a listed name)? */
 bool net_policy_host_listed(const struct net_policy *p, const char *name);
 
-/* Is port allowed for name (NULL: for any connection, by the global list)? */
+/*
+ * The tailnet alias rule. With --tailscale and a known MagicDNS suffix the
+ * suffix is the sandbox's search domain, so a payload that asks for a bare
+ * "nas" has its resolver ask "nas.SUFFIX" first. When name is LABEL.SUFFIX
+ * (exactly one label, then a dot, then the whole suffix) and LABEL is an
+ * allowlist entry of its own, returns that entry's name ("nas"): the two
+ * names are the same host, with the same ports, and an address bound to
+ * either is bound to both. NULL otherwise: no --tailscale, no suffix, more
+ * than one label in front, no dot boundary ("evilnas.SUFFIX" is not "nas"),
+ * or LABEL not listed.
+ */
+const char *net_policy_tailnet_alias(const struct net_policy *p, const char *name);
+
+/* Is port allowed for name (NULL: for any connection, by the global list)?
+ * A tailnet alias has the union of its own entries' ports and its label's. */
 bool net_policy_port_ok(const struct net_policy *p, const char *name, uint16_t port);
 
 /*

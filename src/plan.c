@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net-dns.h"
 #include "plan.h"
 #include "util.h"
 
@@ -53,7 +54,8 @@ enum plan_tag {
 	TAG_PORTS,
 	TAG_LANDLOCK_ABI,
 	TAG_NEW_SESSION,
-	TAG_LAST = TAG_NEW_SESSION,
+	TAG_DNS_SEARCH,         /* optional: absent means no search line */
+	TAG_LAST = TAG_DNS_SEARCH,
 };
 
 /* Fields a plan cannot be run without. */
@@ -79,6 +81,7 @@ void plan_free(struct plan *p)
 	free(p->home);
 	free(p->user);
 	free(p->hostname);
+	free(p->dns_search);
 	for (size_t i = 0; i < p->nmounts; i++) {
 		free(p->mounts[i].src);
 		free(p->mounts[i].dst);
@@ -266,6 +269,7 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 	}
 	field_u32(&b, TAG_LANDLOCK_ABI, (uint32_t)(p->landlock_abi < 0 ? 0 : p->landlock_abi));
 	field_bool(&b, TAG_NEW_SESSION, p->new_session);
+	field_str(&b, TAG_DNS_SEARCH, p->dns_search);
 
 	if (b.overflow) {
 		free(b.data);
@@ -351,6 +355,20 @@ static bool cur_str(struct cursor *c, char **out)
 	return cur_u32(c, &n) && cur_bytes_str(c, n, out);
 }
 
+/*
+ * The search domain ends up as a line of the sandbox's /etc/resolv.conf, so
+ * it must be exactly a DNS name in canonical form (dns_name_normalize's
+ * alphabet: lower-case letters, digits, '-' and '_'; labels of 1-63 joined
+ * by single dots; at most 253 in all; no trailing dot).
+ * A newline or a space could otherwise add a nameserver line of its own.
+ */
+static bool plan_dns_name_ok(const char *s)
+{
+	char norm[DNS_NAME_BUF];
+
+	return dns_name_normalize(s, strlen(s), norm) == 0 && strcmp(norm, s) == 0;
+}
+
 /* Decode the value of one field (c covers exactly the field's bytes). */
 static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, char **err)
 {
@@ -377,6 +395,11 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 		break;
 	case TAG_HOSTNAME:
 		str = &p->hostname;
+		break;
+	case TAG_DNS_SEARCH:
+		if (c->left > DNS_NAME_MAX)
+			return set_err(err, "plan: the DNS search domain is too long");
+		str = &p->dns_search;
 		break;
 	case TAG_UID:
 	case TAG_GID:
@@ -462,6 +485,8 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 			return set_err(err, "plan: relative path in field %d", (int)tag);
 		if (tag == TAG_HOSTNAME && strlen(*str) > PLAN_MAX_HOST)
 			return set_err(err, "plan: hostname too long");
+		if (tag == TAG_DNS_SEARCH && !plan_dns_name_ok(*str))
+			return set_err(err, "plan: the DNS search domain is not a DNS name");
 	}
 	if (strv) {
 		/* Each entry needs at least its 4-byte length: bound the count, then allocate. */

@@ -30,6 +30,9 @@ struct plan {
 	bool allow_git_write;
 
 	enum net_mode net;
+	char *dns_search;           /* the search line of the sandbox's /etc/resolv.conf: --tailscale's
+				     * MagicDNS suffix ("tail0a1b2.ts.net"), a lower-case DNS name
+				     * without a trailing dot; NULL for none (always under --net none) */
 	enum seccomp_mode seccomp;
 	bool tty;                   /* expose /dev/tty and a devpts */
 	bool foreground;            /* stdin is the caller's terminal: give the payload its foreground */

@@ -9,7 +9,12 @@
  * host's own programs would) and reports each address's TTL. Search domains
  * are switched off: the sandbox's own resolver library already expanded the
  * name it asks for, and expanding it again here could resolve a permitted
- * short name to an unpermitted long one.
+ * short name to an unpermitted long one. The one exception is the tailnet's:
+ * with --tailscale a single-label name ("nas") is asked of MagicDNS as
+ * nas.SUFFIX first, and of the host's resolver as it is only when MagicDNS
+ * says NXDOMAIN, which is what the suffix as the sandbox's search domain
+ * would make the sandbox's own resolver do. The answer is the short name's:
+ * the broker binds it to "nas", the name the user permitted.
  */
 #include <config.h>
 
@@ -50,6 +55,8 @@ struct rquery {
 	void (*cb)(void *arg, int rcode, const struct net_addr *addrs, const uint32_t *ttls,
 		   size_t n);
 	void *arg;
+	char *bare;                 /* asked as BARE.SUFFIX: ask BARE upstream on NXDOMAIN */
+	struct ares_addrinfo_hints hints;
 };
 
 struct resolver {
@@ -267,7 +274,20 @@ static void resolver_done(void *arg, int status, int timeouts, struct ares_addri
 	if (r->freeing || status == ARES_EDESTRUCTION || status == ARES_ECANCELLED) {
 		if (res)
 			ares_freeaddrinfo(res);
+		free(q->bare);
 		free(q);
+		return;
+	}
+	if (q->bare && status == ARES_ENOTFOUND) {
+		/* Not a tailnet machine: the name as the sandbox asked, upstream. */
+		char *bare = q->bare;
+
+		if (res)
+			ares_freeaddrinfo(res);
+		q->bare = NULL;
+		r->pending++;
+		ares_getaddrinfo(r->main.ch, bare, NULL, &q->hints, resolver_done, q);
+		free(bare);
 		return;
 	}
 	switch (status) {
@@ -305,6 +325,7 @@ static void resolver_done(void *arg, int status, int timeouts, struct ares_addri
 	if (res)
 		ares_freeaddrinfo(res);
 	q->cb(q->arg, rcode, addrs, ttls, n);
+	free(q->bare);
 	free(q);
 }
 
@@ -313,26 +334,34 @@ int resolver_query(struct resolver *r, const char *name, int family,
 			      const uint32_t *ttls, size_t n),
 		   void *arg)
 {
-	struct ares_addrinfo_hints h;
 	struct rquery *q;
 	struct channel *c;
+	char *full = NULL;
 
 	if (family != AF_INET && family != AF_INET6) {
 		errno = EAFNOSUPPORT;
 		return -1;
 	}
 	c = in_tailnet(r, name) ? &r->tailnet : &r->main;
-	memset(&h, 0, sizeof(h));
-	h.ai_family = family;
-	h.ai_socktype = SOCK_STREAM;
-	h.ai_flags = ARES_AI_NOSORT;
+	/* A bare "nas" under --tailscale: the tailnet's nas.SUFFIX first (see the top). */
+	if (r->suffix && name[0] && !strchr(name, '.') &&
+	    strlen(name) + 1 + strlen(r->suffix) < DNS_NAME_BUF) {
+		full = xasprintf("%s.%s", name, r->suffix);
+		c = &r->tailnet;
+	}
 	q = xcalloc(1, sizeof(*q));
 	q->r = r;
 	q->cb = cb;
 	q->arg = arg;
+	q->hints.ai_family = family;
+	q->hints.ai_socktype = SOCK_STREAM;
+	q->hints.ai_flags = ARES_AI_NOSORT;
+	if (full)
+		q->bare = xstrdup(name);
 	r->pending++;
 	/* May call resolver_done at once (an /etc/hosts hit): q is owned by it from here. */
-	ares_getaddrinfo(c->ch, name, NULL, &h, resolver_done, q);
+	ares_getaddrinfo(c->ch, full ? full : name, NULL, &q->hints, resolver_done, q);
+	free(full);
 	resolver_rearm(r);
 	return 0;
 }

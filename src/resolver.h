@@ -6,7 +6,8 @@
  * host's /etc/hosts and resolv.conf (search domains are not applied: the
  * sandbox asks for exact names). With --tailscale, names under the
  * tailnet's MagicDNS suffix go to 100.100.100.100 instead, which the
- * daemon can reach from the host and the sandbox never can.
+ * daemon can reach from the host and the sandbox never can, and so does a
+ * single-label name, as NAME.SUFFIX (upstream as NAME only on NXDOMAIN).
  *
  * The resolver returns addresses and TTLs only; policy (the rebinding
  * filter, bindings, events) is the broker's.

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "sandbox-mount.h"
+#include "sandbox-net.h"
 #include "sandbox-stages.h"
 #include "util.h"
 
@@ -665,9 +666,16 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 	files[nfiles].name = "hosts", files[nfiles++].text = hosts;
 	files[nfiles].name = "hostname", files[nfiles++].text = hostname;
 	files[nfiles].name = "machine-id", files[nfiles++].text = xstrdup(machine_id);
-	/* The gateway answers DNS once the network exists; under --net none
-	 * nothing listens there and lookups fail fast, which is the point. */
-	files[nfiles].name = "resolv.conf", files[nfiles++].text = xstrdup("nameserver 10.0.2.2\n");
+	/*
+	 * The gateway answers DNS once the network exists, at both its addresses,
+	 * and --tailscale's MagicDNS suffix is the search domain, so a bare "nas"
+	 * is asked as nas.SUFFIX first, as on the host. Under --net none nothing
+	 * listens at 10.0.2.2 and lookups fail fast, which is the point.
+	 */
+	files[nfiles].name = "resolv.conf";
+	files[nfiles++].text = p->net == NET_PUBLIC || p->net == NET_ALLOWLIST ?
+			       sandbox_net_resolv_conf(p->dns_search) :
+			       xstrdup("nameserver 10.0.2.2\n");
 	files[nfiles].name = "nsswitch.conf", files[nfiles++].text = xstrdup(
 		"passwd: files\ngroup: files\nshadow: files\ngshadow: files\n"
 		"hosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n"

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net-dns.h"
 #include "sandbox-net.h"
 #include "util.h"
 
@@ -252,9 +253,12 @@ out:
 
 char *sandbox_net_resolv_conf(const char *search)
 {
-	/* A search suffix is a validated DNS name by now; refuse to write anything else. */
-	if (search && (!search[0] || strspn(search, "abcdefghijklmnopqrstuvwxyz0123456789.-_") !=
-		       strlen(search)))
+	char norm[DNS_NAME_BUF];
+
+	/* The suffix is a validated DNS name by now (plan_decode); a line is never written
+	 * for anything else, so no text can smuggle a directive of its own in. */
+	if (search && (dns_name_normalize(search, strlen(search), norm) < 0 ||
+		       strcmp(norm, search) != 0))
 		search = NULL;
 	return xasprintf("# boxy: every DNS query leaves through boxy's resolver\n"
 			 "nameserver %s\nnameserver %s\n%s%s%s",

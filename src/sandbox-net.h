@@ -28,7 +28,7 @@
 #define SANDBOX_NET_ADDR6     "fd00:b0c5::15"
 #define SANDBOX_NET_GW6       "fd00:b0c5::2"
 #define SANDBOX_NET_PREFIX6   64
-#define SANDBOX_NET_MTU       1500
+#define SANDBOX_NET_MTU       65520  /* = GW_MTU (net-gw.h explains why so large) */
 
 /* Create the TAP device name (IFF_TAP | IFF_NO_PI). Returns its fd (O_CLOEXEC), or -1 with *err. */
 int sandbox_net_tap_create(const char *name, char **err);
@@ -45,9 +45,10 @@ int sandbox_net_configure(const char *name, unsigned mtu, char **err);
  * The sandbox's /etc/resolv.conf text (malloc'd): the gateway's addresses
  * (boxy-net answers DNS on port 53 at any address, these are simply the
  * ones that always route) and, with --tailscale, the MagicDNS suffix as the
- * search domain (search NULL: none). For the mount stage, which must put it
- * over /etc/resolv.conf: the host's file may name 127.0.0.53, which inside
- * the sandbox's own network namespace is nobody.
+ * search domain (search NULL, or anything but a canonical DNS name: no search
+ * line). The mount stage writes it as the sandbox's /etc/resolv.conf for
+ * --net public and allowlist: the host's file may name 127.0.0.53, which
+ * inside the sandbox's own network namespace is nobody.
  */
 char *sandbox_net_resolv_conf(const char *search);
 

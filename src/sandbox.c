@@ -137,6 +137,16 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		return -1;
 	plan->allow_git_write = rs->allow_git_write;
 	plan->net = rs->net;
+	/* Only a networked run has a resolver to search with; the name is checked here so
+	 * that a bad one is the caller's error, not a stage failure (plan_decode checks again). */
+	if (ctx->dns_search && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		char norm[DNS_NAME_BUF];
+
+		if (dns_name_normalize(ctx->dns_search, strlen(ctx->dns_search), norm) < 0 ||
+		    strcmp(norm, ctx->dns_search) != 0)
+			return set_err(err, _("invalid DNS search domain"));
+		plan->dns_search = xstrdup(norm);
+	}
 	plan->seccomp = rs->seccomp == SECCOMP_UNSET ? SECCOMP_STRICT : rs->seccomp;
 	plan->tty = rs->tty;
 	plan->foreground = ctx->foreground;

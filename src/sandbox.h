@@ -33,6 +33,10 @@ struct sandbox_ctx {
 				     * controlling terminal (setsid + TIOCSCTTY in stage 2) */
 	const struct event_sink *events;        /* policy decisions; may be NULL */
 	const char *session;        /* id stamped on events; may be NULL */
+	const char *dns_search;     /* --tailscale's MagicDNS suffix, which becomes the search line
+				     * of the sandbox's /etc/resolv.conf (a networked run only);
+				     * NULL for none. Looked up by the caller before the start: the
+				     * mount stage writes /etc before any network exists */
 };
 
 struct sandbox;

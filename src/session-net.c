@@ -30,10 +30,28 @@ static void net_event(struct session *s, const char *verdict, const char *detail
 	event_audit(&s->sink, "net", verdict, "network", detail);
 }
 
-void session_net_start(struct session *s)
+char *session_net_tailnet(struct session *s)
+{
+	char *err = NULL, *suffix, *words;
+
+	if (!s->rs.tailscale || (s->rs.net != NET_PUBLIC && s->rs.net != NET_ALLOWLIST))
+		return NULL;
+	suffix = resolver_tailscale_suffix(NULL, &err);
+	if (!suffix) {
+		/* The ranges still apply; only MagicDNS is lost, and that is said. */
+		words = xasprintf("--tailscale: MagicDNS is unavailable (%s); tailnet "
+				  "names will not resolve, the tailnet ranges are still open", err);
+		net_event(s, "degraded", words);
+		free(words);
+		free(err);
+	}
+	return suffix;
+}
+
+void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
-	char *err = NULL, *suffix = NULL, *path = NULL, *words;
+	char *err = NULL, *path = NULL, *words;
 	struct broker *b = NULL;
 	int tap = -1;
 
@@ -44,20 +62,7 @@ void session_net_start(struct session *s)
 		err = xstrdup("the sandbox handed over no TAP device");
 		goto fail;
 	}
-	if (s->rs.tailscale) {
-		suffix = resolver_tailscale_suffix(NULL, &err);
-		if (!suffix) {
-			/* The ranges still apply; only MagicDNS is lost, and that is said. */
-			words = xasprintf("--tailscale: MagicDNS is unavailable (%s); tailnet "
-					  "names will not resolve, the tailnet ranges are still open",
-					  err);
-			net_event(s, "degraded", words);
-			free(words);
-			free(err);
-			err = NULL;
-		}
-	}
-	opts.tailnet = suffix;
+	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
 	if (!b)
@@ -72,7 +77,6 @@ void session_net_start(struct session *s)
 		s->pcap_fd = -1;
 	}
 	free(path);
-	free(suffix);
 	return;
 fail:
 	broker_free(b);
@@ -91,7 +95,6 @@ fail:
 	free(words);
 	free(err);
 	free(path);
-	free(suffix);
 }
 
 void session_net_end(struct session *s)

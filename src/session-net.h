@@ -4,7 +4,8 @@
  * its end; and the destinations table `boxy run` prints afterwards.
  *
  * The glue between session.c and broker.h, so that session.c carries one
- * call at each end of a session and nothing else about the network.
+ * call at each end of a session (and, before the start, the one question
+ * to tailscaled) and nothing else about the network.
  */
 #ifndef BOXY_SESSION_NET_H
 #define BOXY_SESSION_NET_H
@@ -15,14 +16,24 @@
 struct session;
 
 /*
+ * Before sandbox_start, for a --tailscale run with a network: ask tailscaled
+ * (once, blocking, at most 2 s) for the tailnet's MagicDNS suffix, which
+ * the sandbox's /etc/resolv.conf needs as its search domain before the
+ * mount stage and the broker's resolver needs afterwards. Returns it
+ * (malloc'd, a canonical DNS name), or NULL: not such a run, or tailscaled
+ * could not say, which is reported as a "degraded" net event.
+ */
+char *session_net_tailnet(struct session *s);
+
+/*
  * After sandbox_start: take tap0's descriptor from the sandbox, start the
  * broker and boxy-net on it (with the --pcap descriptor, which boxy-net
- * then owns). A network that cannot start leaves the session offline and
+ * then owns; tailnet is session_net_tailnet's suffix or NULL). A network that cannot start leaves the session offline and
  * says so in an event; when a capture was asked for, it ends the run
  * instead (a capture that cannot be written fails the run). No-op under
  * --net none.
  */
-void session_net_start(struct session *s);
+void session_net_start(struct session *s, const char *tailnet);
 
 /*
  * At the session's end, before the client is told: write --net-log (the

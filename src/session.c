@@ -295,7 +295,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	struct runspec rs;
 	struct sandbox_ctx ctx;
 	struct passwd *pw;
-	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL;
+	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL, *tailnet = NULL;
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
 	bool tty, has_audit, has_netlog = false, has_pcap = false;
@@ -371,6 +371,9 @@ void session_handle_run(struct client *c, const struct msg *m)
 	srv->sessions = s;
 	s->running = true;
 	bus_session_begin(s);
+	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
+	tailnet = session_net_tailnet(s);
+	ctx.dns_search = tailnet;
 	if (sandbox_start(&s->rs, &ctx, &s->sb, &err) < 0) {
 		/* Recorded as a failed session, and the client is told why. */
 		s->running = false;
@@ -383,7 +386,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 		goto out;
 	}
 	s->pid = sandbox_pid(s->sb);
-	session_net_start(s);
+	session_net_start(s, tailnet);
 	ev_child_init(&s->child_w, child_exited, s->pid, 0);
 	s->child_w.data = s;
 	ev_child_start(srv->loop, &s->child_w);
@@ -412,6 +415,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 		s->runner = c;
 	}
 out:
+	free(tailnet);
 	if (slave >= 0)
 		close(slave);
 	strv_free(env);

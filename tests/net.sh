@@ -19,50 +19,9 @@ harness_locate
 [ "${BOXY_TESTNET_INSIDE:-}" = 1 ] || harness_as_test_user "$0" "$@"
 testnet_enter "$0" "$@"
 testnet_setup
-mkdir -p "$TN/cases" && chmod 0777 "$TN/cases"
-
-# run_case NAME BOXY-RUN-ARGS...: run in a fresh case directory (the workdir,
-# holding a copy of the test CA); sets C, RC; output in $C/out, $C/err, audit in $C/audit.
-run_case() {
-	C=$TN/cases/$1
-	shift
-	mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
-	(cd "$C" && tn_boxy run --audit-log "$C/audit" "$@" >"$C/out" 2>"$C/err" </dev/null)
-	RC=$?
-}
-
-# audit_has LAYER VERDICT TEXT: an audit line with that layer and verdict mentioning TEXT.
-audit_has() {
-	grep -F "\"layer\":\"$1\"" "$C/audit" 2>/dev/null | grep -F "\"verdict\":\"$2\"" |
-		grep -qF -- "$3"
-}
-
-# fail_case NAME WHY...: a failing case with the evidence.
-fail_case() {
-	local name=$1
-	shift
-	not_ok "$name"
-	diag "$@" "exit status: $RC"
-	[ -n "$NET_MISSING" ] && diag "this build has no working network: $NET_MISSING"
-	diag "stdout:"
-	diag_file "$C/out" 5
-	diag "stderr:"
-	diag_file "$C/err" 8
-	diag "audit (network lines):"
-	grep -E '"layer":"(net|net\.[a-z]+|upstream)"' "$C/audit" 2>/dev/null | head -n 8 |
-		sed 's/^/#   | /'
-	return 0
-}
-
-# Can this build run a networked sandbox at all? One line saying why not.
-NET_MISSING=
-run_case probe --net public -- true
-if [ "$RC" -ne 0 ]; then
-	NET_MISSING="boxy run --net public -- true exits $RC: $(head -n 2 "$C/err" | tr '\n' ' ')"
-elif grep -q "network could not start" "$C/audit" 2>/dev/null; then
-	NET_MISSING=$(grep -o '"reason":"[^"]*network could not start[^"]*"' "$C/audit" | head -n 1)
-fi
-[ -n "$NET_MISSING" ] && diag "network probe: $NET_MISSING"
+# run_case, audit_has and fail_case are tests/lib/testnet.sh's; tn_probe sets
+# NET_MISSING when this build cannot run a networked sandbox at all.
+tn_probe
 
 queries_before() { wc -l <"$TN/dns.queries"; }
 http_hits() { grep -c 'GET /hello.txt' "$TN/http.log" 2>/dev/null || true; }
@@ -295,6 +254,40 @@ if grep -q "$TN_META" "$C/out"; then
 	ok "boxy watch ID | grep deny shows the refusal"
 else
 	fail_case "boxy watch ID | grep deny shows the refusal" "session '$id': no deny line naming $TN_META"
+fi
+
+## ---- when boxy-net dies ----------------------------------------------------------
+# SIGKILL the session's boxy-net mid-run (the payload is the same user, so a
+# hostile one could do this too): the session is told and records how its
+# network ended, the payload runs on without a network, and the daemon lives.
+C=$TN/cases/netdeath
+mkdir -p "$C" && chmod a+rwX "$C"
+(cd "$C" && tn_boxy run --audit-log "$C/audit" --net public -- sh -c \
+	"sleep 2; curl -sS -m 5 http://$TN_PUBLIC/hello.txt; echo payload-went-on" \
+	>"$C/out" 2>"$C/err" </dev/null) &
+bpid=$!
+gw=
+for _ in $(seq 1 100); do
+	# The newest boxy-net in this suite's network namespace: this session's.
+	gw=$(pgrep -n -x --ns $$ --nslist net boxy-net 2>/dev/null) && break
+	sleep 0.05
+done
+[ -n "$gw" ] && kill -KILL "$gw"
+wait "$bpid"
+RC=$?
+if [ -n "$gw" ] && grep -qF 'boxy-net was killed by signal 9' "$C/audit" &&
+	grep -q payload-went-on "$C/out" && ! grep -q boxy-testnet-marker "$C/out"; then
+	ok "a killed boxy-net is recorded with its signal, and the payload runs on offline"
+else
+	fail_case "a killed boxy-net is recorded with its signal, and the payload runs on offline" \
+		"boxy-net pid '${gw}'; want 'boxy-net was killed by signal 9' in the audit log," \
+		"'payload-went-on' and no page on stdout"
+fi
+run_case after-death --net public -- curl -sS -m 10 http://$TN_PUBLIC/hello.txt
+if [ "$RC" -eq 0 ] && grep -q boxy-testnet-marker "$C/out"; then
+	ok "... and the daemon serves the next networked run"
+else
+	fail_case "... and the daemon serves the next networked run" "want the page from $TN_PUBLIC"
 fi
 
 run_case pcap --allow-host www.example.test --pcap "$TN/cases/cap.pcap" -- \

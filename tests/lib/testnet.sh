@@ -32,6 +32,8 @@
 # testnet_check               the hermeticity check alone (exits 99 with a reason)
 # tn_user CMD...              run CMD as the original user
 # tn_boxy ARGS...             run $BOXY as the original user with the suite's XDG dirs
+# run_case, audit_has, fail_case, tn_probe   the suites' case helpers (see below)
+# testnet_tailnet_setup       a tailnet on top: fake MagicDNS and tailscaled (net-tailscale.sh)
 
 TN_IF_C=tn-c
 TN_IF_S=tn-s
@@ -43,6 +45,16 @@ TN_DNS=93.184.216.53
 TN_HTTP6=2606:2800:220:1::34
 TN_PRIV=10.9.0.5            # private bait: answers HTTP if anything lets a packet through
 TN_META=169.254.169.254     # cloud metadata bait
+# The tailnet (testnet_tailnet_setup, for tests/net-tailscale.sh). The host's
+# resolver answers the tailnet name too, as one that forwards to MagicDNS
+# would: without --tailscale that answer must be dropped as private.
+TN_TS_SUFFIX=tail0a1b2.ts.net
+TN_TS_NAME=nas.$TN_TS_SUFFIX
+TN_TS_DNS=100.100.100.100   # the fake MagicDNS resolver; also HTTP bait on 80
+TN_TS_NAS=100.101.102.103   # nas: HTTP on $TN_TS_PORT
+TN_TS_NAS6=fd7a:115c:a1e0::65
+TN_TS_SECRET=100.101.102.104 # secret: a tailnet host no run is told about
+TN_TS_PORT=8022
 
 testnet_die() { echo "testnet: $*" >&2; echo "Bail out! testnet: $*"; exit 99; }
 
@@ -202,6 +214,7 @@ testnet_setup() {
 	unlisted.example.test A $TN_OTHER
 	rebind.example.test A $TN_PRIV
 	metadata.example.test A $TN_META
+	$TN_TS_NAME A $TN_TS_NAS
 	EOF
 	: >"$TN/dns.queries"
 	echo "boxy-testnet-marker" >"$TN/www/hello.txt"
@@ -245,4 +258,169 @@ s.serve_forever()' "$TN/www" "$TN/tls/server.pem" "$TN/tls/server.key" "$TN_HTTP
 tn_boxy() {
 	tn_user env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" XDG_STATE_HOME="$TN/state" \
 		"$BOXY" "$@"
+}
+
+## ---- cases: shared by the suites that run in the test network ----------------------
+# run_case NAME BOXY-RUN-ARGS...: run in a fresh case directory (the workdir,
+# holding a copy of the test CA); sets C, RC; output in $C/out, $C/err, audit in $C/audit.
+run_case() {
+	C=$TN/cases/$1
+	shift
+	mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
+	(cd "$C" && tn_boxy run --audit-log "$C/audit" "$@" >"$C/out" 2>"$C/err" </dev/null)
+	RC=$?
+}
+
+# audit_has LAYER VERDICT TEXT: an audit line with that layer and verdict mentioning TEXT.
+audit_has() {
+	grep -F "\"layer\":\"$1\"" "$C/audit" 2>/dev/null | grep -F "\"verdict\":\"$2\"" |
+		grep -qF -- "$3"
+}
+
+# fail_case NAME WHY...: a failing case with the evidence.
+fail_case() {
+	local name=$1
+	shift
+	not_ok "$name"
+	diag "$@" "exit status: $RC"
+	[ -n "$NET_MISSING" ] && diag "this build has no working network: $NET_MISSING"
+	diag "stdout:"
+	diag_file "$C/out" 5
+	diag "stderr:"
+	diag_file "$C/err" 8
+	diag "audit (network lines):"
+	grep -E '"layer":"(net|net\.[a-z]+|upstream)"' "$C/audit" 2>/dev/null | head -n 8 |
+		sed 's/^/#   | /'
+	return 0
+}
+
+# tn_probe: can this build run a networked sandbox at all? NET_MISSING says why
+# not, in one line (empty when it can); every case then fails and shows it.
+tn_probe() {
+	mkdir -p "$TN/cases" && chmod 0777 "$TN/cases"
+	NET_MISSING=
+	run_case probe --net public -- true
+	if [ "$RC" -ne 0 ]; then
+		NET_MISSING="boxy run --net public -- true exits $RC: $(head -n 2 "$C/err" | tr '\n' ' ')"
+	elif grep -q "network could not start" "$C/audit" 2>/dev/null; then
+		NET_MISSING=$(grep -o '"reason":"[^"]*network could not start[^"]*"' "$C/audit" |
+			head -n 1)
+	fi
+	[ -n "$NET_MISSING" ] && diag "network probe: $NET_MISSING"
+	return 0
+}
+
+## ---- the tailnet ---------------------------------------------------------------------
+# A fake tailscaled: its LocalAPI on a unix socket, answering the status
+# request with a MagicDNS suffix; every request line goes to LOG.
+TN_TAILSCALED='
+import json, os, socket, sys
+path, suffix, log = sys.argv[1:4]
+status = json.dumps({"Version": "1.0.0-boxy-test", "BackendState": "Running",
+                     "MagicDNSSuffix": suffix,
+                     "CurrentTailnet": {"Name": "boxy-test", "MagicDNSSuffix": suffix,
+                                        "MagicDNSEnabled": True}}).encode()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+os.chmod(path, 0o666)
+s.listen(16)
+out = open(log, "a", buffering=1)
+while True:
+    c, _ = s.accept()
+    c.settimeout(5)
+    req = b""
+    try:
+        while b"\r\n\r\n" not in req and len(req) < 65536:
+            d = c.recv(4096)
+            if not d:
+                break
+            req += d
+        out.write(req.split(b"\r\n", 1)[0].decode("ascii", "replace") + "\n")
+        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(status) + status)
+    except OSError:
+        pass
+    c.close()
+'
+
+# testnet_tailnet_setup: Tailscale's ranges on the veth (100.64.0.0/10 and
+# fd7a:115c:a1e0::/48 route to the servers' namespace, nowhere else), the fake
+# MagicDNS resolver on 100.100.100.100 logging to $TN/ts-dns.queries, nas and
+# secret serving HTTP on $TN_TS_PORT, HTTP bait on 100.100.100.100:80, and the
+# fake tailscaled at /var/run/tailscale/tailscaled.sock, the path boxy asks.
+# /var/run is /run here and /run is root's: a tmpfs goes over /run (the
+# suite's mount namespace is private) with every host entry put back in it.
+testnet_tailnet_setup() {
+	local e n fd
+	ip addr add 100.64.0.1/10 dev "$TN_IF_C" &&
+	ip addr add fd7a:115c:a1e0::1/48 dev "$TN_IF_C" nodad ||
+		testnet_die "cannot add the tailnet ranges to $TN_IF_C"
+	tn_srv sh -c "
+		ip addr add $TN_TS_DNS/10 dev $TN_IF_S &&
+		ip addr add $TN_TS_NAS/10 dev $TN_IF_S &&
+		ip addr add $TN_TS_SECRET/10 dev $TN_IF_S &&
+		ip addr add $TN_TS_NAS6/48 dev $TN_IF_S nodad" ||
+		testnet_die "cannot add the tailnet addresses to the servers' namespace"
+	testnet_check
+
+	mkdir -p "$TN/tsw" && echo "boxy-tailnet-marker" >"$TN/tsw/index.html"
+	cat >"$TN/ts.zone" <<-EOF
+	$TN_TS_NAME A $TN_TS_NAS
+	$TN_TS_NAME AAAA $TN_TS_NAS6
+	secret.$TN_TS_SUFFIX A $TN_TS_SECRET
+	EOF
+	: >"$TN/ts-dns.queries"
+	tn_start ts-dns python3 "$BOXY_SRCDIR/tests/lib/testnet-dns.py" "$TN_TS_DNS" "$TN/ts.zone" \
+		"$TN/ts-dns.queries"
+	tn_start ts-nas python3 -u -m http.server --bind "$TN_TS_NAS" --directory "$TN/tsw" \
+		"$TN_TS_PORT"
+	tn_start ts-nas6 python3 -u -m http.server --bind "$TN_TS_NAS6" --directory "$TN/tsw" \
+		"$TN_TS_PORT"
+	tn_start ts-secret python3 -u -m http.server --bind "$TN_TS_SECRET" --directory "$TN/tsw" \
+		"$TN_TS_PORT"
+	tn_start ts-quad100 python3 -u -m http.server --bind "$TN_TS_DNS" --directory "$TN/tsw" 80
+	tn_wait_tcp "$TN_TS_NAS" "$TN_TS_PORT"
+	tn_wait_tcp "$TN_TS_NAS6" "$TN_TS_PORT"
+	tn_wait_tcp "$TN_TS_SECRET" "$TN_TS_PORT"
+	tn_wait_tcp "$TN_TS_DNS" 80
+	tn_wait_tcp "$TN_TS_DNS" 53
+
+	# The host's /run stays reachable through a descriptor while the tmpfs
+	# covers it: no second mount of it under $TN, which cleanup's rm -rf
+	# would walk into.
+	exec {fd}</run || testnet_die "cannot open /run"
+	mount -t tmpfs -o mode=0755 tn-run /run || testnet_die "cannot put a tmpfs over /run"
+	for e in "/proc/$$/fd/$fd"/* "/proc/$$/fd/$fd"/.[!.]*; do
+		n=${e##*/}
+		if [ -L "$e" ]; then
+			ln -s "$(readlink "$e")" "/run/$n"
+		elif [ -d "$e" ]; then
+			# (mount(8) may have made /run/mount for its utab already)
+			mkdir -p "/run/$n" && mount --rbind "$e" "/run/$n"
+		elif [ -e "$e" ]; then
+			: >"/run/$n" && mount --bind "$e" "/run/$n"
+		fi
+	done
+	exec {fd}<&-
+	mkdir -m 0755 /run/tailscale
+	[ "$(readlink -f /var/run)" = /run ] || [ ! -L /var/run ] ||
+		testnet_die "/var/run points at $(readlink /var/run), not /run"
+	[ -d /var/run/tailscale ] || testnet_die "/var/run/tailscale is not the new directory"
+	: >"$TN/tailscaled.log"
+	tn_tailscaled_start
+}
+
+# tn_tailscaled_start / tn_tailscaled_stop: the fake tailscaled, running or gone.
+tn_tailscaled_start() {
+	python3 -c "$TN_TAILSCALED" /run/tailscale/tailscaled.sock "$TN_TS_SUFFIX" \
+		"$TN/tailscaled.log" 2>"$TN/tailscaled.err" &
+	TN_TSD_PID=$!
+	TN_PIDS="$TN_PIDS $TN_TSD_PID"
+	for _ in $(seq 1 100); do [ -S /run/tailscale/tailscaled.sock ] && return 0; sleep 0.05; done
+	testnet_die "the fake tailscaled did not start: $(cat "$TN/tailscaled.err")"
+}
+tn_tailscaled_stop() {
+	kill "$TN_TSD_PID" 2>/dev/null
+	wait "$TN_TSD_PID" 2>/dev/null
+	rm -f /run/tailscale/tailscaled.sock
 }

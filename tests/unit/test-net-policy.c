@@ -381,6 +381,168 @@ static void test_ports(void **state)
 	assert_false(net_policy_host_listed(&p, "example.com"));
 }
 
+/* ---- the tailnet alias: "nas.SUFFIX" is the listed "nas" under --tailscale ---- */
+
+#define SUFFIX "tail0a1b2.ts.net"
+
+/* The scenario's policy with tailscaled's suffix known, as the broker sets it. */
+static struct net_policy tailnet_policy(bool tailscale, const char *suffix)
+{
+	struct net_policy p = pol;
+
+	p.tailscale = tailscale;
+	p.tailnet = suffix;
+	return p;
+}
+
+struct alias_row {
+	const char *what;
+	bool tailscale;
+	const char *suffix;
+	const char *name;
+	/* expected */
+	bool allow;                 /* net_policy_resolve, and net_policy_host_listed */
+	enum net_deny deny;
+	const char *host;           /* the entry it was allowed as */
+	bool port22, port443;       /* net_policy_port_ok (nas has only 22) */
+};
+
+static const struct alias_row alias_rows[] = {
+	{ "listed bare name asked with the suffix: the listed nas", true, SUFFIX,
+	  "nas." SUFFIX, true, NET_DENY_NONE, "nas", true, false },
+	{ "the bare name itself", true, SUFFIX, "nas", true, NET_DENY_NONE, "nas", true, false },
+	{ "a listed FQDN under the suffix is its own entry", true, SUFFIX,
+	  "db." SUFFIX, true, NET_DENY_NONE, "db." SUFFIX, false, false },
+	{ "an unlisted label with the suffix", true, SUFFIX,
+	  "secret." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "a label listed only with a domain (printer.local) is not a bare entry", true, SUFFIX,
+	  "printer." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "ends in the suffix text, no dot boundary before the label", true, SUFFIX,
+	  "evilnas." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "no dot between the label and the suffix", true, SUFFIX,
+	  "nas" SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "two labels in front: not what a search domain completes", true, SUFFIX,
+	  "x.nas." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "the suffix alone", true, SUFFIX, SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "the suffix in the middle", true, SUFFIX,
+	  "nas." SUFFIX ".evil.example", false, NET_DENY_NAME, NULL, false, false },
+	{ "another tailnet's suffix", true, SUFFIX,
+	  "nas.tail9z9z9.ts.net", false, NET_DENY_NAME, NULL, false, false },
+	{ "without --tailscale the rule does not apply", false, SUFFIX,
+	  "nas." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "--tailscale without a known suffix (tailscaled down): no rule", true, NULL,
+	  "nas." SUFFIX, false, NET_DENY_NAME, NULL, false, false },
+	{ "an empty suffix: no rule", true, "", "nas.", false, NET_DENY_NAME_INVALID, NULL,
+	  false, false },
+};
+
+static void test_tailnet_alias(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(alias_rows) / sizeof(alias_rows[0]); i++) {
+		const struct alias_row *r = &alias_rows[i];
+		struct net_policy p = tailnet_policy(r->tailscale, r->suffix);
+		struct net_verdict v;
+		bool ok;
+
+		print_message("alias: %s\n", r->what);
+		ok = net_policy_resolve(&p, r->name, &v);
+		if (ok != r->allow || v.deny != r->deny)
+			fail_msg("%s: resolve '%s' got %s", r->what, r->name, net_deny_code(v.deny));
+		assert_string_equal(v.layer, NET_LAYER_DNS);
+		if (r->host == NULL)
+			assert_null(v.host);
+		else
+			assert_string_equal(v.host, r->host);
+		if (r->deny != NET_DENY_NAME_INVALID)
+			assert_int_equal(net_policy_host_listed(&p, r->name), r->allow);
+		assert_int_equal(net_policy_port_ok(&p, r->name, 22), r->port22);
+		assert_int_equal(net_policy_port_ok(&p, r->name, 443), r->port443);
+	}
+	/* The alias is the policy's own entry, never a copy of the asked name. */
+	{
+		struct net_policy p = tailnet_policy(true, SUFFIX);
+
+		assert_ptr_equal(net_policy_tailnet_alias(&p, "nas." SUFFIX), hosts[2].name);
+		assert_null(net_policy_tailnet_alias(&p, "nas"));
+		assert_null(net_policy_tailnet_alias(&p, NULL));
+	}
+}
+
+/* Connections: an address bound to either form of the name serves both, with nas's ports. */
+static void test_tailnet_alias_flows(void **state)
+{
+	static const struct {
+		const char *what;
+		bool tailscale;
+		const char *dst;
+		uint16_t port;
+		enum net_name_kind kind;
+		const char *name;
+		/* expected */
+		bool allow;
+		const char *layer;
+		enum net_deny deny;
+		const char *host;
+	} rows[] = {
+		{ "ssh nas: bound as nas.SUFFIX (the search domain's query), port 22", true,
+		  "9.9.9.9", 22, NET_NAME_NONE, NULL, true, NET_LAYER_DNS, NET_DENY_NONE,
+		  "nas." SUFFIX },
+		{ "nas.SUFFIX on a port nas was not given", true, "9.9.9.9", 443, NET_NAME_NONE,
+		  NULL, false, NET_LAYER_IP, NET_DENY_PORT, NULL },
+		{ "curl http://nas:22/: Host nas over the nas.SUFFIX binding", true, "9.9.9.9", 22,
+		  NET_NAME_HOST, "nas", true, NET_LAYER_SNI, NET_DENY_NONE, "nas" },
+		{ "Host nas.SUFFIX over the nas.SUFFIX binding", true, "9.9.9.9", 22,
+		  NET_NAME_HOST, "nas." SUFFIX, true, NET_LAYER_SNI, NET_DENY_NONE, "nas." SUFFIX },
+		{ "Host nas.SUFFIX over a bare nas binding (MagicDNS via the bare path)", true,
+		  "9.9.9.8", 22, NET_NAME_HOST, "nas." SUFFIX, true, NET_LAYER_SNI, NET_DENY_NONE,
+		  "nas." SUFFIX },
+		{ "Host evilnas.SUFFIX over the nas.SUFFIX binding", true, "9.9.9.9", 22,
+		  NET_NAME_HOST, "evilnas." SUFFIX, false, NET_LAYER_SNI, NET_DENY_SNI_MISMATCH,
+		  NULL },
+		{ "Host nas over an address bound to another name only", true, "9.9.9.7", 443,
+		  NET_NAME_HOST, "nas", false, NET_LAYER_SNI, NET_DENY_SNI_MISMATCH, NULL },
+		{ "evilnas.SUFFIX bound: not a permitted name", true, "9.9.9.10", 22, NET_NAME_NONE,
+		  NULL, false, NET_LAYER_DNS, NET_DENY_NO_BINDING, NULL },
+		{ "nastail0a1b2.ts.net bound: not a permitted name", true, "9.9.9.11", 22,
+		  NET_NAME_NONE, NULL, false, NET_LAYER_DNS, NET_DENY_NO_BINDING, NULL },
+		{ "without --tailscale nas.SUFFIX is just an unlisted name", false, "9.9.9.9", 22,
+		  NET_NAME_NONE, NULL, false, NET_LAYER_DNS, NET_DENY_NO_BINDING, NULL },
+	};
+	struct net_bind *tb = net_bind_create(16);
+	struct net_addr a;
+
+	(void)state;
+	assert_int_equal(net_addr_parse("9.9.9.9", &a), 0);
+	assert_int_equal(net_bind_add(tb, &a, "nas." SUFFIX, 300, 0), 0);
+	assert_int_equal(net_addr_parse("9.9.9.8", &a), 0);
+	assert_int_equal(net_bind_add(tb, &a, "nas", 300, 0), 0);
+	assert_int_equal(net_addr_parse("9.9.9.7", &a), 0);
+	assert_int_equal(net_bind_add(tb, &a, "registry.npmjs.org", 300, 0), 0);
+	assert_int_equal(net_addr_parse("9.9.9.10", &a), 0);
+	assert_int_equal(net_bind_add(tb, &a, "evilnas." SUFFIX, 300, 0), 0);
+	assert_int_equal(net_addr_parse("9.9.9.11", &a), 0);
+	assert_int_equal(net_bind_add(tb, &a, "nas" SUFFIX, 300, 0), 0);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct net_policy p = tailnet_policy(rows[i].tailscale, SUFFIX);
+		struct net_flow f = {
+			.proto = TCP, .dst = addr(rows[i].dst), .port = rows[i].port,
+			.name_kind = rows[i].kind, .name = rows[i].name,
+		};
+		struct net_verdict v;
+
+		if (net_policy_decide(&p, tb, &f, 1000, &v) != rows[i].allow ||
+		    v.deny != rows[i].deny || strcmp(v.layer, rows[i].layer) != 0)
+			fail_msg("%s: got %s %s '%s'", rows[i].what, v.allow ? "allow" : "deny",
+				 v.layer, net_deny_code(v.deny));
+		if (rows[i].host == NULL)
+			assert_null(v.host);
+		else
+			assert_string_equal(v.host, rows[i].host);
+	}
+	net_bind_free(tb);
+}
+
 /* Rebinding: private addresses leave an upstream answer, exceptions stay. */
 static void test_filter(void **state)
 {
@@ -557,6 +719,8 @@ int main(void)
 		cmocka_unit_test(test_no_table),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_tailnet_alias),
+		cmocka_unit_test(test_tailnet_alias_flows),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_from_runspec),
 		cmocka_unit_test(test_read_name),

@@ -57,6 +57,7 @@ static void plan_fill(struct plan *p, bool with_lists)
 		p->ports = xcalloc(ARRAY_SIZE(ports_full), sizeof(uint16_t));
 		memcpy(p->ports, ports_full, sizeof(ports_full));
 		p->nports = ARRAY_SIZE(ports_full);
+		p->dns_search = xstrdup("tail0a1b2.ts.net");
 	}
 	p->allow_git_write = true;
 	p->net = NET_NONE;
@@ -150,7 +151,8 @@ static void mb_base(struct mb *b)
 
 /* Field tags, as plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
-       T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS };
+       T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
+       T_DNS_SEARCH };
 
 /* Offset of the value of the first field with this tag in an encoded plan, and its length. */
 static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
@@ -218,6 +220,7 @@ static void test_plan_round_trip(void **state)
 	assert_int_equal(out.nports, 3);
 	assert_memory_equal(out.ports, ports_full, sizeof(ports_full));
 	assert_int_equal(out.landlock_abi, 7);
+	assert_string_equal(out.dns_search, "tail0a1b2.ts.net");
 
 	plan_free(&out);
 	plan_free(&in);
@@ -253,6 +256,7 @@ static void test_plan_round_trip_minimal(void **state)
 	assert_int_equal(out.nmounts, 0);
 	assert_null(out.ports);
 	assert_int_equal(out.landlock_abi, 0);
+	assert_null(out.dns_search);    /* optional: absent is no search line */
 	plan_free(&out);
 	plan_free(&in);
 	free(buf);
@@ -571,6 +575,118 @@ static void test_plan_bad_fields_appended(void **state)
 	}
 }
 
+/* ---- plan: the DNS search domain ------------------------------------------ */
+
+/*
+ * It becomes a line of the sandbox's /etc/resolv.conf: only a canonical DNS
+ * name gets through, whatever bytes the field carries.
+ */
+static const struct search_case {
+	const char *what;
+	const char *value;          /* the field's bytes (NUL-terminated here, never on the wire) */
+	size_t len;                 /* 0: strlen(value) */
+	const char *expect;         /* NULL: decodes, to value */
+} search_cases[] = {
+	{ "a MagicDNS suffix", "tail0a1b2.ts.net", 0, NULL },
+	{ "one label", "corp", 0, NULL },
+	{ "63-character label", "a23456789012345678901234567890123456789012345678901234567890123.ts.net",
+	  0, NULL },
+	{ "empty", "", 0, "plan: empty string in field 20" },
+	{ "a newline and a directive", "ts.net\nnameserver 8.8.8.8", 0,
+	  "plan: the DNS search domain is not a DNS name" },
+	{ "a space: a second search domain", "ts.net evil.example", 0,
+	  "plan: the DNS search domain is not a DNS name" },
+	{ "upper case (not canonical)", "Tail0a1b2.ts.net", 0,
+	  "plan: the DNS search domain is not a DNS name" },
+	{ "a trailing dot (not canonical)", "tail0a1b2.ts.net.", 0,
+	  "plan: the DNS search domain is not a DNS name" },
+	{ "an empty label", "tail0a1b2..ts.net", 0,
+	  "plan: the DNS search domain is not a DNS name" },
+	{ "a leading dot", ".ts.net", 0, "plan: the DNS search domain is not a DNS name" },
+	{ "a 64-character label", "a234567890123456789012345678901234567890123456789012345678901234.n",
+	  0, "plan: the DNS search domain is not a DNS name" },
+	{ "a slash", "ts.net/x", 0, "plan: the DNS search domain is not a DNS name" },
+	{ "an embedded NUL", "ts\0net", 6, "plan: bad string in field 20" },
+};
+
+static void test_plan_dns_search(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(search_cases); i++) {
+		const struct search_case *c = &search_cases[i];
+		size_t n = c->len ? c->len : strlen(c->value);
+		struct plan out;
+		struct mb b;
+		char *err = NULL;
+
+		print_message("dns_search: %s\n", c->what);
+		mb_base(&b);
+		mb_u16(&b, T_DNS_SEARCH);
+		mb_u32(&b, (uint32_t)n);
+		mb_put(&b, c->value, n);
+		if (c->expect) {
+			assert_decode_fails(b.d, b.n, c->expect);
+		} else {
+			assert_int_equal(plan_decode(b.d, b.n, &out, &err), 0);
+			assert_string_equal(out.dns_search, c->value);
+			plan_free(&out);
+		}
+		free(b.d);
+	}
+}
+
+/* Longer than any DNS name: refused before it is copied, as is a second one. */
+static void test_plan_dns_search_oversized(void **state)
+{
+	struct mb b;
+	char big[300];
+
+	(void)state;
+	/* 254 characters in valid labels: one more than DNS_NAME_MAX. */
+	memset(big, 'a', sizeof(big));
+	for (size_t i = 50; i < sizeof(big); i += 51)
+		big[i] = '.';
+	mb_base(&b);
+	mb_u16(&b, T_DNS_SEARCH);
+	mb_u32(&b, 254);
+	mb_put(&b, big, 254);
+	assert_decode_fails(b.d, b.n, "plan: the DNS search domain is too long");
+	free(b.d);
+
+	/* A length far beyond what remains. */
+	mb_base(&b);
+	mb_u16(&b, T_DNS_SEARCH);
+	mb_u32(&b, 0x7fffffffu);
+	mb_put(&b, "ts.net", 6);
+	assert_decode_fails(b.d, b.n, "plan: truncated");
+	free(b.d);
+
+	/* Exactly 253 decodes. */
+	{
+		struct plan out;
+		char *err = NULL;
+
+		mb_base(&b);
+		mb_u16(&b, T_DNS_SEARCH);
+		mb_u32(&b, 253);
+		mb_put(&b, big, 253);
+		assert_int_equal(plan_decode(b.d, b.n, &out, &err), 0);
+		assert_int_equal(strlen(out.dns_search), 253);
+		plan_free(&out);
+		free(b.d);
+	}
+
+	/* The field twice. */
+	mb_base(&b);
+	for (int i = 0; i < 2; i++) {
+		mb_u16(&b, T_DNS_SEARCH);
+		mb_u32(&b, 6);
+		mb_put(&b, "ts.net", 6);
+	}
+	assert_decode_fails(b.d, b.n, "plan: field 20 repeated");
+	free(b.d);
+}
+
 /* More mounts than the cap: refused, and nothing leaks. */
 static void test_plan_too_many_mounts(void **state)
 {
@@ -728,6 +844,8 @@ int main(void)
 		cmocka_unit_test(test_plan_missing_fields),
 		cmocka_unit_test(test_plan_patched_values),
 		cmocka_unit_test(test_plan_bad_fields_appended),
+		cmocka_unit_test(test_plan_dns_search),
+		cmocka_unit_test(test_plan_dns_search_oversized),
 		cmocka_unit_test(test_plan_too_many_mounts),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_env_null_caller),

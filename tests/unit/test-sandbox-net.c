@@ -220,8 +220,21 @@ static void test_resolv_conf(void **state)
 			    "nameserver 10.0.2.2\nnameserver fd00:b0c5::2\n");
 	free(t);
 	t = sandbox_net_resolv_conf("tail0a1b2.ts.net");
-	assert_non_null(strstr(t, "\nsearch tail0a1b2.ts.net\n"));
+	assert_string_equal(t, "# boxy: every DNS query leaves through boxy's resolver\n"
+			    "nameserver 10.0.2.2\nnameserver fd00:b0c5::2\n"
+			    "search tail0a1b2.ts.net\n");
 	free(t);
+	/* Only a canonical DNS name: not empty, upper case, a trailing dot, a space, "..". */
+	static const char *const bad[] = {
+		"", "Tail0a1b2.ts.net", "tail0a1b2.ts.net.", "tail0a1b2.ts.net 8.8.8.8",
+		"tail..ts.net", ".ts.net",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t = sandbox_net_resolv_conf(bad[i]);
+		assert_string_equal(t, "# boxy: every DNS query leaves through boxy's resolver\n"
+				    "nameserver 10.0.2.2\nnameserver fd00:b0c5::2\n");
+		free(t);
+	}
 	/* A suffix that could smuggle a directive is left out, not written. */
 	t = sandbox_net_resolv_conf("x\nnameserver 8.8.8.8");
 	assert_null(strstr(t, "search"));
