@@ -34,7 +34,7 @@ static void setup(void)
 {
 	int sv[2], tap = open("/dev/null", O_RDWR);
 
-	if (tap < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+	if (tap < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
 		abort();
 	fcntl(sv[1], F_SETFL, O_NONBLOCK);
 	broker_peer = sv[1];
