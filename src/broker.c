@@ -104,7 +104,6 @@ struct broker {
 
 	int fd;                     /* control socket to boxy-net, -1 once ended */
 	ev_io rw, ww;
-	struct msg_reader rd;
 	bool hello;
 	struct outframe_b *outq, *outq_tail;
 	size_t outq_bytes;
@@ -653,7 +652,6 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 		close(b->fd);
 		b->fd = -1;
 	}
-	msg_reader_reset(&b->rd);
 	while (b->outq) {
 		struct outframe_b *o = b->outq;
 
@@ -1094,19 +1092,26 @@ static void helper_exited(struct ev_loop *loop, ev_child *w, int revents)
 	free(why);
 }
 
-/* How boxy-net ended, when its socket closed: reap it if it has exited, else kill it. */
+/*
+ * How boxy-net ended, when its socket failed: its exit status if it has
+ * exited, else NULL. A dying process closes its descriptors before it
+ * becomes a zombie, so the daemon can read the reset first: give the exit
+ * a moment (the pidfd turns readable) before calling it alive.
+ */
 static char *helper_status(struct broker *b)
 {
+	struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
 	siginfo_t si = { 0 };
 
 	if (b->pid <= 0 || b->pidfd < 0)
-		return xstrdup("boxy-net closed its control socket");
+		return NULL;
+	poll(&p, 1, HELPER_GRACE_MS);
 	if (waitid(P_PIDFD, (id_t)b->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
 		ev_child_stop(b->loop, &b->child_w);
 		b->pid = -1;
 		return helper_words(si.si_code, si.si_status);
 	}
-	return xstrdup("boxy-net closed its control socket");
+	return NULL;
 }
 
 /* Read and handle what boxy-net sent, a bounded batch per wakeup. */
@@ -1119,20 +1124,22 @@ static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
 		struct msg m;
 		char *err = NULL;
-		int rc = msg_read(&b->rd, b->fd, &m, &err);
+		int rc = msg_read_packet(b->fd, &m, &err);
 
 		if (rc == 0)
 			return;
 		if (rc < 0) {
-			if (err) {
-				broker_end(b, "boxy-net broke the framing: %s", err);
-				free(err);
-			} else {
-				char *why = helper_status(b);
+			/* A killed boxy-net resets the socket: say it was killed, and how. */
+			char *why = helper_status(b);
 
+			if (why)
 				broker_end(b, "%s", why);
-				free(why);
-			}
+			else if (err)
+				broker_end(b, "boxy-net broke the framing: %s", err);
+			else
+				broker_end(b, "boxy-net closed its control socket");
+			free(why);
+			free(err);
 			return;
 		}
 		broker_dispatch(b, &m);
@@ -1172,7 +1179,6 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	net_policy_from_runspec(&b->policy, rs);
 	b->binds = net_bind_create(0);
 	b->log = netlog_create();
-	msg_reader_init(&b->rd);
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
 		broker_free(b);
@@ -1193,6 +1199,16 @@ int broker_attach(struct broker *b, int fd, char **err)
 	if (b->fd >= 0 || b->dead) {
 		close(fd);
 		return set_err(err, "the broker already has a boxy-net");
+	}
+	{
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		/* One frame per record (msg_read_packet): a stream socket would misframe. */
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET) {
+			close(fd);
+			return set_err(err, "the boxy-net socket is not a SOCK_SEQPACKET socket");
+		}
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
 		close(fd);
@@ -1239,7 +1255,7 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 
 	if (access(path, X_OK) < 0)
 		return set_err_errno(err, "boxy-net (%s)", path);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return set_err_errno(err, "socketpair");
 	/* Move the child's descriptors above 5 first, so placing one cannot clobber another. */
 	hi[0] = fcntl(sp[1], F_DUPFD_CLOEXEC, 10);
@@ -1366,7 +1382,6 @@ void broker_free(struct broker *b)
 		}
 	}
 	helper_stop(b);
-	msg_reader_reset(&b->rd);
 	while (b->outq) {
 		struct outframe_b *o = b->outq;
 

@@ -53,8 +53,8 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 			     const struct broker_opts *opts, char **err);
 
 /*
- * Talk to boxy-net over fd (one end of a SOCK_STREAM socketpair; the broker
- * takes it). The first message must be NET_HELLO. Used directly by tests
+ * Talk to boxy-net over fd (one end of a SOCK_SEQPACKET socketpair, refused
+ * otherwise; the broker takes it). The first message must be NET_HELLO. Used directly by tests
  * with a fake boxy-net; broker_spawn uses it too.
  */
 int broker_attach(struct broker *b, int fd, char **err);

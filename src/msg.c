@@ -1,5 +1,6 @@
 /*
- * msg.c — frames and descriptors on a SOCK_STREAM unix socket.
+ * msg.c — frames and descriptors on a SOCK_STREAM unix socket (and, one
+ * frame per record, on a SOCK_SEQPACKET one: msg_read_packet).
  *
  * Descriptors ride on the first byte of their frame (the header), sent in
  * the same sendmsg; the kernel never merges data across a control message
@@ -217,13 +218,79 @@ int msg_read(struct msg_reader *r, int fd, struct msg *out, char **err)
 	}
 }
 
+int msg_read_packet(int fd, struct msg *out, char **err)
+{
+	/* One frame at a time, and the daemon and boxy-net are single-threaded. */
+	static uint8_t buf[MSG_PACKET_MAX];
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * MSG_MAX_FDS)];
+	} ctl;
+	uint8_t hdr[MSG_HEADER_LEN];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { buf, sizeof(buf) } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct msg_reader r;
+	ssize_t n;
+
+	do {
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		return set_err_errno(err, "reading from peer");
+	}
+	msg_reader_init(&r);
+	/* The descriptors first, so that every error path below closes them. */
+	if (mh.msg_controllen && take_fds(&r, &mh, err) < 0) {
+		msg_reader_reset(&r);
+		return -1;
+	}
+	if (n == 0 && !r.cur.nfds)
+		return -1;
+	if (mh.msg_flags & MSG_TRUNC) {
+		msg_reader_reset(&r);
+		return set_err(err, "frame over the %u-byte limit of a packet socket",
+			       MSG_PACKET_MAX);
+	}
+	if ((size_t)n < MSG_HEADER_LEN) {
+		msg_reader_reset(&r);
+		return set_err(err, "frame of %zd bytes is shorter than its header", n);
+	}
+	r.want = (size_t)hdr[0] | (size_t)hdr[1] << 8 | (size_t)hdr[2] << 16 |
+		 (size_t)hdr[3] << 24;
+	r.cur.type = (uint16_t)(hdr[4] | hdr[5] << 8);
+	r.want_fds = (size_t)(hdr[6] | hdr[7] << 8);
+	if (r.want != (size_t)n - MSG_HEADER_LEN || r.want_fds != r.cur.nfds) {
+		size_t want = r.want, want_fds = r.want_fds, nfds = r.cur.nfds;
+
+		msg_reader_reset(&r);
+		if (want != (size_t)n - MSG_HEADER_LEN)
+			return set_err(err, "frame announced %zu bytes, carried %zu", want,
+				       (size_t)n - MSG_HEADER_LEN);
+		return set_err(err, "message announced %zu descriptors, carried %zu",
+			       want_fds, nfds);
+	}
+	r.cur.payload = xmalloc(r.want ? r.want : 1);
+	memcpy(r.cur.payload, buf, r.want);
+	r.cur.len = r.want;
+	*out = r.cur;
+	return 1;
+}
+
 int msg_recv(int fd, struct msg *out, char **err)
 {
 	struct msg_reader r;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	bool packet = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		      type == SOCK_SEQPACKET;
 
 	msg_reader_init(&r);
 	for (;;) {
-		int rc = msg_read(&r, fd, out, err);
+		int rc = packet ? msg_read_packet(fd, out, err) : msg_read(&r, fd, out, err);
 
 		if (rc == 1)
 			return 1;

@@ -88,7 +88,15 @@ void msg_reader_reset(struct msg_reader *r);
  * -1 on EOF (with *err NULL) or a protocol violation (with *err set).
  */
 int msg_read(struct msg_reader *r, int fd, struct msg *out, char **err);
-/* Blocking: read exactly one frame. Same returns as msg_read but never 0. */
+/*
+ * The same frames on a SOCK_SEQPACKET socket (the broker and boxy-net):
+ * one record is one frame, read with one recvmsg, descriptors and all, so a
+ * frame costs one system call instead of two. Frames there are capped at
+ * MSG_PACKET_MAX. Same returns as msg_read; no reader state is needed.
+ */
+#define MSG_PACKET_MAX  (64u << 10)
+int msg_read_packet(int fd, struct msg *out, char **err);
+/* Blocking: read exactly one frame (either socket type). Same returns as msg_read but never 0. */
 int msg_recv(int fd, struct msg *out, char **err);
 /* Free the payload and close any descriptors not taken (set to -1 to take one). */
 void msg_free(struct msg *m);

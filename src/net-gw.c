@@ -111,6 +111,15 @@ static const uint8_t gw_mac[6] = GW_MAC;
  * sandbox's sender then competes for the two cores with the upstream path.
  */
 #define GW_SND_BUF          (256 * 1024)
+/*
+ * ... and over all flows, bytes lwIP holds for the sandbox (written, not
+ * yet acked) stay under GW_DOWN_BUDGET: past it no upstream socket is
+ * read. Without it, a payload that opens thousands of connections to a
+ * fast server and reads none of them would have boxy-net hold
+ * GW_SND_BUF for each. (The other way is bounded by lwIP's 64 KiB
+ * receive window per flow, returned only as upstream takes the bytes.)
+ */
+#define GW_DOWN_BUDGET      (32u << 20)
 
 /* ---- pure parts: checksums, the filter, the frames we build ------------------ */
 
@@ -645,6 +654,7 @@ struct flow {
 	size_t down_len;
 	bool up_eof, up_shut, down_eof, down_fin;
 	uint64_t up_bytes, down_bytes, rep_up, rep_down;
+	size_t down_held;               /* written into lwIP, not yet acked by the sandbox */
 
 	struct udp_dgram *udpq, **udpq_tail;
 	size_t udpq_n;
@@ -683,10 +693,11 @@ struct gw {
 	ev_io tap_io, broker_io;
 	ev_timer lwip_timer, stats_timer;
 	ev_prepare prepare;
-	struct msg_reader reader;
 
 	uint32_t next_flow, next_query;
 	size_t nflows, nheld;
+	size_t down_held;               /* the flows' down_held, summed */
+	bool down_starved;              /* a flow stopped reading upstream for the budget */
 	struct flow *by_id[GW_HASH], *by_tuple[GW_HASH];
 	struct flow *all, *dirty, *dead;
 	struct tcp_pcb *tcp_listeners[65536];
@@ -1126,6 +1137,22 @@ static void flow_recved(struct flow *f, size_t n)
 	}
 }
 
+/* Count bytes handed to lwIP for the sandbox (n > 0), or acked or dropped (n < 0). */
+static void flow_held(struct flow *f, ssize_t n)
+{
+	size_t d = n < 0 ? (size_t)-n : (size_t)n;
+
+	if (n < 0) {
+		if (d > f->down_held)
+			d = f->down_held;
+		f->down_held -= d;
+		f->gw->down_held -= d;
+	} else {
+		f->down_held += d;
+		f->gw->down_held += d;
+	}
+}
+
 /* Forget the pcb without letting lwIP call back into a flow that is going away. */
 static void pcb_detach(struct tcp_pcb *pcb)
 {
@@ -1161,6 +1188,7 @@ static void flow_kill(struct flow *f, bool reset)
 		f->fd = -1;
 	}
 	upq_clear(f);
+	flow_held(f, -(ssize_t)f->down_held);
 	free(f->down);
 	f->down = NULL;
 	free(f->held);
@@ -1204,7 +1232,7 @@ static err_t tcp_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t e
 static err_t tcp_on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 {
 	(void)pcb;
-	(void)len;
+	flow_held(arg, -(ssize_t)len);
 	flow_dirty(arg);
 	return ERR_OK;
 }
@@ -1219,6 +1247,7 @@ static void tcp_on_err(void *arg, err_t err)
 	f->pcb = NULL;
 	f->pcb_gone = true;
 	f->pcb_clean = err == ERR_CLSD;
+	flow_held(f, -(ssize_t)f->down_held);  /* what was unacked went with the pcb */
 	flow_dirty(f);
 }
 
@@ -1428,6 +1457,10 @@ static void tcp_upstream_readable(struct gw *gw, struct flow *f)
 		space = tcp_sndbuf(f->pcb);
 		if (tcp_sndqueuelen(f->pcb) >= TCP_SND_QUEUELEN - 8)
 			space = 0;
+		if (gw->down_held >= GW_DOWN_BUDGET) {
+			space = 0;
+			gw->down_starved = true;        /* gw_service wakes every flow later */
+		}
 		if (space == 0) {
 			ev_io_stop(gw->loop, &f->rio);     /* tcp_on_sent starts it again */
 			break;
@@ -1454,6 +1487,8 @@ static void tcp_upstream_readable(struct gw *gw, struct flow *f)
 		}
 		f->down_bytes += (uint64_t)n;
 		e = tcp_write(f->pcb, gw->rbuf, (u16_t)n, TCP_WRITE_FLAG_COPY);
+		if (e == ERR_OK)
+			flow_held(f, n);
 		if (e == ERR_MEM) {
 			f->down = xmalloc((size_t)n);
 			memcpy(f->down, gw->rbuf, (size_t)n);
@@ -1601,6 +1636,7 @@ static void tcp_service(struct gw *gw, struct flow *f)
 		err_t e = tcp_write(f->pcb, f->down, (u16_t)f->down_len, TCP_WRITE_FLAG_COPY);
 
 		if (e == ERR_OK) {
+			flow_held(f, (ssize_t)f->down_len);
 			free(f->down);
 			f->down = NULL;
 			f->down_len = 0;
@@ -1614,7 +1650,8 @@ static void tcp_service(struct gw *gw, struct flow *f)
 		tcp_shutdown(f->pcb, 0, 1);
 		f->down_fin = true;
 	}
-	if (!f->down_eof && !f->down_len && tcp_sndbuf(f->pcb) > 0)
+	if (!f->down_eof && !f->down_len && tcp_sndbuf(f->pcb) > 0 &&
+	    gw->down_held < GW_DOWN_BUDGET)
 		ev_io_start(gw->loop, &f->rio);
 	if (f->up_shut && f->down_fin)
 		flow_kill(f, false);
@@ -2090,7 +2127,7 @@ static void broker_cb(struct ev_loop *loop, ev_io *w, int revents)
 	for (;;) {
 		struct msg m;
 		char *err = NULL;
-		int r = msg_read(&gw->reader, gw->broker_fd, &m, &err), bad = 0;
+		int r = msg_read_packet(gw->broker_fd, &m, &err), bad = 0;
 
 		if (r == 0)
 			return;
@@ -2130,6 +2167,13 @@ static void broker_cb(struct ev_loop *loop, ev_io *w, int revents)
 /* Service every dirty flow, then free the flows that ended. */
 static void gw_service(struct gw *gw)
 {
+	/* Back under the budget with half of it to spare: every flow may read again. */
+	if (gw->down_starved && gw->down_held < GW_DOWN_BUDGET / 2) {
+		gw->down_starved = false;
+		for (struct flow *f = gw->all; f; f = f->next)
+			if (f->kind == FLOW_TCP)
+				flow_dirty(f);
+	}
 	while (gw->dirty) {
 		struct flow *list = gw->dirty;
 
@@ -2244,7 +2288,6 @@ struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net
 	gw->tap_fd = tap_fd;
 	gw->pcap = pcap;
 	memset(gw->sandbox_mac, 0xff, 6);   /* broadcast until the sandbox's first frame */
-	msg_reader_init(&gw->reader);
 
 	lwip_init();
 	memcpy(&ip.addr, gateway4, 4);

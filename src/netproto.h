@@ -1,7 +1,8 @@
 /*
  * netproto.h — the messages between boxy-net (the hardened per-session
- * network stack) and the broker (in the daemon), over a SOCK_STREAM
- * socketpair framed by msg.h. Types 0x05xx.
+ * network stack) and the broker (in the daemon), over a SOCK_SEQPACKET
+ * socketpair, one msg.h frame per record (msg_read_packet: one system call
+ * per message, which a short connection pays four times). Types 0x05xx.
  *
  * boxy-net only asks; the broker decides and dials. boxy-net never opens a
  * socket: a permitted flow arrives as a connected descriptor (SCM_RIGHTS)

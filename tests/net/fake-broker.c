@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 		if (pcap_fd < 0)
 			fatal_errno("%s", pcap);
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		fatal_errno("socketpair");
 	pid = fork();
 	if (pid == 0) {

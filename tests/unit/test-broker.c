@@ -136,7 +136,8 @@ static void dns_readable(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	d->queries++;
 	snprintf(d->last, sizeof(d->last), "%s", q.name);
-	if (strcmp(q.name, "db.tail0a1b2.ts.net") == 0 && q.qtype == DNS_TYPE_A)
+	if ((strcmp(q.name, "db.tail0a1b2.ts.net") == 0 ||
+	     strcmp(q.name, "nas.tail0a1b2.ts.net") == 0) && q.qtype == DNS_TYPE_A)
 		net_addr_parse("100.101.102.103", &a);
 	else if (strcmp(q.name, "example.test") == 0 || strcmp(q.name, "www.example.test") == 0)
 		net_addr_parse(q.qtype == DNS_TYPE_AAAA ? "::1" : "127.0.0.1", &a);
@@ -248,7 +249,7 @@ static void fx_open(struct fx *x, enum net_mode mode)
 	o.dns_servers = servers;
 	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
 	assert_non_null(x->b);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
 	x->net = sp[1];
 
@@ -977,7 +978,7 @@ static void test_allowlist_dial(void **state)
 		x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
 		assert_non_null(x.b);
 		close(x.net);
-		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
 		x.net = sp[1];
 	}
@@ -1142,7 +1143,7 @@ static void test_config_pcap_max(void **state)
 		x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
 		assert_non_null(x.b);
 		close(x.net);
-		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
 		x.net = sp[1];
 
@@ -1247,7 +1248,7 @@ static void fx_rebroker(struct fx *x, const char *suffix)
 	o.tailnet_servers = tservers;
 	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
 	assert_non_null(x->b);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
 	x->net = sp[1];
 }
@@ -1293,6 +1294,66 @@ static void test_tailnet(void **state)
 	expect_refused(&x, 3, "net.dns");
 	assert_true(broker_alive(x.b));
 	assert_int_equal(broker_flows(x.b), 0);
+	fx_close(&x);
+}
+
+/*
+ * --tailscale and a bare name ("ssh nas"): asked of MagicDNS as nas.SUFFIX,
+ * bound to "nas" (the name the user permitted); a short name the tailnet does
+ * not know goes upstream as it was asked; without a tailnet nothing changes.
+ */
+static void test_tailnet_bare(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	char *layer;
+	int fd;
+	struct wbuf w;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	add_host(&x.rs, "nas:22");
+	add_host(&x.rs, "printer");
+	x.rs.tailscale = true;
+	fx_rebroker(&x, "tail0a1b2.ts.net");
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 1, "nas", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	assert_int_equal(tail.queries, 1);
+	assert_string_equal(tail.last, "nas.tail0a1b2.ts.net");
+	assert_int_equal(dns.queries, 0);
+	flow_open(&x, 1, 6, "100.101.102.103", 22);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	wbuf_init(&w);
+	wire_put_u32(&w, 1);
+	wire_put_u64(&w, 0);
+	wire_put_u64(&w, 0);
+	send_frame(&x, NET_FLOW_CLOSE, &w);
+	wbuf_free(&w);
+	flow_open(&x, 2, 6, "100.101.102.103", 443);
+	expect_refused(&x, 2, "net.ip");
+
+	/* Not a tailnet machine: NXDOMAIN there, then the host's resolver, as asked. */
+	assert_int_equal(resolve(&x, 3, "printer", DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(n, 0);
+	assert_int_equal(tail.queries, 2);
+	assert_string_equal(tail.last, "printer.tail0a1b2.ts.net");
+	assert_int_equal(dns.queries, 1);
+	assert_string_equal(dns.last, "printer");
+
+	/* A dotted name outside the suffix is never expanded. */
+	assert_int_equal(resolve(&x, 4, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(tail.queries, 2);
+	assert_int_equal(dns.queries, 2);
+
+	/* No tailnet (tailscaled gave no suffix): "nas" is asked upstream as it is. */
+	fx_rebroker(&x, NULL);
+	hello(&x, NET_ALLOWLIST);
+	assert_int_equal(resolve(&x, 5, "nas", DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(tail.queries, 2);
+	assert_string_equal(dns.last, "nas");
+	assert_true(broker_alive(x.b));
 	fx_close(&x);
 }
 
@@ -1406,6 +1467,7 @@ int main(void)
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_tailnet),
+		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),
 	};
 

@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -177,6 +179,113 @@ static void test_dribble(void **state)
 	close(sv[1]);
 }
 
+/* ---- SOCK_SEQPACKET: one frame per record ------------------------------------ */
+
+static void packet_pair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+}
+
+/* Frames and their descriptors arrive one record at a time; EAGAIN is 0, EOF -1. */
+static void test_packet_round_trip(void **state)
+{
+	int sv[2], p[2];
+	struct msg m;
+	char *err = NULL;
+	char buf[1];
+
+	(void)state;
+	packet_pair(sv);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), 0);          /* nothing yet */
+	assert_int_equal(msg_send(sv[0], MSG_ATTACH, "abc", 3, &p[1], 1), 0);
+	assert_int_equal(msg_send(sv[0], MSG_STATUS, NULL, 0, NULL, 0), 0);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), 1);
+	assert_int_equal(m.type, MSG_ATTACH);
+	assert_int_equal(m.len, 3);
+	assert_memory_equal(m.payload, "abc", 3);
+	assert_int_equal(m.nfds, 1);
+	assert_int_equal(write(m.fds[0], "x", 1), 1);
+	assert_int_equal(read(p[0], buf, 1), 1);
+	msg_free(&m);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), 1);
+	assert_int_equal(m.type, MSG_STATUS);
+	assert_int_equal(m.nfds, 0);
+	msg_free(&m);
+	/* msg_recv finds the socket type itself. */
+	assert_int_equal(msg_send(sv[0], MSG_OK, "yo", 2, NULL, 0), 0);
+	assert_int_equal(msg_recv(sv[1], &m, &err), 1);
+	assert_int_equal(m.type, MSG_OK);
+	assert_memory_equal(m.payload, "yo", 2);
+	msg_free(&m);
+	close(sv[0]);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), -1);
+	assert_null(err);                                               /* a clean EOF */
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* Send one raw record (and maybe a descriptor); expect a violation naming needle. */
+static void packet_violation(const void *bytes, size_t n, bool with_fd, const char *needle)
+{
+	int sv[2], p[2];
+	struct msg m;
+	char *err = NULL;
+	union { struct cmsghdr a; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+	struct iovec iov = { .iov_base = (void *)bytes, .iov_len = n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	packet_pair(sv);
+	assert_int_equal(pipe(p), 0);
+	if (with_fd) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &p[0], sizeof(int));
+	}
+	assert_int_equal(sendmsg(sv[0], &mh, 0), (ssize_t)n);
+	close(p[0]);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), -1);
+	assert_non_null(err);
+	if (!strstr(err, needle))
+		fail_msg("got '%s', want it to mention '%s'", err, needle);
+	free(err);
+	/* Whatever came with the bad record was closed: the pipe's read end is gone. */
+	assert_int_equal(write(p[1], "x", 1), -1);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_packet_violations(void **state)
+{
+	static uint8_t big[8 + MSG_PACKET_MAX + 1];
+	uint8_t b[16];
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	raw_header(b, 8, MSG_ATTACH, 0);
+	memcpy(b + 8, "abcd", 4);
+	packet_violation(b, 12, false, "announced 8 bytes, carried 4");      /* short */
+	raw_header(b, 2, MSG_ATTACH, 0);
+	packet_violation(b, 12, false, "announced 2 bytes, carried 4");      /* long */
+	packet_violation(b, 5, false, "shorter than its header");
+	raw_header(b, 0, MSG_RUN, 2);
+	packet_violation(b, 8, true, "announced 2 descriptors, carried 1");
+	raw_header(b, 0, MSG_RUN, 0);
+	packet_violation(b, 8, true, "announced 0 descriptors, carried 1");
+	raw_header(big, MSG_PACKET_MAX + 1, MSG_OUTPUT, 0);
+	packet_violation(big, sizeof(big), false, "over the");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +295,8 @@ int main(void)
 		cmocka_unit_test(test_lying_fd_count),
 		cmocka_unit_test(test_fds_out_of_place),
 		cmocka_unit_test(test_dribble),
+		cmocka_unit_test(test_packet_round_trip),
+		cmocka_unit_test(test_packet_violations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
