@@ -239,6 +239,11 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 
 	if (rs->net == NET_UNSET)
 		rs->net = rs->nhosts ? NET_ALLOWLIST : NET_PUBLIC;
+	/* After the default: a bare --allow-port lands in public mode, where it would do nothing. */
+	if (rs->net == NET_PUBLIC && rs->nports)
+		return set_err(err, "--allow-port adds ports to allowlist mode, and public mode "
+			       "already permits every port: name hosts with --allow-host, or give "
+			       "--net allowlist");
 	if (rs->seccomp == SECCOMP_UNSET)
 		rs->seccomp = SECCOMP_STRICT;
 	if (rs->pcap && !rs->pcap_max)

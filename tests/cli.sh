@@ -145,6 +145,10 @@ usage_error "--allow-host a.com --net none" "contradicts --net none" \
 usage_error "--allow-host a.com --net public" "contradicts --net public" \
 	run --net public --allow-host a.com -- true
 usage_error "--allow-port 22 --net none" --allow-port run --allow-port 22 --net none -- true
+usage_error "--allow-port 22 (public by default)" "already permits every port" \
+	run --allow-port 22 -- true
+usage_error "--allow-port 22 --net public" "already permits every port" \
+	run --net public --allow-port 22 -- true
 usage_error "--allow-cidr --net none" --allow-cidr \
 	run --allow-cidr 192.168.4.0/24 --net none -- true
 usage_error "--tailscale --net none" --tailscale run --tailscale --net none -- true

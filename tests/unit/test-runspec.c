@@ -257,6 +257,18 @@ static void port_with_none(struct runspec *rs)
 	rs->net = NET_NONE;
 }
 
+static void port_with_public(struct runspec *rs)
+{
+	add_port(rs, 8080);
+	rs->net = NET_PUBLIC;
+}
+
+/* No --net at all: the default is public, and the port would do nothing there either. */
+static void port_alone(struct runspec *rs)
+{
+	add_port(rs, 8080);
+}
+
 static void cidr_with_none(struct runspec *rs)
 {
 	add_cidr(rs, "10.0.0.0/8");
@@ -302,6 +314,8 @@ static const struct contradiction_row contradiction_rows[] = {
 	  "--allow-host implies --net allowlist; it contradicts --net public" },
 	{ "--pcap --net none", pcap_with_none, "--pcap with --net none would capture nothing" },
 	{ "--allow-port --net none", port_with_none, "--allow-port with --net none" },
+	{ "--allow-port --net public", port_with_public, "public mode already permits every port" },
+	{ "--allow-port alone (public)", port_alone, "public mode already permits every port" },
 	{ "--allow-cidr --net none", cidr_with_none, "--allow-cidr with --net none" },
 	{ "--tailscale --net none", tailscale_with_none, "--tailscale with --net none" },
 	{ "--pcap-max alone", pcap_max_without_pcap, "--pcap-max without --pcap" },
@@ -357,11 +371,10 @@ static void test_finish_allowed_combinations(void **state)
 	err = NULL;
 	runspec_free(&rs);
 
-	runspec_init(&rs);                      /* public with ranges and ports */
+	runspec_init(&rs);                      /* public with ranges (ports: refused above) */
 	set_argv(&rs, "true");
 	rs.net = NET_PUBLIC;
 	add_cidr(&rs, "192.168.4.0/24");
-	add_port(&rs, 22);
 	rs.tailscale = true;
 	rs.pcap = xstrdup("/tmp/x.pcap");
 	rs.pcap_max = 4096;
