@@ -169,26 +169,11 @@ fi
 
 # The same refusal, live: boxy watch ID | grep deny.
 t="boxy watch shows the refused tailnet address with its layer and reason"
-C=$TN/cases/watch
-mkdir -p "$C" && chmod a+rwX "$C"
-RC=0
-id=$(cd "$C" && tn_boxy run -d --net public -- sh -c \
-	"sleep 1; curl -s -m 3 http://$NAS:$P/; sleep 3" 2>"$C/err")
-RC=$?
-: >"$C/audit"
-: >"$C/out"
-if [ -n "$id" ]; then
-	# watch follows the session to its end (about 4 s); 20 s is the backstop.
-	(tn_boxy watch "$id" | grep deny >"$C/out") &
-	wpid=$!
-	for _ in $(seq 1 200); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
-	kill "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
-fi
+watch_denials watch "http://$NAS:$P/"
 if grep -F "$NAS" "$C/out" | grep -F net.ip | grep -qF "carrier-grade NAT"; then
 	ok "$t"
 else
-	fail_case "$t" "session '$id': want a deny line naming $NAS, net.ip and carrier-grade NAT"
+	fail_case "$t" "session '$WATCH_ID': want a deny line naming $NAS, net.ip and carrier-grade NAT"
 fi
 
 t="--tailscale: a tailnet address no permitted name was bound to is refused at net.dns"

@@ -277,6 +277,27 @@ audit_has() {
 		grep -qF -- "$3"
 }
 
+# watch_denials CASE URL: a detached session that curls URL once, followed by
+# `boxy watch ID | grep deny` into $C/out until it ends (about 4 s; 20 s is the
+# backstop). Sets C, RC (of `boxy run -d`) and WATCH_ID.
+watch_denials() {
+	local wpid
+	C=$TN/cases/$1
+	mkdir -p "$C" && chmod a+rwX "$C"
+	WATCH_ID=$(cd "$C" && tn_boxy run -d --net public -- sh -c \
+		"sleep 1; curl -s -m 3 $2; sleep 3" 2>"$C/err")
+	RC=$?
+	: >"$C/audit"
+	: >"$C/out"
+	[ -n "$WATCH_ID" ] || return 0
+	(tn_boxy watch "$WATCH_ID" | grep deny >"$C/out") &
+	wpid=$!
+	for _ in $(seq 1 200); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	return 0
+}
+
 # fail_case NAME WHY...: a failing case with the evidence.
 fail_case() {
 	local name=$1

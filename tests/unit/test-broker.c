@@ -375,6 +375,19 @@ static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
 	return v;
 }
 
+/* NET_FLOW_STATS or NET_FLOW_CLOSE for a flow, with its byte totals. */
+static void flow_counts(struct fx *x, uint16_t type, uint32_t id, uint64_t up, uint64_t down)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, id);
+	wire_put_u64(&w, up);
+	wire_put_u64(&w, down);
+	send_frame(x, type, &w);
+	wbuf_free(&w);
+}
+
 static void expect_refused(struct fx *x, uint32_t id, const char *layer)
 {
 	char *got;
@@ -570,14 +583,7 @@ static void h_name_unknown_flow(struct fx *x)
 
 static void h_stats_unknown_flow(struct fx *x)
 {
-	struct wbuf w;
-
-	wbuf_init(&w);
-	wire_put_u32(&w, 99);
-	wire_put_u64(&w, 1);
-	wire_put_u64(&w, 1);
-	send_frame(x, NET_FLOW_STATS, &w);
-	wbuf_free(&w);
+	flow_counts(x, NET_FLOW_STATS, 99, 1, 1);
 }
 
 static void h_oversized_name(struct fx *x)
@@ -716,32 +722,18 @@ static void h_none_with_name(struct fx *x)
 
 static void h_close_refused_twice(struct fx *x)
 {
-	struct wbuf w;
-
 	flow_open(x, 5, 6, "192.168.1.1", 80);
 	expect_refused(x, 5, "net.ip");
 	for (int i = 0; i < 2; i++) {
-		wbuf_init(&w);
-		wire_put_u32(&w, 5);
-		wire_put_u64(&w, 0);
-		wire_put_u64(&w, 0);
-		send_frame(x, NET_FLOW_CLOSE, &w);
-		wbuf_free(&w);
+		flow_counts(x, NET_FLOW_CLOSE, 5, 0, 0);
 	}
 }
 
 static void h_close_refused_bytes(struct fx *x)
 {
-	struct wbuf w;
-
 	flow_open(x, 5, 6, "192.168.1.1", 80);
 	expect_refused(x, 5, "net.ip");
-	wbuf_init(&w);
-	wire_put_u32(&w, 5);
-	wire_put_u64(&w, 10);
-	wire_put_u64(&w, 0);
-	send_frame(x, NET_FLOW_CLOSE, &w);
-	wbuf_free(&w);
+	flow_counts(x, NET_FLOW_CLOSE, 5, 10, 0);
 }
 
 static const struct hostile hostile_rows[] = {
@@ -932,7 +924,6 @@ static void test_allowlist_dial(void **state)
 	char *layer;
 	int fd, peer;
 	const struct rec *r;
-	struct wbuf w;
 
 	(void)state;
 	fx_open(&x, NET_ALLOWLIST);
@@ -1012,18 +1003,8 @@ static void test_allowlist_dial(void **state)
 	assert_string_equal(r->host, "example.test");
 
 	/* Counters: events carry the increase, close the rest. */
-	wbuf_init(&w);
-	wire_put_u32(&w, 20);
-	wire_put_u64(&w, 100);
-	wire_put_u64(&w, 1000);
-	send_frame(&x, NET_FLOW_STATS, &w);
-	wbuf_free(&w);
-	wbuf_init(&w);
-	wire_put_u32(&w, 20);
-	wire_put_u64(&w, 150);
-	wire_put_u64(&w, 3000);
-	send_frame(&x, NET_FLOW_CLOSE, &w);
-	wbuf_free(&w);
+	flow_counts(&x, NET_FLOW_STATS, 20, 100, 1000);
+	flow_counts(&x, NET_FLOW_CLOSE, 20, 150, 3000);
 	pump(&x, 30);
 	r = find_rec("tcp", "bytes");
 	assert_non_null(r);
@@ -1264,7 +1245,6 @@ static void test_tailnet(void **state)
 	uint32_t n;
 	char *layer;
 	int fd;
-	struct wbuf w;
 
 	(void)state;
 	fx_open(&x, NET_ALLOWLIST);
@@ -1281,12 +1261,7 @@ static void test_tailnet(void **state)
 	flow_open(&x, 1, 6, "100.101.102.103", 5432);
 	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	wbuf_init(&w);
-	wire_put_u32(&w, 1);
-	wire_put_u64(&w, 0);
-	wire_put_u64(&w, 0);
-	send_frame(&x, NET_FLOW_CLOSE, &w);
-	wbuf_free(&w);
+	flow_counts(&x, NET_FLOW_CLOSE, 1, 0, 0);
 	/* Another port of the same host, and a tailnet address nobody resolved. */
 	flow_open(&x, 2, 6, "100.101.102.103", 22);
 	expect_refused(&x, 2, "net.ip");
@@ -1308,7 +1283,6 @@ static void test_tailnet_bare(void **state)
 	uint32_t n;
 	char *layer;
 	int fd;
-	struct wbuf w;
 
 	(void)state;
 	fx_open(&x, NET_ALLOWLIST);
@@ -1325,12 +1299,7 @@ static void test_tailnet_bare(void **state)
 	flow_open(&x, 1, 6, "100.101.102.103", 22);
 	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	wbuf_init(&w);
-	wire_put_u32(&w, 1);
-	wire_put_u64(&w, 0);
-	wire_put_u64(&w, 0);
-	send_frame(&x, NET_FLOW_CLOSE, &w);
-	wbuf_free(&w);
+	flow_counts(&x, NET_FLOW_CLOSE, 1, 0, 0);
 	flow_open(&x, 2, 6, "100.101.102.103", 443);
 	expect_refused(&x, 2, "net.ip");
 
