@@ -46,19 +46,39 @@
 #include "wire.h"
 
 #define FLOW_BUCKETS   1024
-#define REFUSED_KEPT   1024         /* refused flow ids remembered for their FLOW_CLOSE */
+/*
+ * Refused flow ids remembered for their FLOW_CLOSE. An id is forgotten when
+ * its close comes, so the list only holds refusals boxy-net has not closed
+ * yet, which are among its open flows: at most GW_MAX_FLOWS (8192). With
+ * 1024, three thousand half ClientHellos timing out together were refused
+ * faster than their closes came back; the oldest ids were overwritten, and
+ * their (honest) closes ended the session's network as a compromise.
+ */
+#define REFUSED_KEPT   8192
 #define READ_BATCH     64           /* messages per wakeup, so one session cannot hog the loop */
 #define LOG_LINES_MAX  200          /* NET_LOG lines per session written to the daemon's log */
+/*
+ * Upstream connects in progress per session. Each holds a descriptor of the
+ * daemon's for up to BROKER_DIAL_TIMEOUT: a payload dialling a thousand
+ * addresses that drop SYNs (boxy-net lets 1024 flows wait for the broker)
+ * took the daemon to 981 of its 1024 descriptors, which every other session,
+ * the resolver and the control socket share. Past the cap a TCP flow waits
+ * (FLOW_QUEUED) for a connect to finish; boxy-net holds its SYN meanwhile
+ * and gives up on it after its own 30 s, closing the flow.
+ */
+#define DIALS_MAX      256
 #define HELPER_GRACE_MS 100         /* boxy-net's time to exit on EOF at a session's end */
 
 enum flow_state {
 	FLOW_NAME,                  /* waiting for NET_FLOW_NAME */
+	FLOW_QUEUED,                /* waiting for a dial slot (DIALS_MAX) */
 	FLOW_DIAL,                  /* upstream connect in progress */
 	FLOW_OPEN,                  /* socket handed over; counting bytes */
 };
 
 struct flow {
 	struct flow *next;          /* bucket chain */
+	struct flow *qnext;         /* FLOW_QUEUED: the next in the broker's dial queue */
 	struct broker *b;
 	uint32_t id;
 	enum net_proto proto;
@@ -124,6 +144,8 @@ struct broker {
 
 	struct flow *flows[FLOW_BUCKETS];
 	size_t nflows;
+	size_t ndials;              /* flows in FLOW_DIAL: each holds a connecting socket */
+	struct flow *dialq, **dialq_tail;   /* FLOW_QUEUED flows, first come first dialled */
 	uint32_t refused[REFUSED_KEPT]; /* recently refused ids: boxy-net may still close them */
 	size_t nrefused, refused_next;
 	struct query *queries;
@@ -384,16 +406,47 @@ static void flow_free(struct flow *f)
 	free(f);
 }
 
+static void flow_dial(struct broker *b, struct flow *f);
+
+/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
+static void dial_slot_free(struct broker *b)
+{
+	b->ndials--;
+	while (!b->dead && b->dialq != NULL && b->ndials < DIALS_MAX) {
+		struct flow *f = b->dialq;
+
+		b->dialq = f->qnext;
+		if (b->dialq == NULL)
+			b->dialq_tail = &b->dialq;
+		f->qnext = NULL;
+		f->state = FLOW_NAME;   /* off the queue, not dialling yet: what flow_dial expects */
+		flow_dial(b, f);
+	}
+}
+
 /* Unlink a flow from the table and free it. */
 static void flow_remove(struct broker *b, struct flow *f)
 {
 	struct flow **pp = flow_slot(b, f->id);
+	bool slot;
 
 	if (*pp == f) {
 		*pp = f->next;
 		b->nflows--;
 	}
+	if (f->state == FLOW_QUEUED) {
+		struct flow **q = &b->dialq;
+
+		while (*q != f)
+			q = &(*q)->qnext;
+		*q = f->qnext;
+		if (b->dialq_tail == &f->qnext)
+			b->dialq_tail = q;
+	}
+	slot = f->state == FLOW_DIAL;
 	flow_free(f);
+	if (slot)
+		dial_slot_free(b);
 }
 
 /* Milliseconds since the session's network started (net-log times). */
@@ -456,6 +509,7 @@ static void flow_refuse(struct broker *b, struct flow *f, const char *layer, con
 static void flow_dialled(struct broker *b, struct flow *f)
 {
 	int fd = f->fd;
+	bool slot = f->state == FLOW_DIAL;    /* a connect in progress, not an instant one */
 
 	epoll_ctl(b->dial_ep, EPOLL_CTL_DEL, fd, NULL);
 	ev_timer_stop(b->loop, &f->dial_t);
@@ -466,6 +520,9 @@ static void flow_dialled(struct broker *b, struct flow *f)
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
 	send_verdict(b, f->id, NETV_DIALLED, f->layer, f->exception, fd);
+	/* Last, and without f: a send that overflows ends the network and frees it. */
+	if (slot)
+		dial_slot_free(b);
 }
 
 /* The upstream connect failed: refuse the flow, saying why. */
@@ -547,6 +604,13 @@ static void flow_dial(struct broker *b, struct flow *f)
 		memcpy(&sin6->sin6_addr, f->dst.a, 16);
 		slen = sizeof(*sin6);
 	}
+	if (f->proto == NET_PROTO_TCP && b->ndials >= DIALS_MAX) {
+		f->state = FLOW_QUEUED;
+		f->qnext = NULL;
+		*b->dialq_tail = f;
+		b->dialq_tail = &f->qnext;
+		return;
+	}
 	f->fd = socket(f->dst.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (f->fd < 0) {
 		flow_dial_failed(b, f, errno);
@@ -569,6 +633,7 @@ static void flow_dial(struct broker *b, struct flow *f)
 		}
 	}
 	f->state = FLOW_DIAL;
+	b->ndials++;
 	ev_timer_set(&f->dial_t, BROKER_DIAL_TIMEOUT, 0.0);
 	ev_timer_start(b->loop, &f->dial_t);
 }
@@ -671,6 +736,9 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 		}
 	}
 	b->nflows = 0;
+	b->ndials = 0;
+	b->dialq = NULL;
+	b->dialq_tail = &b->dialq;
 	/* Whatever it is doing now, it is not to be trusted with the TAP. */
 	helper_stop(b);
 }
@@ -1162,6 +1230,7 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->fd = -1;
 	b->pid = -1;
 	b->pidfd = -1;
+	b->dialq_tail = &b->dialq;
 	b->dial_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (b->dial_ep < 0) {
 		set_err_errno(err, "epoll_create1");

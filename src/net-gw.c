@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -84,6 +85,7 @@ static const uint8_t gw_mac[6] = GW_MAC;
 
 #define GW_MAX_FLOWS        8192    /* concurrent flows; beyond, new SYNs get a RST */
 #define GW_MAX_HELD         1024    /* flows waiting for the broker */
+#define GW_FD_RESERVE       32      /* descriptors that are not flows' (0-5, epoll, libev) */
 #define GW_MAX_QUERIES      256     /* DNS queries waiting for NET_ANSWER */
 #define GW_UDP_QUEUE        16      /* datagrams held while the broker decides */
 #define GW_TAP_BATCH        64      /* frames read per wake-up */
@@ -636,6 +638,7 @@ struct flow {
 	bool opened;                    /* FLOW_OPEN sent: one FLOW_CLOSE is owed */
 	bool need_name;
 	bool name_timeout;
+	bool late_name;                 /* sent as NONE with no byte: the first bytes must be unnamed */
 	uint16_t syn_mss;               /* the MSS the sandbox's SYN offered, 0 if none */
 	struct gw_packet syn;           /* the held SYN's fields, to refuse it (ip unset) */
 	uint8_t *held;                  /* the held SYN, as an IP packet */
@@ -696,6 +699,7 @@ struct gw {
 
 	uint32_t next_flow, next_query;
 	size_t nflows, nheld;
+	size_t max_flows;               /* GW_MAX_FLOWS, or fewer if descriptors are short */
 	size_t down_held;               /* the flows' down_held, summed */
 	bool down_starved;              /* a flow stopped reading upstream for the budget */
 	struct flow *by_id[GW_HASH], *by_tuple[GW_HASH];
@@ -1369,7 +1373,7 @@ static void send_rst(struct gw *gw, const struct gw_packet *syn)
 /* True when no new flow may be opened (said once to the daemon's log). */
 static bool flows_full(struct gw *gw)
 {
-	if (gw->nflows < GW_MAX_FLOWS && gw->nheld < GW_MAX_HELD)
+	if (gw->nflows < gw->max_flows && gw->nheld < GW_MAX_HELD)
 		return false;
 	if (!gw->flows_full_reported) {
 		gw->flows_full_reported = true;
@@ -1594,6 +1598,7 @@ static void tcp_name_flow(struct gw *gw, struct flow *f)
 	wire_put_u8(&w, ech ? 1 : 0);
 	wire_put_str(&w, name);
 	broker_send(gw, NET_FLOW_NAME, &w);
+	f->late_name = kind == NETNAME_NONE && n == 0;
 	f->state = FS_NAME_SENT;
 	f->deadline = ev_now(gw->loop) + GW_HELD_TIMEOUT;
 }
@@ -1612,7 +1617,32 @@ static void tcp_service(struct gw *gw, struct flow *f)
 	}
 	if (f->state != FS_OPEN)
 		return;
-	if (f->upq_len && tcp_flush_up(gw, f) < 0) {
+	/*
+	 * A flow named NONE because it sent nothing before the name timeout
+	 * (a server that speaks first) was allowed on its address and port
+	 * alone. Its first bytes are still classified before any is written
+	 * upstream: a payload could otherwise stay silent for 5 s and then send
+	 * a ClientHello or a Host naming any host that shares the address (a
+	 * CDN). Anything that names, or could name, a host ends the flow;
+	 * bytes that are still undecided wait, as they would have while naming.
+	 */
+	if (f->late_name && f->upq_len) {
+		size_t n = upq_peek(f, gw->rbuf, GW_NAME_PEEK);
+		char name[DNS_NAME_BUF];
+		bool ech;
+		int kind = gw_name_classify(gw->rbuf, n, f->up_eof || n >= GW_NAME_PEEK, name,
+					    &ech);
+
+		if (kind >= 0 && kind != NETNAME_NONE) {
+			broker_log(gw, "a flow allowed without a name (silent past the name "
+				   "timeout) then sent TLS or HTTP: reset");
+			flow_kill(f, true);
+			return;
+		}
+		if (kind == NETNAME_NONE)
+			f->late_name = false;
+	}
+	if (!f->late_name && f->upq_len && tcp_flush_up(gw, f) < 0) {
 		flow_kill(f, true);
 		return;
 	}
@@ -2277,6 +2307,34 @@ static void stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---- setup ------------------------------------------------------------------- */
 
+/*
+ * Every dialled flow holds one descriptor, which arrives with its verdict by
+ * SCM_RIGHTS. At the usual soft limit of 1024 the kernel drops the
+ * descriptor of the 1018th and flags the message MSG_CTRUNC, which boxy-net
+ * must treat as a broken broker and exit: a payload holding a thousand
+ * connections open ended its own session's network. So raise the soft
+ * limit to what the flow table needs (the hard limit permitting; setrlimit
+ * is not allowed after the lockdown), and admit only as many flows as
+ * there are descriptors for.
+ */
+static size_t gw_fd_flows(void)
+{
+	const rlim_t want = GW_MAX_FLOWS + GW_FD_RESERVE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024 - GW_FD_RESERVE;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return 1024 - GW_FD_RESERVE;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return GW_MAX_FLOWS;
+	return rl.rlim_cur > 2 * GW_FD_RESERVE ? (size_t)rl.rlim_cur - GW_FD_RESERVE :
+		GW_FD_RESERVE;
+}
+
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap)
 {
 	struct gw *gw = xcalloc(1, sizeof(*gw));
@@ -2288,6 +2346,7 @@ struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net
 	gw->tap_fd = tap_fd;
 	gw->pcap = pcap;
 	memset(gw->sandbox_mac, 0xff, 6);   /* broadcast until the sandbox's first frame */
+	gw->max_flows = gw_fd_flows();
 
 	lwip_init();
 	memcpy(&ip.addr, gateway4, 4);

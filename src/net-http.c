@@ -45,6 +45,13 @@ static enum http_status malformed(struct http_result *r, const char *why)
 	return HTTP_MALFORMED;
 }
 
+/* Whitespace to some server's request-line splitter (Python's str.split() on Latin-1). */
+static bool is_http_space(uint8_t c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+	       c == 0xa0;
+}
+
 /* Methods HTTP defines: a request line starting with one is HTTP even if broken. */
 static bool known_method(const uint8_t *m, size_t n)
 {
@@ -165,6 +172,26 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 	 */
 	if (len >= 1 && (p[0] == '\r' || p[0] == '\n'))
 		return malformed(r, "empty line before the request line");
+	/*
+	 * Some servers split the request line on any whitespace and strip it
+	 * first (Python's http.server uses str.split(), for which \x1c-\x1f,
+	 * \x85 and \xa0 are whitespace too), so " GET / HTTP/1.1" or
+	 * "\x1cGET ..." is a request to them. A method after leading
+	 * whitespace is HTTP and refused; anything else there is not HTTP.
+	 */
+	if (len >= 1 && is_http_space(p[0])) {
+		size_t ws, tok;
+
+		for (ws = 0; ws < lim && is_http_space(p[ws]); ws++)
+			;
+		for (tok = 0; ws + tok < lim && is_tchar(p[ws + tok]); tok++)
+			;
+		if (ws + tok == lim)    /* the method may not have arrived yet */
+			return len >= HTTP_HEAD_MAX ? HTTP_NOT_HTTP : HTTP_NEED_MORE;
+		if (known_method(p + ws, tok))
+			return malformed(r, "whitespace before the request line");
+		return HTTP_NOT_HTTP;
+	}
 
 	/* The method token, and the decision whether this can be HTTP at all. */
 	for (mlen = 0; mlen < lim && is_tchar(p[mlen]); mlen++)
@@ -174,9 +201,12 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 	if (mlen == 0)
 		return HTTP_NOT_HTTP;
 	if (p[mlen] != ' ') {
-		/* Some servers split the request line on any whitespace. */
-		bool ws = p[mlen] == '\t' || p[mlen] == '\v' || p[mlen] == '\f' || p[mlen] == '\r';
-		if (ws && known_method(p, mlen))
+		/*
+		 * Some servers split the request line on any whitespace, and what
+		 * counts as whitespace differs (Python's str.split() takes \x1c-\x1f
+		 * too): a method followed by any separator but a space is refused.
+		 */
+		if (known_method(p, mlen))
 			return malformed(r, "request line not separated by single spaces");
 		return HTTP_NOT_HTTP;
 	}

@@ -172,10 +172,17 @@ enum sni_status sni_parse(const uint8_t *p, size_t len, struct sni_result *r)
 	 * record version says: RFC 8446 tells servers to ignore that field,
 	 * so calling "16 03 05 ..." not-TLS would let a real ClientHello pass
 	 * unchecked. An SSLv2-format hello (high bit set, message type 1) is
-	 * still accepted by some servers and carries no SNI: refuse it.
+	 * still accepted by some servers and carries no SNI: refuse it. Its
+	 * type is the third byte, so a high first byte waits for it: deciding
+	 * "not TLS" on one byte sent alone let the rest of such a hello pass
+	 * as a flow with no name.
 	 */
 	if (len >= 1 && p[0] != 0x16) {
-		if (len >= 3 && (p[0] & 0x80) && p[2] == 0x01)
+		if ((p[0] & 0x80) && len < 3) {
+			r->need = 3;
+			return SNI_NEED_MORE;
+		}
+		if ((p[0] & 0x80) && p[2] == 0x01)
 			return malformed(r, "SSLv2-format ClientHello");
 		return SNI_NOT_TLS;
 	}

@@ -303,6 +303,7 @@ static void __attribute__((noreturn)) child_exec(const struct child_fds *f)
 	/* Die with the caller. Set before the sync read: a caller that died first shows as EOF. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(f->report, "prctl PR_SET_PDEATHSIG", errno);
+	nofile_restore();       /* the daemon's raised limit is not the payload's */
 
 	/* Wait until the parent has written our uid/gid maps: until then we are nobody. */
 	do

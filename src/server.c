@@ -528,6 +528,7 @@ int server_main(void)
 
 	memset(srv, 0, sizeof(*srv));
 	signal(SIGPIPE, SIG_IGN);
+	nofile_raise();         /* sandboxes and boxy-net get the original back */
 	if (client_runtime_dir(&dir, &err) < 0) {
 		logmsg("%s", err);
 		return EXIT_BOXY_FAILED;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -449,4 +450,28 @@ bool peer_is_local_user(int fd)
 	}
 	free(text);
 	return fields == 1;
+}
+
+static struct rlimit nofile_saved;
+static bool nofile_raised;
+
+void nofile_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	nofile_saved = rl;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 65536)
+		rl.rlim_cur = rl.rlim_max;
+	else
+		rl.rlim_cur = 65536;
+	if (rl.rlim_cur > nofile_saved.rlim_cur && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		nofile_raised = true;
+}
+
+void nofile_restore(void)
+{
+	if (nofile_raised)
+		setrlimit(RLIMIT_NOFILE, &nofile_saved);
 }

@@ -91,4 +91,15 @@ bool peer_is_local_user(int fd);
 /* Human-readable size ("38.4KiB") into buf. */
 const char *format_size(uint64_t bytes, char *buf, size_t len);
 
+/*
+ * The daemon holds a descriptor per connection being dialled, per session
+ * and per client, so it raises its soft RLIMIT_NOFILE to the hard limit
+ * (capped at 65536) at start. Its children must not inherit that: programs
+ * that use select() break on descriptors past 1024, which is why the soft
+ * limit is 1024 to begin with. nofile_restore() puts the original back;
+ * it is one system call, safe between clone() and execve().
+ */
+void nofile_raise(void);
+void nofile_restore(void);
+
 #endif

@@ -178,6 +178,92 @@ else
 		"want a deny at net.sni saying malformed or incomplete, and no TLS reply"
 fi
 
+# Silence past the name timeout makes a flow "no name" (a server that speaks
+# first), allowed on address and port alone. Its first bytes must still be
+# unnamed: a payload that waits 5 s and then sends a request naming another
+# host (one sharing the address, as on a CDN) is reset before a byte goes
+# upstream. The same wait followed by bytes that are not TLS or HTTP still
+# reaches the server (the test server answers them with an error page).
+cat >"$TN/silent.py" <<'EOF2'
+import socket, threading, time
+out = {}
+def conn(tag, data):
+    try:
+        s = socket.create_connection(('www.example.test', 80), timeout=20)
+        time.sleep(6.5)
+        s.sendall(data)
+        out[tag] = s.recv(100)
+    except Exception as e:
+        out[tag] = 'error: %s' % e
+ts = [threading.Thread(target=conn, args=a) for a in (
+    ('named', b'GET /silent-named HTTP/1.1\r\nHost: other.example.test\r\n\r\n'),
+    ('tls', b'\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00'),
+    ('unnamed', b'HELO silent-unnamed\r\n'))]
+for t in ts: t.start()
+for t in ts: t.join()
+for k in sorted(out): print(k, repr(out[k][:20]))
+EOF2
+chmod 0644 "$TN/silent.py"
+mkdir -p "$TN/cases/silent" && cp "$TN/silent.py" "$TN/cases/silent/silent.py"
+run_case silent --allow-host www.example.test -- sh -c \
+	'python3 silent.py; curl -sS -m 10 http://www.example.test/hello.txt'
+if grep -q "^named 'error" "$C/out" && grep -q "^tls 'error" "$C/out" &&
+	grep -q "^unnamed b'<" "$C/out" && ! grep -q 'silent-named' "$TN/http.log" &&
+	grep -q 'silent-unnamed' "$TN/http.log" && grep -q boxy-testnet-marker "$C/out"; then
+	ok "a flow silent past the name timeout that then sends TLS or HTTP is reset"
+else
+	fail_case "a flow silent past the name timeout that then sends TLS or HTTP is reset" \
+		"want named and tls reset, the unnamed bytes answered (an error page), then the page"
+fi
+
+# Python's http.server (the test server) splits its request line with
+# str.split(): leading whitespace, or \x1c-\x1f between the words, still make
+# a request to it. Each must be refused as malformed, not passed as "not HTTP".
+cat >"$TN/ws.py" <<'EOF2'
+import socket
+for i, req in enumerate([b' GET /ws-0 HTTP/1.1\r\n', b'\x1cGET /ws-1 HTTP/1.1\r\n',
+                         b'GET\x1f/ws-2 HTTP/1.1\r\n', b'GET\x1f/ws-3\x1fHTTP/1.1\r\n']):
+    try:
+        s = socket.create_connection(('www.example.test', 80), timeout=10)
+        s.sendall(req + b'Host: other.example.test\r\nConnection: close\r\n\r\n')
+        print(i, repr(s.recv(20)))
+    except Exception as e:
+        print(i, 'error:', e)
+EOF2
+chmod 0644 "$TN/ws.py"
+mkdir -p "$TN/cases/ws" && cp "$TN/ws.py" "$TN/cases/ws/ws.py"
+run_case ws --allow-host www.example.test -- sh -c \
+	'python3 ws.py; curl -sS -m 10 http://www.example.test/hello.txt'
+if [ "$(grep -c '^[0-9] error' "$C/out")" = 4 ] && ! grep -q 'ws-[0-9]' "$TN/http.log" &&
+	[ "$(grep -cF 'malformed' "$C/audit")" -ge 4 ] && grep -q boxy-testnet-marker "$C/out"; then
+	ok "a request line with leading whitespace or odd separators is refused as malformed"
+else
+	fail_case "a request line with leading whitespace or odd separators is refused as malformed" \
+		"want four resets, four malformed denials, no /ws- request at the server, then the page"
+fi
+
+# An SSLv2-format ClientHello (no SNI; some servers still take it) whose
+# first byte is sent alone: the gateway must wait for the third byte, which
+# says it is a hello, rather than call one high byte "not TLS" (a flow with
+# no name, allowed on address and port).
+run_case sslv2 --allow-host www.example.test -- python3 -c '
+import socket, time
+s = socket.create_connection(("www.example.test", 443), timeout=10)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(b"\x80")
+time.sleep(0.5)
+try:
+    s.sendall(b"\x2e\x01\x03\x01\x00\x15\x00\x00\x00\x10" + bytes(21) + bytes(16))
+    print("reply bytes:", len(s.recv(100)))
+except Exception as e:
+    print("error:", e)'
+if audit_has net.sni deny "tcp://$TN_HTTP:443" && ! audit_has net.dns allow "tcp://$TN_HTTP:443"; then
+	ok "an SSLv2-format hello whose first byte comes alone is refused at net.sni"
+else
+	fail_case "an SSLv2-format hello whose first byte comes alone is refused at net.sni" \
+		"want a deny at net.sni for tcp://$TN_HTTP:443, and no allow"
+fi
+
 # Every private form, in public mode (the range check applies in every mode).
 privs="$TN_PRIV $TN_META [64:ff9b::a09:5] [64:ff9b:1:a09:5::] [2002:a09:5::1] [::ffff:10.9.0.5] [2001:0:4136:e378:8000:63bf:f5f6:fffa] [fd00::5]"
 hits_priv=$(grep -c -E '^(10\.9\.0\.1|169\.254\.169\.1) ' "$TN/http.log" || true)
@@ -233,27 +319,94 @@ else
 		"want one page (from :8080) and a deny at net.ip for tcp://$TN_HTTP:80"
 fi
 
-## ---- what the user sees -------------------------------------------------------------
-C=$TN/cases/watch
-mkdir -p "$C" && chmod a+rwX "$C"
-RC=0
-id=$(cd "$C" && tn_boxy run -d --net public -- sh -c \
-	"sleep 1; curl -s -m 3 http://$TN_META/; sleep 3" 2>"$C/err")
-RC=$?
-: >"$C/audit"
-: >"$C/out"
-if [ -n "$id" ]; then
-	# watch follows the session to its end (about 4 s); 20 s is the backstop.
-	(tn_boxy watch "$id" | grep deny >"$C/out") &
-	wpid=$!
-	for _ in $(seq 1 200); do kill -0 "$wpid" 2>/dev/null || break; sleep 0.1; done
-	kill "$wpid" 2>/dev/null
-	wait "$wpid" 2>/dev/null
+## ---- exhaustion ------------------------------------------------------------------
+# Every dialled flow is a descriptor in boxy-net, passed with its verdict. At
+# the usual soft limit of 1024 the 1018th was dropped by the kernel
+# (MSG_CTRUNC) and boxy-net exited, ending the session's network. 1100
+# connections held open (to a server that accepts and keeps them) must leave
+# the network working.
+cat >"$TN/holder.py" <<'EOF2'
+import resource, socket, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 9000))
+s.listen(4096)
+keep = []
+while True:
+    keep.append(s.accept()[0])
+EOF2
+cat >"$TN/hold.py" <<'EOF2'
+import resource, socket, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+keep = []
+try:
+    for i in range(1100):
+        keep.append(socket.create_connection((sys.argv[1], 9000), timeout=10))
+except Exception as e:
+    print('connection', len(keep), 'failed:', e)
+print('held', len(keep))
+EOF2
+chmod 0644 "$TN/holder.py" "$TN/hold.py"
+tn_start holder python3 "$TN/holder.py" "$TN_PUBLIC"
+tn_wait_tcp "$TN_PUBLIC" 9000
+mkdir -p "$TN/cases/fds" && cp "$TN/hold.py" "$TN/cases/fds/hold.py"
+run_case fds --net public -- sh -c \
+	"python3 hold.py $TN_PUBLIC; curl -sS -m 10 http://$TN_PUBLIC/hello.txt"
+if [ "$RC" -eq 0 ] && grep -q '^held 1100' "$C/out" && grep -q boxy-testnet-marker "$C/out" &&
+	! grep -q 'boxy-net exited' "$C/audit"; then
+	ok "1100 connections held open (a descriptor each in boxy-net) leave the network working"
+else
+	fail_case "1100 connections held open (a descriptor each in boxy-net) leave the network working" \
+		"want 'held 1100', then the page, and boxy-net still running" \
+		"$(grep -o 'boxy-net exited[^"]*' "$C/audit" | head -n 1)"
 fi
+
+# Each upstream connect in progress holds one of the daemon's descriptors,
+# which all sessions share (a soft limit of 1024 is common). 400 connects at
+# once to an address nobody answers (no ARP reply: each takes about 3 s to
+# fail) must not take 400 of them: past 256 in progress a session's dials
+# wait their turn. Once they have failed, the next connection is dialled.
+C=$TN/cases/dials
+mkdir -p "$C" && chmod a+rwX "$C"
+(cd "$C" && tn_boxy run --audit-log "$C/audit" --net public -- sh -c "python3 -c '
+import socket, time
+keep = []
+for port in range(1, 401):
+    s = socket.socket(); s.setblocking(False)
+    try: s.connect((\"93.184.216.99\", port))
+    except BlockingIOError: pass
+    keep.append(s)
+time.sleep(2)'; sleep 6; curl -sS -m 10 http://$TN_PUBLIC/hello.txt" \
+	>"$C/out" 2>"$C/err" </dev/null) &
+bpid=$!
+daemon=$(pgrep -n --ns $$ --nslist net -f '^boxy daemon serve')
+maxfd=0
+while kill -0 "$bpid" 2>/dev/null; do
+	n=$(ls "/proc/$daemon/fd" 2>/dev/null | wc -l)
+	[ "$n" -gt "$maxfd" ] && maxfd=$n
+	sleep 0.1
+done
+wait "$bpid"
+RC=$?
+if [ "$RC" -eq 0 ] && grep -q boxy-testnet-marker "$C/out" && [ -n "$daemon" ] &&
+	[ "$maxfd" -gt 0 ] && [ "$maxfd" -lt 350 ]; then
+	ok "connects in progress are capped per session, then the next is dialled"
+	diag "the daemon held at most $maxfd descriptors"
+else
+	fail_case "connects in progress are capped per session, then the next is dialled" \
+		"daemon '$daemon' held at most $maxfd descriptors (want under 350), and want the page"
+fi
+
+## ---- what the user sees -------------------------------------------------------------
+watch_denials watch "http://$TN_META/"
 if grep -q "$TN_META" "$C/out"; then
 	ok "boxy watch ID | grep deny shows the refusal"
 else
-	fail_case "boxy watch ID | grep deny shows the refusal" "session '$id': no deny line naming $TN_META"
+	fail_case "boxy watch ID | grep deny shows the refusal" \
+		"session '$WATCH_ID': no deny line naming $TN_META"
 fi
 
 ## ---- when boxy-net dies ----------------------------------------------------------

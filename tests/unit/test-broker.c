@@ -870,6 +870,39 @@ static void test_refusals(void **state)
 	fx_close(&x);
 }
 
+/*
+ * Refusals can outrun their closes: boxy-net reports every refused flow
+ * closed, but a burst of thousands (half ClientHellos timing out together)
+ * is refused before the first close comes back. Every close must still be
+ * recognised; with 1024 ids remembered, the oldest were overwritten and
+ * their honest closes ended the network as a compromised boxy-net.
+ */
+static void test_refused_burst(void **state)
+{
+	const uint32_t n = 3000;
+	struct fx x;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+	for (uint32_t id = 1; id <= n; id++) {
+		flow_open(&x, id, 6, "192.168.1.1", 80);
+		expect_refused(&x, id, "net.ip");
+		if (id % 256 == 0)
+			recs_clear();
+	}
+	for (uint32_t id = 1; id <= n; id++) {
+		flow_counts(&x, NET_FLOW_CLOSE, id, 0, 0);
+		if (id % 32 == 0)
+			pump(&x, 1);
+	}
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	assert_null(find_rec("audit", "degraded"));
+	assert_int_equal(broker_flows(x.b), 0);
+	fx_close(&x);
+}
+
 static void test_dns(void **state)
 {
 	struct fx x;
@@ -1428,6 +1461,7 @@ int main(void)
 		cmocka_unit_test(test_hello_config),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_refused_burst),
 		cmocka_unit_test(test_dns),
 		cmocka_unit_test(test_allowlist_dial),
 		cmocka_unit_test(test_name_refusals),

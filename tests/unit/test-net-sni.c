@@ -264,6 +264,11 @@ static void test_not_tls(void **state)
 			fail_msg("%s not recognised as not TLS", rows[i].what);
 	/* an SSLv2-format hello has no SNI and some servers still take it */
 	assert_int_equal(sni_parse((const uint8_t *)"\x80\x2e\x01\x03\x01", 5, &r), SNI_MALFORMED);
+	/* ... also when its first byte arrives alone: wait for the type, never "not TLS" */
+	assert_int_equal(sni_parse((const uint8_t *)"\x80", 1, &r), SNI_NEED_MORE);
+	assert_int_equal(r.need, 3);
+	assert_int_equal(sni_parse((const uint8_t *)"\x80\x2e", 2, &r), SNI_NEED_MORE);
+	assert_int_equal(sni_parse((const uint8_t *)"\x80\x2e\x05", 3, &r), SNI_NOT_TLS);
 	/* a handshake record is TLS whatever its record version says */
 	assert_int_equal(sni_parse((const uint8_t *)"\x16\x02\x00", 3, &r), SNI_NEED_MORE);
 	assert_int_equal(sni_parse((const uint8_t *)"\x16\x03\x05", 3, &r), SNI_NEED_MORE);
