@@ -330,6 +330,76 @@ static int mount_at(struct mount_ctx *ctx, int treefd, const char *path, enum mp
 	return 0;
 }
 
+/* True if path is dir or below it (both absolute and normalised). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * The deepest host directory a sandbox can write that holds path: the work
+ * directory or a --rw/--mkdir mount. NULL when path is in none of them.
+ */
+static const char *writable_base(const struct mount_ctx *ctx, const char *path)
+{
+	const char *best = NULL;
+
+	if (ctx->plan->workdir && path_within(path, ctx->plan->workdir))
+		best = ctx->plan->workdir;
+	for (size_t i = 0; i < ctx->plan->nmounts; i++) {
+		const struct mount_spec *ms = &ctx->plan->mounts[i];
+
+		if ((ms->kind == MOUNT_RW || ms->kind == MOUNT_MKDIR) && path_within(path, ms->src) &&
+		    (!best || strlen(ms->src) > strlen(best)))
+			best = ms->src;
+	}
+	return best;
+}
+
+/*
+ * Open a host source (--ro, --rw, --copy, --copy-ro). Inside a directory
+ * the sandbox can write, every symlink must resolve beneath that directory
+ * (RESOLVE_BENEATH): a run can plant "config.json -> ~/.ssh/id_ed25519" in
+ * the work directory, and the next run's --copy config.json would carry
+ * the key in, or its --ro would bind ~/.ssh. A link that stays inside shows
+ * nothing the sandbox cannot already see. Elsewhere links are followed as
+ * given (dotfile managers link ~/.config entries into a repository). A
+ * link that leads out fails with EXDEV.
+ */
+static int open_host_source(const struct mount_ctx *ctx, const char *src, int flags)
+{
+	const char *base = writable_base(ctx, src), *rel;
+	int bfd, fd, e;
+
+	if (!base)
+		return mount_open_in(ctx->oldroot, src, flags);
+	bfd = mount_open_in(ctx->oldroot, base, O_PATH | O_DIRECTORY);
+	if (bfd < 0)
+		return -1;
+	rel = src + strlen(base);
+	while (*rel == '/')
+		rel++;
+	fd = sys_openat2(bfd, *rel ? rel : ".", flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+	e = errno;
+	close(bfd);
+	errno = e;
+	return fd;
+}
+
+/* The words for a source that could not be opened (EXDEV: a link leads out). */
+static int source_err(char **err, const char *flag, const char *src)
+{
+	if (errno == EXDEV)
+		return set_err(err, "%s %s: a symlink on the way leads out of a directory the "
+			       "sandbox can write (a sandboxed run could have planted it); give "
+			       "its target instead", flag, src);
+	return set_err_errno(err, "%s %s", flag, src);
+}
+
 /*
  * Bind host path src at dst inside with attr. Returns 0, 1 when src does not
  * exist on the host (the caller decides whether that matters), -1 on error.
@@ -340,10 +410,12 @@ static int bind_host(struct mount_ctx *ctx, const char *src, const char *dst, ui
 	struct stat st;
 	int fd, tree, r;
 
-	fd = mount_open_in(ctx->oldroot, src, O_PATH);
+	fd = open_host_source(ctx, src, O_PATH);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 1;
+		if (errno == EXDEV)
+			return source_err(err, attr & MOUNT_ATTR_RDONLY ? "--ro" : "--rw", src);
 		return set_err_errno(err, "%s", src);
 	}
 	if (fstat(fd, &st) < 0 || (tree = clone_tree(fd, attr)) < 0) {
@@ -940,14 +1012,14 @@ static int do_copy(struct mount_ctx *ctx, const struct mount_spec *ms, const cha
 	size_t len = 0;
 	int fd, r = -1, dfd;
 
-	fd = mount_open_in(ctx->oldroot, ms->src, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	fd = open_host_source(ctx, ms->src, O_RDONLY | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT) {
 			note_skipped(ctx, "%s %s: %s", spec_flag(ms->kind), ms->src,
 				     strerror(errno));
 			return 0;
 		}
-		return set_err_errno(err, "%s %s", spec_flag(ms->kind), ms->src);
+		return source_err(err, spec_flag(ms->kind), ms->src);
 	}
 	if (fstat(fd, &st) < 0) {
 		set_err_errno(err, "%s %s", spec_flag(ms->kind), ms->src);

@@ -537,6 +537,35 @@ echo WORKS'
 			ok "exit status: 7 propagates, SIGTERM is 143, not found 127, not executable 126" ||
 			not_ok "exit status: got$got, want exit7=7 sigterm=143 notfound=127 noexec=126"
 	fi
+	# A symlink a sandboxed run planted in the workdir must not lead a later
+	# run's --copy or --ro out of it (to ~/.ssh); a link that stays inside works.
+	if only planted-link-source; then
+		case_new planted-link-source
+		ln -s "$CASE_HOME/.ssh/id_rsa" "$CASE_WORK/config.json"
+		ln -s "$CASE_HOME/.ssh" "$CASE_WORK/vendor"
+		echo inside-ok >"$CASE_WORK/real.txt"
+		ln -s real.txt "$CASE_WORK/inside.link"
+		local got="" leaked=""
+		boxy_run --copy "$CASE_WORK/config.json:/tmp/c" -- /bin/sh -c 'cat /tmp/c'
+		got="copy=$RUN_RC"
+		grep -q "$BAIT" "$CASE/out" && leaked="$leaked --copy"
+		grep -q "leads out of a directory the sandbox can write" "$CASE/err" || got="$got(no words)"
+		boxy_run --ro "$CASE_WORK/vendor" -- /bin/sh -c "cat '$CASE_WORK/vendor/id_rsa'"
+		got="$got ro=$RUN_RC"
+		grep -q "$BAIT" "$CASE/out" && leaked="$leaked --ro"
+		boxy_run --copy "$CASE_WORK/inside.link:/tmp/i" -- /bin/sh -c 'cat /tmp/i'
+		got="$got inside=$RUN_RC"
+		grep -q inside-ok "$CASE/out" || got="$got(no content)"
+		if [ -n "$leaked" ]; then
+			not_ok "a symlink planted in the workdir leads --copy/--ro to ~/.ssh"
+			diag "ESCAPED: the key came in through$leaked"
+		elif [ "$got" = "copy=125 ro=125 inside=0" ]; then
+			ok "--copy/--ro through a symlink planted in the workdir are refused; a link inside works"
+		else
+			not_ok "--copy/--ro through a planted symlink: got $got, want copy=125 ro=125 inside=0"
+			diag_file "$CASE/err" 5
+		fi
+	fi
 	if only stdio; then
 		case_new stdio
 		boxy_run -- /bin/sh -c 'echo to-stdout; echo to-stderr >&2'
