@@ -693,24 +693,9 @@ static void helper_stop(struct broker *b)
 	b->pid = -1;
 }
 
-/* Stop talking to boxy-net, close every flow, reap it; record why. */
-static void broker_end(struct broker *b, const char *fmt, ...)
+/* Close the control socket, drop what was queued for it, free every flow. */
+static void broker_disconnect(struct broker *b)
 {
-	struct event ev = { .kind = "audit", .verdict = "degraded", .layer = "net",
-			    .subject = "boxy-net" };
-	va_list ap;
-	char *why;
-
-	if (b->dead)
-		return;
-	va_start(ap, fmt);
-	why = xvasprintf(fmt, ap);
-	va_end(ap);
-	b->dead = true;
-	b->failure = xasprintf("%s; the session's network was ended", why);
-	free(why);
-	ev.detail = b->failure;
-	emit(b, &ev);
 	if (b->fd >= 0) {
 		ev_io_stop(b->loop, &b->rw);
 		ev_io_stop(b->loop, &b->ww);
@@ -739,6 +724,27 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 	b->ndials = 0;
 	b->dialq = NULL;
 	b->dialq_tail = &b->dialq;
+}
+
+/* Stop talking to boxy-net, close every flow, reap it; record why. */
+static void broker_end(struct broker *b, const char *fmt, ...)
+{
+	struct event ev = { .kind = "audit", .verdict = "degraded", .layer = "net",
+			    .subject = "boxy-net" };
+	va_list ap;
+	char *why;
+
+	if (b->dead)
+		return;
+	va_start(ap, fmt);
+	why = xvasprintf(fmt, ap);
+	va_end(ap);
+	b->dead = true;
+	b->failure = xasprintf("%s; the session's network was ended", why);
+	free(why);
+	ev.detail = b->failure;
+	emit(b, &ev);
+	broker_disconnect(b);
 	/* Whatever it is doing now, it is not to be trusted with the TAP. */
 	helper_stop(b);
 }
@@ -1428,20 +1434,7 @@ void broker_free(struct broker *b)
 	if (!b->dead) {
 		/* A quiet end: no event, it is the session ending. */
 		b->dead = true;
-		if (b->fd >= 0) {
-			ev_io_stop(b->loop, &b->rw);
-			ev_io_stop(b->loop, &b->ww);
-			close(b->fd);
-			b->fd = -1;
-		}
-		for (size_t i = 0; i < FLOW_BUCKETS; i++) {
-			while (b->flows[i]) {
-				struct flow *f = b->flows[i];
-
-				b->flows[i] = f->next;
-				flow_free(f);
-			}
-		}
+		broker_disconnect(b);
 		/* The socket is closed: boxy-net sees EOF and may finish its capture;
 		 * a short grace (the pidfd turns readable at its exit), then SIGKILL. */
 		if (b->pid > 0 && b->pidfd >= 0) {
@@ -1451,14 +1444,6 @@ void broker_free(struct broker *b)
 		}
 	}
 	helper_stop(b);
-	while (b->outq) {
-		struct outframe_b *o = b->outq;
-
-		b->outq = o->next;
-		if (o->fd >= 0)
-			close(o->fd);
-		free(o);
-	}
 	ev_io_stop(b->loop, &b->dial_ep_w);
 	close(b->dial_ep);
 	net_bind_free(b->binds);

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "net-dns.h"
 
 #define MAX_POINTER_HOPS 64
@@ -82,25 +83,6 @@ int dns_name_normalize(const char *in, size_t len, char *out)
 bad:
 	out[0] = '\0';
 	return -1;
-}
-
-/* Reads a big-endian u16 at p (the caller checked the bounds). */
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Reads a big-endian u32 at p (the caller checked the bounds). */
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* Writes a big-endian u16. */
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
 }
 
 /*

@@ -1267,6 +1267,29 @@ static void fx_rebroker(struct fx *x, const char *suffix)
 	x->net = sp[1];
 }
 
+/* An allowlist session with --tailscale, these hosts, and the tailnet suffix. */
+static void fx_tailnet(struct fx *x, const char *const *hosts)
+{
+	fx_open(x, NET_ALLOWLIST);
+	for (; *hosts; hosts++)
+		add_host(&x->rs, *hosts);
+	x->rs.tailscale = true;
+	fx_rebroker(x, "tail0a1b2.ts.net");
+	hello(x, NET_ALLOWLIST);
+}
+
+/* A flow permitted up to the name stage (a CGNAT address is never dialled here), then closed. */
+static void expect_need_name(struct fx *x, uint32_t id, const char *dst, uint16_t port)
+{
+	char *layer;
+	int fd;
+
+	flow_open(x, id, 6, dst, port);
+	assert_int_equal(read_verdict(x, id, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_counts(x, NET_FLOW_CLOSE, id, 0, 0);
+}
+
 /*
  * --tailscale: names under the MagicDNS suffix go to the tailnet's resolver
  * (never upstream), its CGNAT answer survives the range check, and reaching
@@ -1274,27 +1297,18 @@ static void fx_rebroker(struct fx *x, const char *suffix)
  */
 static void test_tailnet(void **state)
 {
+	static const char *const hosts[] = { "db.tail0a1b2.ts.net:5432", NULL };
 	struct fx x;
 	uint32_t n;
-	char *layer;
-	int fd;
 
 	(void)state;
-	fx_open(&x, NET_ALLOWLIST);
-	add_host(&x.rs, "db.tail0a1b2.ts.net:5432");
-	x.rs.tailscale = true;
-	fx_rebroker(&x, "tail0a1b2.ts.net");
-	hello(&x, NET_ALLOWLIST);
+	fx_tailnet(&x, hosts);
 	assert_int_equal(resolve(&x, 1, "db.tail0a1b2.ts.net", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
 	assert_int_equal(n, 1);
 	assert_int_equal(tail.queries, 1);
 	assert_string_equal(tail.last, "db.tail0a1b2.ts.net");
 	assert_int_equal(dns.queries, 0);
-	/* Permitted up to the name stage (never dialled here: it is a CGNAT address). */
-	flow_open(&x, 1, 6, "100.101.102.103", 5432);
-	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
-	flow_counts(&x, NET_FLOW_CLOSE, 1, 0, 0);
+	expect_need_name(&x, 1, "100.101.102.103", 5432);
 	/* Another port of the same host, and a tailnet address nobody resolved. */
 	flow_open(&x, 2, 6, "100.101.102.103", 22);
 	expect_refused(&x, 2, "net.ip");
@@ -1312,27 +1326,18 @@ static void test_tailnet(void **state)
  */
 static void test_tailnet_bare(void **state)
 {
+	static const char *const hosts[] = { "nas:22", "printer", NULL };
 	struct fx x;
 	uint32_t n;
-	char *layer;
-	int fd;
 
 	(void)state;
-	fx_open(&x, NET_ALLOWLIST);
-	add_host(&x.rs, "nas:22");
-	add_host(&x.rs, "printer");
-	x.rs.tailscale = true;
-	fx_rebroker(&x, "tail0a1b2.ts.net");
-	hello(&x, NET_ALLOWLIST);
+	fx_tailnet(&x, hosts);
 	assert_int_equal(resolve(&x, 1, "nas", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
 	assert_int_equal(n, 1);
 	assert_int_equal(tail.queries, 1);
 	assert_string_equal(tail.last, "nas.tail0a1b2.ts.net");
 	assert_int_equal(dns.queries, 0);
-	flow_open(&x, 1, 6, "100.101.102.103", 22);
-	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
-	flow_counts(&x, NET_FLOW_CLOSE, 1, 0, 0);
+	expect_need_name(&x, 1, "100.101.102.103", 22);
 	flow_open(&x, 2, 6, "100.101.102.103", 443);
 	expect_refused(&x, 2, "net.ip");
 
