@@ -173,7 +173,11 @@ only() { [ -z "${BOXY_ESCAPE_ONLY:-}" ] || [[ $1 =~ $BOXY_ESCAPE_ONLY ]]; }
 CONTROL_RAN=0
 CONTROL_FIRED=0
 
+CASE_GROUPS=()
 . "$(dirname "$0")/cases.sh"
+for f in "$(dirname "$0")"/cases-*.sh; do
+	[ -e "$f" ] && . "$f"
+done
 
 ## ---- the run ---------------------------------------------------------------------
 if [ "$MODE" = control-only ]; then
