@@ -9,7 +9,7 @@ BUILD_PKGS="gcc make autoconf automake autopoint libtool gettext pkg-config
  libseccomp-dev libcap-dev libsqlite3-dev libncurses-dev libyaml-dev
  liblwip-dev libc-ares-dev libev-dev libcmocka-dev"
 TEST_PKGS="git python3 sqlite3 iproute2 util-linux procps bsdutils tmux curl openssl tshark
- bubblewrap hyperfine clang libclang-rt-14-dev llvm iperf3 wrk slirp4netns passt"
+ bubblewrap hyperfine clang libclang-rt-14-dev llvm iperf3 wrk slirp4netns passt python3-pip"
 
 want="$BUILD_PKGS"
 [ "${1:-}" = "--test" ] && want="$BUILD_PKGS $TEST_PKGS"
@@ -19,6 +19,11 @@ for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
+# node and npm: any installation will do (a machine may carry a newer nodejs that
+# ships npm itself, which Debian's npm package would conflict with).
+if [ "${1:-}" = "--test" ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
