@@ -101,7 +101,7 @@ static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **e
 		return set_err(err, "malformed NET_CONFIG");
 	if (*mode != NET_PUBLIC && *mode != NET_ALLOWLIST)
 		return set_err(err, "NET_CONFIG mode %u has no network to serve", *mode);
-	if (*flags & ~NETCFG_PCAP)
+	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE))
 		return set_err(err, "NET_CONFIG has unknown flags 0x%02x", *flags);
 	return 0;
 }
@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 	if (!loop)
 		return die("cannot create the event loop", NULL);
 	gw = gw_create(loop, FD_BROKER, FD_TAP, (flags & NETCFG_PCAP) ? &pcap : NULL);
+	gw_set_observe(gw, (flags & NETCFG_OBSERVE) != 0);
 
 	if (net_lockdown(&note, &err) < 0)
 		return die("lockdown", err);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "dnscache.h"
 #include "msg.h"
 #include "net-addr.h"
 #include "net-bind.h"
@@ -117,6 +118,7 @@ struct broker {
 	char *session;
 	struct net_policy policy;
 	struct net_bind *binds;
+	struct dns_cache *cache;    /* upstream answers, this session's only */
 	struct resolver *res;
 	struct netlog *log;
 	uint64_t start_ms;          /* monotonic, for net-log times */
@@ -662,6 +664,14 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 	}
 	free(f->host);
 	f->host = v.host ? xstrdup(v.host) : NULL;
+	if (!f->host && b->policy.mode == NET_PUBLIC) {
+		/* Public mode decides on the address alone, but the record still
+		 * names it: the name the sandbox resolved it from, if it did. */
+		const char *names[1];
+
+		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 1) > 0)
+			f->host = xstrdup(names[0]);
+	}
 	f->layer = v.layer;
 	if (kind == NET_NAME_SNI || kind == NET_NAME_HOST)
 		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ? "TLS server name" :
@@ -792,7 +802,8 @@ static void on_hello(struct broker *b, struct rbuf *r)
 	b->hello = true;
 	wbuf_init(&w);
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
-	wire_put_u8(&w, b->pcap ? NETCFG_PCAP : 0);
+	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
+		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0));
 	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
 	if (b->pcap && b->rs && b->rs->pcap_max)
 		wire_put_u64(&w, b->rs->pcap_max);
@@ -904,6 +915,49 @@ out:
 	free(name);
 }
 
+/*
+ * NET_FLOW_SEEN, public mode: the SNI or Host an open flow's first bytes
+ * carried. Recorded only (the flow was allowed on its address): the name
+ * is what the client claimed, and it becomes the flow's host only when the
+ * address was resolved from that very name.
+ */
+static void on_flow_seen(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t kind = wire_get_u8(r);
+	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
+	struct flow *f;
+
+	if (!wire_done(r) || (kind != NETNAME_SNI && kind != NETNAME_HOST) || !name ||
+	    !name[0] || !name_chars_ok(name)) {
+		broker_end(b, "malformed NET_FLOW_SEEN from boxy-net");
+		goto out;
+	}
+	if (b->policy.mode != NET_PUBLIC) {
+		broker_end(b, "NET_FLOW_SEEN outside public mode");
+		goto out;
+	}
+	f = flow_find(b, id);
+	if (!f || f->state != FLOW_OPEN || f->sni) {
+		broker_end(b, "NET_FLOW_SEEN for flow %u, which is not open or was named", id);
+		goto out;
+	}
+	/* An address literal in Host, say: not a name to record as one. */
+	if (dns_name_normalize(name, strlen(name), norm) < 0 || strcmp(norm, name) != 0)
+		goto out;
+	f->sni = xstrdup(name);
+	if (net_bind_has(b->binds, &f->dst, name, now_mono_ms())) {
+		free(f->host);
+		f->host = xstrdup(name);
+	}
+	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
+		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
+		  0, 0);
+	netlog_set_names(b->log, f->nl, f->host, f->sni);
+out:
+	free(name);
+}
+
 /* NET_FLOW_STATS and NET_FLOW_CLOSE: counters as events, and the end of a flow. */
 static void on_flow_bytes(struct broker *b, struct rbuf *r, bool close_it)
 {
@@ -965,21 +1019,28 @@ static struct query **query_slot(struct broker *b, struct query *q)
 	return pp;
 }
 
-/* The resolver answered a permitted name: filter, bind, record, answer. */
-static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
-			const uint32_t *ttls, size_t n)
+/* "A", "AAAA": the query type as events name it. */
+static const char *qtype_name(uint16_t qtype)
 {
-	struct query *q = arg;
-	struct broker *b = q->b;
+	return qtype == DNS_TYPE_AAAA ? "AAAA" : "A";
+}
+
+/*
+ * An answer for a permitted name, fresh from upstream or from the cache:
+ * filter, bind, record, answer. The same path for both, so a cached answer
+ * is judged exactly as the one it copies.
+ */
+static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint16_t qtype,
+			   int rcode, const struct net_addr *addrs, const uint32_t *ttls, size_t n,
+			   bool cached)
+{
 	struct net_addr kept[DNS_ANSWER_MAX];
 	uint32_t kttl[DNS_ANSWER_MAX], ttl = NET_BIND_TTL_MAX_S;
 	struct net_addr_class dropped[8];
 	size_t ndropped = 0, nk;
 	uint64_t now = now_mono_ms();
-	char *list = xstrdup("");
+	char *list = xstrdup(""), *detail;
 
-	*query_slot(b, q) = q->next;
-	b->nqueries--;
 	n = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
 	memcpy(kept, addrs, n * sizeof(*addrs));
 	memcpy(kttl, ttls, n * sizeof(*ttls));
@@ -988,18 +1049,23 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	for (size_t i = 0; i < ndropped && i < ARRAY_SIZE(dropped); i++) {
 		char a[NET_ADDR_STRLEN], *words;
 
-		/* judged may be the decoded IPv4: name the address as the answer wrote it
-		 * only when it is the same; either way the range is the reason. */
+		/*
+		 * judged may be the decoded IPv4. Say what happened — the name the
+		 * sandbox asked for answered an address boxy refuses — and how to
+		 * allow it; whether that is rebinding or a host on a documentation
+		 * range is for the user to judge, not for the wording to assume.
+		 */
 		net_addr_format(&dropped[i].judged, a);
-		words = xasprintf("answer %s dropped (DNS rebinding): %s", a,
-				  net_range_words(dropped[i].range));
-		emit_audit(b, NET_LAYER_IP, "deny", q->name, words);
+		words = xasprintf("answered with %s, %s: dropped (to allow it: --allow-cidr %s/%u)",
+				  a, net_range_words(dropped[i].range), a,
+				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
+		emit_audit(b, NET_LAYER_IP, "deny", name, words);
 		free(words);
 	}
 	for (size_t i = 0; i < nk; i++) {
 		char a[NET_ADDR_STRLEN], *tmp;
 
-		net_bind_add(b->binds, &kept[i], q->name, kttl[i], now);
+		net_bind_add(b->binds, &kept[i], name, kttl[i], now);
 		if (kttl[i] < ttl)
 			ttl = kttl[i];
 		tmp = xasprintf("%s%s%s", list, i ? " " : "", net_addr_format(&kept[i], a));
@@ -1009,14 +1075,32 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	if (!nk)
 		ttl = 0;
 	if (nk)
-		netlog_add_resolution(b->log, q->name, kept, nk);
+		netlog_add_resolution(b->log, name, kept, nk);
 	if (rcode != DNS_RCODE_NOERROR) {
 		free(list);
 		list = xstrdup(rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN" : "SERVFAIL");
+	} else if (!nk) {
+		free(list);
+		list = xstrdup(ndropped ? "no address left" : "no data");
 	}
-	emit_dns(b, "resolve", NET_LAYER_DNS, q->name, list, NULL, ttl);
+	detail = xasprintf("%s %s%s", qtype_name(qtype), list, cached ? " (cached)" : "");
+	emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, ttl);
+	free(detail);
 	free(list);
-	send_answer(b, q->id, (uint8_t)rcode, ttl, kept, nk);
+	send_answer(b, id, (uint8_t)rcode, ttl, kept, nk);
+}
+
+/* The resolver answered a permitted name: keep the answer, then deliver it. */
+static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
+			const uint32_t *ttls, size_t n)
+{
+	struct query *q = arg;
+	struct broker *b = q->b;
+
+	*query_slot(b, q) = q->next;
+	b->nqueries--;
+	dns_cache_put(b->cache, q->name, q->qtype, rcode, addrs, ttls, n, now_mono_ms());
+	answer_deliver(b, q->id, q->name, q->qtype, rcode, addrs, ttls, n, false);
 	free(q);
 }
 
@@ -1051,6 +1135,15 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		/* Only addresses are ever answered: no data for the rest. */
 		send_answer(b, id, DNS_RCODE_NOERROR, 0, NULL, 0);
 		goto out;
+	}
+	{
+		struct dns_cache_answer hit;
+
+		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
+			answer_deliver(b, id, name, qtype, hit.rcode, hit.addrs, hit.ttls, hit.n,
+				       true);
+			goto out;
+		}
 	}
 	if (b->nqueries >= BROKER_MAX_QUERIES) {
 		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
@@ -1135,6 +1228,9 @@ static void broker_dispatch(struct broker *b, const struct msg *m)
 		break;
 	case NET_LOG:
 		on_log(b, &r);
+		break;
+	case NET_FLOW_SEEN:
+		on_flow_seen(b, &r);
 		break;
 	default:
 		/* NET_CONFIG, NET_VERDICT and NET_ANSWER are ours to send, not to receive. */
@@ -1253,6 +1349,7 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->pcap = opts && opts->pcap;
 	net_policy_from_runspec(&b->policy, rs);
 	b->binds = net_bind_create(0);
+	b->cache = dns_cache_create(0);
 	b->log = netlog_create();
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
@@ -1447,6 +1544,7 @@ void broker_free(struct broker *b)
 	ev_io_stop(b->loop, &b->dial_ep_w);
 	close(b->dial_ep);
 	net_bind_free(b->binds);
+	dns_cache_free(b->cache);
 	netlog_free(b->log);
 	free(b->failure);
 	free(b->session);

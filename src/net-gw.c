@@ -615,6 +615,7 @@ struct flow {
 	bool need_name;
 	bool name_timeout;
 	bool late_name;                 /* sent as NONE with no byte: the first bytes must be unnamed */
+	bool observed;                  /* observe mode: the first bytes were looked at */
 	uint16_t syn_mss;               /* the MSS the sandbox's SYN offered, 0 if none */
 	struct gw_packet syn;           /* the held SYN's fields, to refuse it (ip unset) */
 	uint8_t *held;                  /* the held SYN, as an IP packet */
@@ -664,6 +665,7 @@ struct gw {
 	int broker_fd, tap_fd;
 	struct net_pcap *pcap;
 	bool pcap_reported, tap_dead, flows_full_reported;
+	bool observe;                   /* NETCFG_OBSERVE: name open flows for the record */
 	int exit_status;
 
 	struct netif nif;
@@ -1579,6 +1581,31 @@ static void tcp_name_flow(struct gw *gw, struct flow *f)
 	f->deadline = ev_now(gw->loop) + GW_HELD_TIMEOUT;
 }
 
+/*
+ * Public mode: say what the flow's first bytes name, for the record. Looked
+ * at once, in what the first service pass finds queued, and never waited
+ * for: a policy that allows on the address must not delay a byte to name
+ * it. A ClientHello split across the first writes goes unnamed (rare: the
+ * sandbox's tap0 MTU fits any hello in one segment).
+ */
+static void tcp_observe_flow(struct gw *gw, struct flow *f)
+{
+	size_t n = upq_peek(f, gw->rbuf, GW_NAME_PEEK);
+	char name[DNS_NAME_BUF];
+	bool ech;
+	int kind = gw_name_classify(gw->rbuf, n, true, name, &ech);
+	struct wbuf w;
+
+	f->observed = true;
+	if ((kind != NETNAME_SNI && kind != NETNAME_HOST) || !name[0])
+		return;
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, (uint8_t)kind);
+	wire_put_str(&w, name);
+	broker_send(gw, NET_FLOW_SEEN, &w);
+}
+
 /* One spliced TCP flow: move bytes both ways, propagate half-closes, end it when done. */
 static void tcp_service(struct gw *gw, struct flow *f)
 {
@@ -1618,6 +1645,8 @@ static void tcp_service(struct gw *gw, struct flow *f)
 		if (kind == NETNAME_NONE)
 			f->late_name = false;
 	}
+	if (gw->observe && !f->observed && f->upq_len)
+		tcp_observe_flow(gw, f);
 	if (!f->late_name && f->upq_len && tcp_flush_up(gw, f) < 0) {
 		flow_kill(f, true);
 		return;
@@ -2309,6 +2338,11 @@ static size_t gw_fd_flows(void)
 		return GW_MAX_FLOWS;
 	return rl.rlim_cur > 2 * GW_FD_RESERVE ? (size_t)rl.rlim_cur - GW_FD_RESERVE :
 		GW_FD_RESERVE;
+}
+
+void gw_set_observe(struct gw *gw, bool on)
+{
+	gw->observe = on;
 }
 
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap)

@@ -160,6 +160,8 @@ struct ev_loop;
  * gw_start after the process has locked itself down.
  */
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap);
+/* Public mode: report what each open TCP flow's first bytes name (NET_FLOW_SEEN). */
+void gw_set_observe(struct gw *gw, bool on);
 /* Start reading the TAP device and the broker. */
 void gw_start(struct gw *gw);
 /* For the fuzz target and tests: one frame as if read from the TAP device,

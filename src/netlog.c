@@ -153,6 +153,17 @@ void netlog_set_bytes(struct netlog *nl, size_t conn, uint64_t up, uint64_t down
 	nl->conns[conn].down = down;
 }
 
+/* Names a connection after the fact. */
+void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const char *sni)
+{
+	if (conn >= nl->nconns)
+		return;
+	if (host)
+		nl->conns[conn].host = intern(nl, host);
+	if (sni)
+		nl->conns[conn].sni = intern(nl, sni);
+}
+
 /* Merges one answer into the resolutions. */
 void netlog_add_resolution(struct netlog *nl, const char *name,
 			   const struct net_addr *addrs, size_t n)

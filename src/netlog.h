@@ -57,6 +57,9 @@ void netlog_free(struct netlog *nl);
 size_t netlog_add_conn(struct netlog *nl, const struct netlog_conn *c);
 /* Update a connection's byte counters (they only grow while it is open). */
 void netlog_set_bytes(struct netlog *nl, size_t conn, uint64_t up, uint64_t down);
+/* Name a connection after the fact (public mode: the SNI or Host came after the
+ * allow); NULL leaves a field as it is. */
+void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const char *sni);
 /* Record that name resolved to these addresses (merged with earlier answers). */
 void netlog_add_resolution(struct netlog *nl, const char *name,
 			   const struct net_addr *addrs, size_t n);

@@ -25,7 +25,7 @@
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
 
-#define NETPROTO_VERSION 1
+#define NETPROTO_VERSION 2
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
@@ -41,6 +41,9 @@ enum netproto_type {
 	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
+	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NETNAME_SNI
+				 *             or NETNAME_HOST), str name — what an open flow's
+				 *             first bytes named; recorded, never a decision */
 };
 
 enum netproto_verdict {
@@ -58,6 +61,7 @@ enum netproto_name_kind {
 };
 
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
+#define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
 #define NETPROTO_MAX_NAME 253
 
 #endif

@@ -302,7 +302,8 @@ static void hello(struct fx *x, uint8_t want_mode)
 	assert_int_equal(m.type, NET_CONFIG);
 	rbuf_init(&r, m.payload, m.len);
 	assert_int_equal(wire_get_u8(&r), want_mode);
-	assert_int_equal(wire_get_u8(&r), 0);
+	/* Public mode asks boxy-net to name flows for the record; allowlist names them anyway. */
+	assert_int_equal(wire_get_u8(&r), want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
 	assert_true(wire_done(&r));
 	msg_free(&m);
 }
@@ -427,6 +428,19 @@ static uint8_t resolve(struct fx *x, uint32_t id, const char *name, uint16_t qty
 	assert_true(wire_done(&r));
 	msg_free(&m);
 	return rcode;
+}
+
+/* NET_FLOW_SEEN: id, kind, name. */
+static void flow_seen(struct fx *x, uint32_t id, uint8_t kind, const char *name)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, id);
+	wire_put_u8(&w, kind);
+	wire_put_str(&w, name);
+	send_frame(x, NET_FLOW_SEEN, &w);
+	wbuf_free(&w);
 }
 
 /* ---- hostile messages ------------------------------------------------------------ */
@@ -720,6 +734,11 @@ static void h_none_with_name(struct fx *x)
 	flow_name(x, 7, NETNAME_NONE, false, "example.test");
 }
 
+static void h_seen_in_allowlist(struct fx *x)
+{
+	flow_seen(x, 1, NETNAME_SNI, "example.test");
+}
+
 static void h_close_refused_twice(struct fx *x)
 {
 	flow_open(x, 5, 6, "192.168.1.1", 80);
@@ -763,6 +782,7 @@ static const struct hostile hostile_rows[] = {
 	{ "kind malformed with the ECH flag", true, h_malformed_with_ech },
 	{ "kind none with a name", true, h_none_with_name },
 	{ "a refused flow closed twice", true, h_close_refused_twice },
+	{ "NET_FLOW_SEEN outside public mode", true, h_seen_in_allowlist },
 	{ "a refused flow closed with bytes", true, h_close_refused_bytes },
 };
 
@@ -929,7 +949,19 @@ static void test_dns(void **state)
 	assert_string_equal(dns.last, "example.test");
 	r = find_rec("dns", "resolve");
 	assert_non_null(r);
-	assert_string_equal(r->detail, "127.0.0.1");
+	assert_string_equal(r->detail, "A 127.0.0.1");
+
+	/* Asked again: answered from the session's cache, and said so. */
+	assert_int_equal(resolve(&x, 20, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	assert_int_equal(dns.queries, 1);
+	r = find_rec("dns", "resolve");
+	assert_non_null(r);
+	assert_string_equal(r->detail, "A 127.0.0.1 (cached)");
+	/* The other type is another question. */
+	assert_int_equal(resolve(&x, 21, "example.test", DNS_TYPE_AAAA, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(dns.queries, 2);
+	dns.queries--;          /* the counts below were written before the AAAA */
 
 	/* Rebinding: the private answer is dropped and said so. */
 	recs_clear();
@@ -940,6 +972,17 @@ static void test_dns(void **state)
 	assert_string_equal(r->layer, "net.ip");
 	assert_string_equal(r->subject, "rebind.test");
 	assert_non_null(strstr(r->detail, "10.0.0.5"));
+	/* The words say what happened and how to allow it, not "rebinding". */
+	assert_non_null(strstr(r->detail, "answered with 10.0.0.5, "));
+	assert_non_null(strstr(r->detail, "--allow-cidr 10.0.0.5/32"));
+	assert_null(strstr(r->detail, "rebinding"));
+	/* A cached answer is judged exactly as the fresh one was. */
+	recs_clear();
+	assert_int_equal(resolve(&x, 30, "rebind.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 0);
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.ip");
 
 	/* Other record types of a permitted name: no data, and no upstream query. */
 	assert_int_equal(resolve(&x, 4, "example.test", 16 /* TXT */, &n), DNS_RCODE_NOERROR);
@@ -1169,13 +1212,79 @@ static void test_config_pcap_max(void **state)
 		assert_int_equal(m.type, NET_CONFIG);
 		rbuf_init(&r, m.payload, m.len);
 		assert_int_equal(wire_get_u8(&r), NET_PUBLIC);
-		assert_int_equal(wire_get_u8(&r), rows[i].pcap ? NETCFG_PCAP : 0);
+		assert_int_equal(wire_get_u8(&r), (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
 		if (rows[i].sent)
 			assert_int_equal(wire_get_u64(&r), rows[i].max);
 		assert_true(wire_done(&r));
 		msg_free(&m);
 		fx_close(&x);
 	}
+}
+
+/*
+ * Public mode names what it allows, for the record: the host from the name
+ * the address was resolved from, the SNI/Host from NET_FLOW_SEEN. A claimed
+ * name becomes the host only when the address was resolved from it.
+ */
+static void test_public_names(void **state)
+{
+	struct fx x;
+	const struct rec *r;
+	char *layer;
+	uint32_t n;
+	int fd, peer;
+
+	(void)state;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	assert_int_equal(resolve(&x, 1, "www.example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	recs_clear();
+	flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	assert_true(peer >= 0);
+	r = find_rec("tcp", "allow");
+	assert_non_null(r);
+	assert_non_null(r->host);
+	assert_string_equal(r->host, "www.example.test");
+
+	flow_seen(&x, 1, NETNAME_SNI, "www.example.test");
+	pump(&x, 4);
+	r = find_rec("tcp", "sni");
+	assert_non_null(r);
+	assert_string_equal(r->sni, "www.example.test");
+	assert_string_equal(r->host, "www.example.test");
+	flow_counts(&x, NET_FLOW_CLOSE, 1, 10, 20);
+	pump(&x, 4);
+	r = find_rec("tcp", "close");
+	assert_non_null(r);
+	assert_string_equal(r->sni, "www.example.test");
+	close(peer);
+	close(fd);
+
+	/* A name the address was never resolved from: recorded as the claim only. */
+	flow_open(&x, 2, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 2, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	recs_clear();
+	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	pump(&x, 4);
+	r = find_rec("tcp", "sni");
+	assert_non_null(r);
+	assert_string_equal(r->sni, "elsewhere.test");
+	assert_string_equal(r->host, "www.example.test");
+	assert_true(broker_alive(x.b));
+
+	/* Named twice is impossible: boxy-net is not trusted further. */
+	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	pump(&x, 4);
+	assert_false(broker_alive(x.b));
+	close(peer);
+	close(fd);
+	fx_close(&x);
 }
 
 /* Public mode: no binding or name needed, private ranges still refused, UDP connected. */
@@ -1474,6 +1583,7 @@ int main(void)
 		cmocka_unit_test(test_public),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_public_names),
 		cmocka_unit_test(test_tailnet),
 		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),
