@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "msg.h"
 #include "parse.h"
+#include "session-log.h"
 #include "store.h"
 #include "util.h"
 #include "watch.h"
@@ -343,6 +344,7 @@ static int run_prune(int argc, char **argv)
 		store_close(st);
 		return 1;
 	}
+	session_logs_prune(st);
 	store_close(st);
 	printf(_("%d session(s) pruned\n"), n);
 	return 0;
@@ -558,6 +560,16 @@ static int run_watch(int argc, char **argv)
 		code = watch_finished(model.id);
 	watch_model_free(&model);
 	return code;
+}
+
+bool cmd_session_id_ok(const char *s)
+{
+	return valid_prefix(s);
+}
+
+struct store *cmd_store_open(char **err)
+{
+	return open_store(err);
 }
 
 const struct cmd_entry cmd_ps_entry = {

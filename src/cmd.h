@@ -5,6 +5,8 @@
 #ifndef BOXY_CMD_H
 #define BOXY_CMD_H
 
+#include <stdbool.h>
+
 struct cmd_entry {
 	const char *name;
 	const char *summary;        /* one line for `boxy --help` */
@@ -14,7 +16,13 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry,
 	cmd_watch_entry, cmd_ps_entry, cmd_show_entry, cmd_attach_entry, cmd_stop_entry,
-	cmd_top_entry, cmd_daemon_entry, cmd_prune_entry;
+	cmd_top_entry, cmd_daemon_entry, cmd_prune_entry, cmd_logs_entry, cmd_wait_entry;
+
+struct store;
+/* A session id prefix: 1..16 lower-case hex digits (cmd-session.c). */
+bool cmd_session_id_ok(const char *s);
+/* The user's session store, or NULL with *err set (cmd-session.c). */
+struct store *cmd_store_open(char **err);
 
 /* True when argv has -h/--help before "--"; prints usage to stdout. */
 int cmd_wants_help(const struct cmd_entry *c, int argc, char **argv);

@@ -88,6 +88,7 @@ struct session {
 	char *failure;              /* a stage failure's words */
 
 	int pty;                    /* master, -1 for a non-tty run */
+	struct session_log *log;    /* the pty's output for `boxy logs`, NULL without a pty */
 	ev_io pty_w;
 	uint8_t ring[SESSION_RING]; /* output while nobody is attached */
 	size_t ring_len, ring_start;

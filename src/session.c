@@ -29,6 +29,7 @@
 #include "runspec-wire.h"
 #include "sandbox.h"
 #include "server.h"
+#include "session-log.h"
 #include "session-net.h"
 #include "util.h"
 #include "wire.h"
@@ -83,6 +84,7 @@ void session_free(struct session *s)
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
 	}
+	session_log_close(s->log);
 	session_net_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
@@ -138,6 +140,7 @@ static bool pty_drain(struct session *s)
 			return true;
 		if (n <= 0)
 			return false;       /* EIO: every slave descriptor is closed */
+		session_log_write(s->log, buf, (size_t)n);
 		if (s->attached) {
 			client_send(s->attached, MSG_OUTPUT, buf, (size_t)n);
 			/* Backpressure: a slow terminal slows its own payload, like a real one. */
@@ -354,6 +357,12 @@ void session_handle_run(struct client *c, const struct msg *m)
 			goto out;
 		}
 		fds[0] = fds[1] = fds[2] = slave;
+		s->log = session_log_create(s->id, &err);
+		if (!s->log) {
+			fprintf(stderr, "session %s: no output log: %s\n", s->id, err);
+			free(err);
+			err = NULL;
+		}
 	} else {
 		for (int i = 0; i < 3; i++)
 			fds[i] = m->fds[i];
