@@ -376,6 +376,32 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
 	return 0;
 }
 
+/*
+ * A source named on the command line must exist: the user typed it, and a
+ * typo skipped in silence would run the job without the file it needed (a
+ * profile's entries may be absent on some machines and are skipped, each
+ * recorded as a "mount skipped" audit event).
+ */
+static int run_check_sources(const struct runspec *flags, const char *cwd, char **err)
+{
+	for (size_t i = 0; i < flags->nmounts; i++) {
+		const struct mount_spec *m = &flags->mounts[i];
+		struct stat st;
+		char *path;
+		int e;
+
+		if (m->kind == MOUNT_MKDIR)
+			continue;
+		path = path_absolute(m->src, cwd);
+		e = stat(path, &st) < 0 ? errno : 0;
+		free(path);
+		if (e == ENOENT || e == ENOTDIR)
+			return set_err(err, "--%s %s: %s", mount_kind_name(m->kind), m->src,
+				       strerror(e));
+	}
+	return 0;
+}
+
 /* The flags must agree among themselves whatever the profile says: check them alone. */
 static int run_check_flags(const struct runspec *flags, const char *cwd, char **err)
 {
@@ -534,7 +560,7 @@ static int cmd_run(int argc, char **argv)
 		code = EXIT_BOXY_FAILED;
 		goto out;
 	}
-	if (run_check_flags(&flags, cwd, &err) < 0) {
+	if (run_check_flags(&flags, cwd, &err) < 0 || run_check_sources(&flags, cwd, &err) < 0) {
 		code = cmd_usage_error(&cmd_run_entry, "%s", err);
 		goto out;
 	}

@@ -185,6 +185,12 @@ refused "--allow-host (allowlist) contradicts --no-daemon" 2 "--no-daemon" \
 	run --allow-host registry.npmjs.org --no-daemon -- true
 refused "-d contradicts --no-daemon" 2 "no-daemon" run -d --no-daemon --net none -- true
 usage_error "--net-log with --net none" "--net-log" run --net-log n.json --net none -- true
+# A source typed on the command line must exist (a profile's may be absent: skipped, audited).
+usage_error "--ro of a path that does not exist" "--ro /nonexistent-boxy-src" \
+	run --net none --ro /nonexistent-boxy-src -- true
+usage_error "--copy of a typo'd file" "--copy no-such-file.json" \
+	run --net none --copy no-such-file.json -- true
+usage_error "--rw under a file" "--rw /etc/passwd/x" run --net none --rw /etc/passwd/x -- true
 refused "--audit-log that cannot be opened" 125 "--audit-log" \
 	run --audit-log /nonexistent/dir/a.jsonl --net none -- true
 
@@ -192,7 +198,7 @@ refused "--audit-log that cannot be opened" 125 "--audit-log" \
 # Which subcommands are still stubs changes as the daemon lands, so ask each
 # one's --help (no side effects) and hold the stubs to their promise: exit
 # non-zero with one line, never a pretended success.
-for sub in run watch ps show attach stop top doctor profile daemon; do
+for sub in run watch ps show attach stop top doctor profile daemon logs wait; do
 	run_boxy $sub --help
 	if [ "$rc" -ne 0 ] || [ ! -s "$tmp/out" ]; then
 		not_ok "boxy $sub --help" "exit $rc"
