@@ -1056,7 +1056,8 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 		 * range is for the user to judge, not for the wording to assume.
 		 */
 		net_addr_format(&dropped[i].judged, a);
-		words = xasprintf("answered with %s, %s: dropped (to allow it: --allow-cidr %s/%u)",
+		words = xasprintf("answered with %s, in the %s range: dropped (to allow it: "
+				  "--allow-cidr %s/%u)",
 				  a, net_range_words(dropped[i].range), a,
 				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
 		emit_audit(b, NET_LAYER_IP, "deny", name, words);

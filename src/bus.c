@@ -195,6 +195,7 @@ void bus_publish(struct session *s, const struct event *in)
 		a.emit(a.ctx, &ev);
 	}
 	count(s, &ev);
+	refusals_add_event(&s->refusals, &ev);
 	remember(s, &ev);
 	queue_for_store(s->srv, &ev);
 	for (struct client *c = s->srv->clients; c; c = c->next) {

@@ -548,7 +548,7 @@ static int run_watch(int argc, char **argv)
 			struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 
 			ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
-			watch_render(&model, stdout, ws.ws_row, ws.ws_col, true);
+			watch_render(&model, stdout, ws.ws_row, ws.ws_col, color_wanted(STDOUT_FILENO));
 		}
 		if (type == MSG_EXIT)
 			break;

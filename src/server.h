@@ -14,6 +14,7 @@
 
 #include "event.h"
 #include "msg.h"
+#include "refusals.h"
 #include "runspec.h"
 #include "wire.h"
 
@@ -89,6 +90,7 @@ struct session {
 
 	int pty;                    /* master, -1 for a non-tty run */
 	struct session_log *log;    /* the pty's output for `boxy logs`, NULL without a pty */
+	struct refusals refusals;   /* what was refused, grouped (sent with each snapshot) */
 	ev_io pty_w;
 	uint8_t ring[SESSION_RING]; /* output while nobody is attached */
 	size_t ring_len, ring_start;

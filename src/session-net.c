@@ -21,6 +21,7 @@
 #include "sandbox.h"
 #include "server.h"
 #include "session-net.h"
+#include "summary.h"
 #include "util.h"
 #include "watch.h"
 
@@ -148,6 +149,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		return -1;
 	}
 	if (!m.ndests) {
+		summary_print_refusals(out, &m.refusals, color_wanted(fileno(out)), m.id);
 		watch_model_free(&m);
 		return 0;
 	}
@@ -184,6 +186,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		free(cells[i]);
 	}
 	free(cells);
+	summary_print_refusals(out, &m.refusals, color_wanted(fileno(out)), m.id);
 	watch_model_free(&m);
 	return 0;
 }

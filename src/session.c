@@ -85,6 +85,7 @@ void session_free(struct session *s)
 		close(s->pty);
 	}
 	session_log_close(s->log);
+	refusals_free(&s->refusals);
 	session_net_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
@@ -568,6 +569,7 @@ void session_snapshot(struct session *s, struct client *to)
 		wire_put_u64(&w, s->dests[i].up);
 		wire_put_u64(&w, s->dests[i].down);
 	}
+	refusals_encode(&w, &s->refusals);
 	client_send(to, MSG_SNAPSHOT, w.p, w.len);
 	wbuf_free(&w);
 }

@@ -475,3 +475,14 @@ void nofile_restore(void)
 	if (nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &nofile_saved);
 }
+
+bool color_wanted(int fd)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (no && no[0])
+		return false;
+	if (term && strcmp(term, "dumb") == 0)
+		return false;
+	return isatty(fd) == 1;
+}

@@ -68,6 +68,12 @@ int write_file(const char *path, const void *buf, size_t n, int mode);
 
 /* Milliseconds on CLOCK_MONOTONIC / CLOCK_REALTIME. */
 uint64_t now_mono_ms(void);
+
+/*
+ * Paint on fd? Only a terminal, never under NO_COLOR (set and not empty,
+ * as no-color.org defines it) nor TERM=dumb. Every place boxy colours asks this.
+ */
+bool color_wanted(int fd);
 uint64_t now_real_ms(void);
 
 /* Absolute, lexically normalised path (no symlink resolution); relative paths are

@@ -149,12 +149,12 @@ n=$(hits ts-nas)
 q0=$(lines "$TN/ts-dns.queries")
 run_case without --allow-host "$TN_TS_NAME:$P" -- curl -sS -m 10 "http://$TN_TS_NAME:$P/"
 if [ "$RC" -ne 0 ] && ! grep -q boxy-tailnet-marker "$C/out" && [ "$(hits ts-nas)" = "$n" ] &&
-	denied net.ip "$TN_TS_NAME" "answered with $NAS, carrier-grade NAT" &&
+	denied net.ip "$TN_TS_NAME" "answered with $NAS, in the carrier-grade NAT" &&
 	[ "$(lines "$TN/ts-dns.queries")" = "$q0" ]; then
 	ok "$t"
 else
 	fail_case "$t" "want a deny at net.ip for $TN_TS_NAME:" \
-		"'answered with $NAS, carrier-grade NAT…', and no request at nas"
+		"'answered with $NAS, in the carrier-grade NAT…', and no request at nas"
 fi
 
 t="without --tailscale a tailnet address is refused at net.ip as carrier-grade NAT (public mode)"

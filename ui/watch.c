@@ -33,6 +33,7 @@ void watch_model_free(struct watch_model *m)
 	free(m->state);
 	free(m->cmdline);
 	free_dests(m);
+	refusals_free(&m->refusals);
 	for (size_t i = 0; i < WATCH_RECENT; i++)
 		free(m->recent[i].text);
 	watch_model_init(m);
@@ -78,6 +79,8 @@ int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
 	uint32_t n;
 	struct watch_dest *dests = NULL;
 	size_t ndests = 0;
+	struct refusals refused;
+	int rok;
 
 	rbuf_init(&r, payload, len);
 	id = wire_get_str(&r, 64);
@@ -101,7 +104,10 @@ int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
 		if (!d->name)
 			r.failed = true;
 	}
-	if (!wire_done(&r) || !id || !state || !argv) {
+	rok = refusals_decode(&r, &refused);
+	if (!wire_done(&r) || !id || !state || !argv || rok < 0) {
+		if (rok == 0)
+			refusals_free(&refused);
 		for (size_t i = 0; i < ndests; i++)
 			free(dests[i].name);
 		free(dests);
@@ -114,6 +120,8 @@ int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
 	free(m->state);
 	free(m->cmdline);
 	free_dests(m);
+	refusals_free(&m->refusals);
+	m->refusals = refused;
 	m->id = id;
 	m->state = state;
 	{

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "event.h"
+#include "refusals.h"
 #include "wire.h"
 
 #define WATCH_RECENT 200
@@ -44,6 +45,7 @@ struct watch_model {
 	struct watch_line recent[WATCH_RECENT];
 	size_t nrecent, recent_next;
 	uint64_t lost;
+	struct refusals refusals;           /* what was refused, grouped */
 };
 
 void watch_model_init(struct watch_model *m);

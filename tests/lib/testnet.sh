@@ -214,6 +214,7 @@ testnet_setup() {
 	unlisted.example.test A $TN_OTHER
 	rebind.example.test A $TN_PRIV
 	metadata.example.test A $TN_META
+	docrange.example.test A 203.0.113.80
 	$TN_TS_NAME A $TN_TS_NAS
 	EOF
 	: >"$TN/dns.queries"

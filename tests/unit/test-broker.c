@@ -973,7 +973,7 @@ static void test_dns(void **state)
 	assert_string_equal(r->subject, "rebind.test");
 	assert_non_null(strstr(r->detail, "10.0.0.5"));
 	/* The words say what happened and how to allow it, not "rebinding". */
-	assert_non_null(strstr(r->detail, "answered with 10.0.0.5, "));
+	assert_non_null(strstr(r->detail, "answered with 10.0.0.5, in the private"));
 	assert_non_null(strstr(r->detail, "--allow-cidr 10.0.0.5/32"));
 	assert_null(strstr(r->detail, "rebinding"));
 	/* A cached answer is judged exactly as the fresh one was. */
@@ -1523,7 +1523,9 @@ static void test_summary(void **state)
 		"\nboxy: network destinations (2)\n"
 		"  DESTINATION         CONNS  DENIED  ADDRS  SENT    RECEIVED\n"
 		"  registry.npmjs.org  2      0       1      5.0KiB  30.2KiB\n"
-		"  169.254.169.254     1      1       1      0B      0B\n";
+		"  169.254.169.254     1      1       1      0B      0B\n"
+		"\nboxy: 1 refused\n"
+		"  169.254.169.254:80  1  net.ip  link-local / cloud metadata\n";
 	char *const argv[] = { (char *)"npm", (char *)"install", NULL };
 	struct wbuf w;
 	char *text = NULL;
@@ -1553,6 +1555,13 @@ static void test_summary(void **state)
 	wire_put_u64(&w, 1);
 	wire_put_u64(&w, 0);
 	wire_put_u64(&w, 0);
+	wire_put_u64(&w, 1);            /* refused: 1, none past the table, one group */
+	wire_put_u64(&w, 0);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, "169.254.169.254:80");
+	wire_put_str(&w, "net.ip");
+	wire_put_str(&w, "link-local / cloud metadata");
+	wire_put_u64(&w, 1);
 	f = open_memstream(&text, &len);
 	assert_int_equal(net_summary_print(f, w.p, w.len), 0);
 	fclose(f);

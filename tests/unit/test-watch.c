@@ -114,8 +114,19 @@ static void test_snapshot(void **state)
 	wire_put_str(&w, "registry.npmjs.org");
 	for (int i = 0; i < 5; i++)
 		wire_put_u64(&w, (uint64_t)i + 1);
+	/* What was refused, grouped: 3 in all, 1 past the table, one group of 2. */
+	wire_put_u64(&w, 3);
+	wire_put_u64(&w, 1);
+	wire_put_u32(&w, 1);
+	wire_put_str(&w, "other.example.test");
+	wire_put_str(&w, "net.dns");
+	wire_put_str(&w, "hostname not on the allowlist");
+	wire_put_u64(&w, 2);
 	watch_model_init(&m);
 	assert_int_equal(watch_model_snapshot(&m, w.p, w.len), 0);
+	assert_int_equal(m.refusals.total, 3);
+	assert_int_equal(m.refusals.n, 1);
+	assert_string_equal(m.refusals.v[0].layer, "net.dns");
 	assert_string_equal(m.cmdline, "npm ci");
 	assert_int_equal(m.ndests, 1);
 	assert_int_equal(m.dests[0].received, 5);

@@ -1,0 +1,208 @@
+/*
+ * test-refusals.c — grouping what a session was refused: one refusal per
+ * refused flow (its audit twin not counted again), groups by subject, layer
+ * and reason, a bounded table, the wire form, and the fix each group gets.
+ */
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "refusals.h"
+#include "summary.h"
+#include "util.h"
+
+static struct event flow_deny(const char *host, const char *addr, uint16_t port,
+			      const char *layer, const char *why)
+{
+	return (struct event){ .kind = "tcp", .verdict = "deny", .layer = layer,
+			       .subject = "tcp://x", .detail = why, .addr = addr, .port = port,
+			       .host = host };
+}
+
+/* A refused flow arrives as an audit event and a tcp event: it counts once. */
+static void test_once_per_flow(void **state)
+{
+	struct refusals t;
+	struct event audit = { .kind = "audit", .verdict = "deny", .layer = "net.ip",
+			       .subject = "tcp://169.254.169.254:80",
+			       .detail = "link-local / cloud metadata" };
+	struct event flow = flow_deny(NULL, "169.254.169.254", 80, "net.ip",
+				      "link-local / cloud metadata");
+	struct event allow = { .kind = "tcp", .verdict = "allow", .layer = "net.ip" };
+	struct event dns = { .kind = "audit", .verdict = "deny", .layer = "net.dns",
+			     .subject = "c2.example.net", .detail = "hostname not on the allowlist" };
+
+	(void)state;
+	refusals_init(&t);
+	assert_false(refusals_add_event(&t, &audit));
+	assert_true(refusals_add_event(&t, &flow));
+	assert_false(refusals_add_event(&t, &allow));
+	assert_true(refusals_add_event(&t, &dns));
+	assert_true(refusals_add_event(&t, &dns));
+	assert_int_equal(t.total, 3);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.v[0].subject, "169.254.169.254:80");
+	assert_int_equal(t.v[0].count, 1);
+	assert_string_equal(t.v[1].subject, "c2.example.net");
+	assert_int_equal(t.v[1].count, 2);
+	/* A name the flow was bound to names it; IPv6 gets brackets. */
+	flow = flow_deny("api.example.com", "93.184.216.34", 8443, "net.ip",
+			 "port not allowed for this host");
+	refusals_add_event(&t, &flow);
+	assert_string_equal(t.v[2].subject, "api.example.com:8443");
+	flow = flow_deny(NULL, "fd00::1", 22, "net.ip", "unique local (RFC 4193)");
+	refusals_add_event(&t, &flow);
+	assert_string_equal(t.v[3].subject, "[fd00::1]:22");
+	refusals_free(&t);
+}
+
+/* The table is bounded: past the cap a refusal is counted, not kept. */
+static void test_bounded(void **state)
+{
+	struct refusals t;
+	char name[64];
+
+	(void)state;
+	refusals_init(&t);
+	for (int i = 0; i < REFUSALS_GROUPS_MAX + 10; i++) {
+		struct event ev = { .kind = "audit", .verdict = "deny", .layer = "net.dns",
+				    .subject = name, .detail = "hostname not on the allowlist" };
+
+		snprintf(name, sizeof(name), "n%d.example.net", i);
+		refusals_add_event(&t, &ev);
+	}
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX);
+	assert_int_equal(t.other, 10);
+	assert_int_equal(t.total, REFUSALS_GROUPS_MAX + 10);
+	refusals_free(&t);
+}
+
+/* Encoded and decoded: the same table; every truncation refused. */
+static void test_wire(void **state)
+{
+	struct refusals t, back;
+	struct event dns = { .kind = "audit", .verdict = "deny", .layer = "net.dns",
+			     .subject = "c2.example.net", .detail = "hostname not on the allowlist" };
+	struct wbuf w;
+	struct rbuf r;
+
+	(void)state;
+	refusals_init(&t);
+	refusals_add_event(&t, &dns);
+	wbuf_init(&w);
+	refusals_encode(&w, &t);
+	rbuf_init(&r, w.p, w.len);
+	assert_int_equal(refusals_decode(&r, &back), 0);
+	assert_true(wire_done(&r));
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].reason, "hostname not on the allowlist");
+	refusals_free(&back);
+	for (size_t cut = 0; cut < w.len; cut++) {
+		rbuf_init(&r, w.p, cut);
+		if (refusals_decode(&r, &back) == 0) {
+			assert_false(wire_done(&r));
+			refusals_free(&back);
+		}
+	}
+	wbuf_free(&w);
+	refusals_free(&t);
+}
+
+/* The fix: suggested where allowing it is a choice, never for what an attack dials. */
+static void test_fix(void **state)
+{
+	static const struct {
+		const char *subject, *layer, *reason, *fix;
+	} rows[] = {
+		{ "c2.example.net", "net.dns", "hostname not on the allowlist",
+		  "--allow-host c2.example.net" },
+		{ "registry.npmjs.org", "net.ip", "answered with 203.0.113.80, in the documentation "
+		  "range: dropped (to allow it: --allow-cidr 203.0.113.80/32)",
+		  "--allow-cidr 203.0.113.80/32" },
+		{ "1.2.3.4:80", "net.ip", "network disabled (--net none)", "--net public" },
+		{ "api.example.com:8443", "net.ip", "port not allowed for this host",
+		  "--allow-host api.example.com:8443" },
+		{ "93.184.216.34:8443", "net.ip", "port not allowed for this host", NULL },
+		{ "169.254.169.254:80", "net.ip", "link-local / cloud metadata", NULL },
+		{ "10.0.0.1:22", "net.ip", "private (RFC 1918)", NULL },
+		{ "payload", "seccomp", "the payload was killed by the seccomp filter", NULL },
+		{ "x", "net.ip", "broken (to allow it: )", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct refusal_group g = { (char *)rows[i].subject, (char *)rows[i].layer,
+					   (char *)rows[i].reason, 1 };
+		char *fix = refusal_fix(&g);
+
+		if (!rows[i].fix) {
+			if (fix)
+				fail_msg("row %zu: want no fix, got '%s'", i, fix);
+		} else {
+			assert_non_null(fix);
+			assert_string_equal(fix, rows[i].fix);
+		}
+		free(fix);
+	}
+}
+
+/* The printed summary: most frequent first, hostile names sanitized, the fix shown once. */
+static void test_print(void **state)
+{
+	struct refusals t;
+	struct event a = { .kind = "audit", .verdict = "deny", .layer = "net.dns",
+			   .subject = "evil\x1b]52;c;Y3VybHxzaA==\x07.example",
+			   .detail = "hostname not on the allowlist" };
+	struct event b = { .kind = "audit", .verdict = "deny", .layer = "net.ip",
+			   .subject = "registry.npmjs.org",
+			   .detail = "answered with 203.0.113.80, in the documentation range: dropped "
+				     "(to allow it: --allow-cidr 203.0.113.80/32)" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	refusals_init(&t);
+	refusals_add_event(&t, &a);
+	refusals_add_event(&t, &b);
+	refusals_add_event(&t, &b);
+	f = open_memstream(&text, &len);
+	summary_print_refusals(f, &t, false, NULL);
+	fclose(f);
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\x07'));
+	assert_non_null(strstr(text, "boxy: 3 refused\n"));
+	/* b (twice) before a; its reason without the hint, the fix after it. */
+	assert_true(strstr(text, "registry.npmjs.org") < strstr(text, "example"));
+	assert_non_null(strstr(text, "in the documentation range: dropped  fix: --allow-cidr "
+				     "203.0.113.80/32\n"));
+	assert_null(strstr(text, "(to allow it"));
+	free(text);
+	/* Nothing refused: nothing printed. */
+	refusals_free(&t);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	summary_print_refusals(f, &t, true, NULL);
+	fclose(f);
+	assert_string_equal(text, "");
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_once_per_flow),
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_wire),
+		cmocka_unit_test(test_fix),
+		cmocka_unit_test(test_print),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,93 @@
+/*
+ * summary.c — what a run was refused, as `boxy run` prints it at the end
+ * (see summary.h).
+ *
+ *   boxy: 3 refused
+ *     other.example.test     2  net.dns  hostname not on the allowlist  fix: --allow-host other.example.test
+ *     169.254.169.254:80     1  net.ip   link-local / cloud metadata
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+#include "util.h"
+#include "watch.h"
+
+#define SUBJECT_MAX 48          /* wider subjects are cut with an ellipsis */
+
+/* Most frequent first; ties in the order they were first seen. */
+static int by_count(const void *a, const void *b)
+{
+	const struct refusal_group *const *x = a, *const *y = b;
+
+	if ((*x)->count != (*y)->count)
+		return (*x)->count < (*y)->count ? 1 : -1;
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* s sanitized and cut to max display columns (ASCII-only counting is enough: sanitized). */
+static char *cell(const char *s, size_t max)
+{
+	char *clean = watch_sanitize(s), *out;
+	size_t n = strlen(clean);
+
+	if (n <= max)
+		return clean;
+	out = xasprintf("%.*s…", (int)(max - 1), clean);
+	free(clean);
+	return out;
+}
+
+void summary_print_refusals(FILE *out, const struct refusals *t, bool color, const char *id)
+{
+	const struct refusal_group **rows;
+	size_t shown, wsub = 0, wlay = 0, wcnt = 0;
+	uint64_t left = t->other;
+	const char *red = color ? "\x1b[31m" : "", *off = color ? "\x1b[0m" : "";
+
+	if (!t->total)
+		return;
+	rows = xcalloc(t->n ? t->n : 1, sizeof(*rows));
+	for (size_t i = 0; i < t->n; i++)
+		rows[i] = &t->v[i];
+	qsort(rows, t->n, sizeof(*rows), by_count);
+	shown = t->n < SUMMARY_ROWS_MAX ? t->n : SUMMARY_ROWS_MAX;
+	for (size_t i = 0; i < shown; i++) {
+		char n[24];
+		size_t l = strlen(rows[i]->subject), ly = strlen(rows[i]->layer);
+
+		wsub = l > wsub ? (l > SUBJECT_MAX ? SUBJECT_MAX : l) : wsub;
+		wlay = ly > wlay ? (ly > 16 ? 16 : ly) : wlay;
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)rows[i]->count);
+		wcnt = strlen(n) > wcnt ? strlen(n) : wcnt;
+	}
+	for (size_t i = shown; i < t->n; i++)
+		left += rows[i]->count;
+	fprintf(out, "\n%sboxy: %llu refused%s\n", red, (unsigned long long)t->total, off);
+	for (size_t i = 0; i < shown; i++) {
+		char *sub = cell(rows[i]->subject, SUBJECT_MAX), *lay = cell(rows[i]->layer, 16);
+		const char *hint = strstr(rows[i]->reason, " (to allow it: ");
+		char *reason = hint ? xstrndup(rows[i]->reason, (size_t)(hint - rows[i]->reason)) :
+			       xstrdup(rows[i]->reason);
+		char *why = cell(reason, 200), *fix = refusal_fix(rows[i]), *cfix = NULL;
+
+		free(reason);     /* the fix is shown on its own, not twice */
+
+		if (fix)
+			cfix = watch_sanitize(fix);
+		fprintf(out, "%s  %-*s  %*llu  %-*s  %s%s%s%s\n", red, (int)wsub, sub, (int)wcnt,
+			(unsigned long long)rows[i]->count, (int)wlay, lay, why,
+			cfix ? "  fix: " : "", cfix ? cfix : "", off);
+		free(sub);
+		free(lay);
+		free(why);
+		free(fix);
+		free(cfix);
+	}
+	if (left)
+		fprintf(out, "%s  … and %llu more%s%s%s%s\n", red, (unsigned long long)left,
+			id ? " (boxy show " : "", id ? id : "", id ? ")" : "", off);
+	free(rows);
+}
