@@ -562,6 +562,11 @@ static int run_watch(int argc, char **argv)
 	return code;
 }
 
+char *cmd_argv_line(const char *argv_json)
+{
+	return argv_line(argv_json);
+}
+
 bool cmd_session_id_ok(const char *s)
 {
 	return valid_prefix(s);

@@ -21,6 +21,8 @@ extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry
 struct store;
 /* A session id prefix: 1..16 lower-case hex digits (cmd-session.c). */
 bool cmd_session_id_ok(const char *s);
+/* A stored argv (JSON array) as one sanitized command line; malloc'd (cmd-session.c). */
+char *cmd_argv_line(const char *argv_json);
 /* The user's session store, or NULL with *err set (cmd-session.c). */
 struct store *cmd_store_open(char **err);
 
