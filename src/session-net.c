@@ -101,6 +101,9 @@ void session_net_end(struct session *s)
 {
 	char *err = NULL;
 
+	/* The last byte counts first: the net-log and the store's rows carry them. */
+	if (s->net)
+		broker_finish(s->net);
 	if (s->netlog_fd >= 0) {
 		int rc;
 
