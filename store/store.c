@@ -167,6 +167,7 @@ static const char *const migrations[] = {
 	"    AND c.reason IS decisions.reason);"
 	"UPDATE decisions SET verdict = 'action'"
 	"  WHERE layer = 'session' AND subject = 'stop' AND verdict = 'deny';"
+	"UPDATE resolutions SET ttl = NULL WHERE addr IS NULL OR verdict = 'deny';"
 	"DROP VIEW destinations; DROP VIEW denials; DROP VIEW session_summary;"
 	"CREATE VIEW destinations AS"
 	"  SELECT session_id,"
@@ -949,7 +950,11 @@ int store_add_resolution(struct store *st, const struct store_resolution *r, cha
 	sqlite3_bind_int64(s, 2, r->t_ms);
 	bind_text(s, 3, r->name);
 	bind_text(s, 4, r->addr);
-	sqlite3_bind_int64(s, 5, r->ttl);
+	/* A TTL belongs to an answered address; a refusal or an answer without one has none. */
+	if (r->addr && r->verdict && strcmp(r->verdict, "allow") == 0)
+		sqlite3_bind_int64(s, 5, r->ttl);
+	else
+		sqlite3_bind_null(s, 5);
 	bind_text(s, 6, r->verdict);
 	bind_text(s, 7, r->reason);
 	bind_text(s, 8, r->layer);

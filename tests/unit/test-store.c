@@ -543,7 +543,7 @@ static void test_migrate_from_v1(void **state)
 	assert_string_equal(buf,
 			    "www.example.test|93.184.216.34|60|allow|net.dns|1700000000040|40|"
 			    "www.example.test|93.184.216.35|60|allow|net.dns|1700000000040|40|"
-			    "gone.example.test|NULL|0|allow|net.dns|1700000000041|41|"
+			    "gone.example.test|NULL|NULL|allow|net.dns|1700000000041|41|"
 			    "c2.example.net|NULL|NULL|deny|net.dns|1700000000100|100|"
 			    "rebind.example.test|10.9.0.5|NULL|deny|net.ip|1700000000200|200");
 	buf[0] = '\0';
