@@ -11,6 +11,8 @@
 # overflow), grow the database by well under a megabyte, and still count
 # every refusal: the denials view plus the overflow equal the attempts.
 # The old store wrote two rows per refusal (a connection and a decision).
+# The end-of-run table shows the busiest 20 destinations and sums the rest
+# in one line (it printed 1,024 lines).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
@@ -76,6 +78,18 @@ else
 	fail_case "every refusal is counted: $meta of $TN_META in $meta_rows rows, $total in all" \
 		"want destinations.denied = ${same:-?} in at most 21 rows, session_summary.denied =" \
 		"$((${same:-0} + ${distinct:-0})) = denials ($listed) + overflow ($over)"
+fi
+
+# The end-of-run table: the busiest destinations and one line for the other thousand (the
+# daemon counts 1,024 destinations apart, the rest as one "(other destinations)").
+lines=$(sed -n '/^boxy: network destinations/,$p' "$C/err" | wc -l)
+if grep -q "^boxy: network destinations (1024)" "$C/err" && [ "$lines" -le 23 ] &&
+	grep -q "^  … and 1004 more destinations: 1004 connections, 1004 denied" "$C/err" &&
+	grep -q "^  $TN_META  *$same  *$same " "$C/err"; then
+	ok "the end-of-run table of 1024 destinations fits on a screen ($lines lines)"
+else
+	fail_case "the end-of-run table of 1024 destinations fits on a screen ($lines lines)" \
+		"want the header, $TN_META first with $same, 19 more and one '… and 1004 more' line"
 fi
 
 done_testing
