@@ -346,6 +346,44 @@ static void test_aggregation_every_table(void **state)
 	store_close(st);
 }
 
+/* An answer's row: its address, the TTL as answered, the layer; a refusal has neither. */
+static void test_resolution_columns(void **state)
+{
+	const char *id = "d45000000000000d";
+	struct store *st = open_ok();
+	struct event answer = {
+		.session = id, .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+		.subject = "www.example.test", .detail = "93.184.216.34", .addr = "93.184.216.34",
+		.ttl = 300, .t_ms = 1700000000123, .t_rel_ms = 123,
+	};
+	struct event dropped = {
+		.session = id, .kind = "dns", .verdict = "deny", .layer = "net.ip",
+		.subject = "rebind.example.test", .detail = "answer 10.9.0.5 dropped",
+		.addr = "10.9.0.5", .ttl = 60, .t_ms = 1700000000200, .t_rel_ms = 200,
+	};
+	struct event none = {
+		.session = id, .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+		.subject = "gone.example.test", .detail = "NXDOMAIN", .t_ms = 1700000000300,
+		.t_rel_ms = 300,
+	};
+	char buf[4096] = "";
+	char *err = NULL;
+
+	(void)state;
+	add_session(st, id, 1700000000000);
+	event_ok(st, &answer);
+	event_ok(st, &dropped);
+	event_ok(st, &none);
+	assert_int_equal(store_exec(st, "SELECT name, addr, ttl, verdict, reason, layer, t_ms,"
+				    " t_rel_ms FROM resolutions ORDER BY id", collect, buf, &err), 0);
+	assert_string_equal(buf,
+			    "www.example.test|93.184.216.34|300|allow|NULL|net.dns|1700000000123|123|"
+			    "rebind.example.test|10.9.0.5|NULL|deny|answer 10.9.0.5 dropped|net.ip|"
+			    "1700000000200|200|"
+			    "gone.example.test|NULL|NULL|allow|NXDOMAIN|net.dns|1700000000300|300");
+	store_close(st);
+}
+
 /* Issue 10 item 1: a flow's byte reports reach its row, also when the row is a counted one. */
 static void test_bytes_reach_rows(void **state)
 {
@@ -646,6 +684,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flood_bounded_and_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aggregation_every_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bytes_reach_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolution_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
 	};
 
