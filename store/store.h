@@ -24,10 +24,12 @@
  * STORE_AGG_FIRST rows of one key (same session, table, destination or
  * subject, verdict, layer and reason) are stored one by one; every later one
  * is counted into a single row of that key (count, t_ms of the first,
- * last_ms of the last). A session stores at most STORE_SESSION_ROWS rows;
- * past that, a row of a new key is not stored but counted in the session's
- * overflow (and overflow_denied when it was a refusal). A counted row that
- * exists goes on counting past the cap, so counts stay exact.
+ * last_ms of the last). A session stores at most STORE_SESSION_ROWS rows of
+ * the network (connections and resolutions) and as many decisions, apart, so
+ * a flood of connects cannot crowd out a later finding; past that, a row of
+ * a new key is not stored but counted in the session's overflow (and
+ * overflow_denied when it was a refusal). A counted row that exists goes on
+ * counting past the cap, so counts stay exact.
  */
 #define STORE_AGG_FIRST     20
 #define STORE_SESSION_ROWS  5000

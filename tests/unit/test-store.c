@@ -305,6 +305,16 @@ static void test_flood_bounded_and_exact(void **state)
 	ev.detail = "link-local / cloud metadata";
 	event_ok(st, &ev);
 	assert_int_equal(query_int(st, "SELECT denied FROM session_summary"), 110001);
+	/* The flood cannot crowd out what the session finds later: decisions have a budget apart. */
+	{
+		struct event warn = {
+			.session = id, .kind = "audit", .verdict = "warn", .layer = "git",
+			.subject = "/p/.git/hooks/pre-commit", .detail = "quarantined",
+		};
+
+		event_ok(st, &warn);
+	}
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions WHERE verdict = 'warn'"), 1);
 	store_close(st);
 }
 
@@ -343,6 +353,15 @@ static void test_aggregation_every_table(void **state)
 	assert_int_equal(query_int(st, "SELECT sum(count) FROM resolutions"), 500);
 	assert_int_equal(query_int(st, "SELECT sum(count) FROM denials"), 1000);
 	assert_int_equal(query_int(st, "SELECT denied FROM session_summary"), 1000);
+	/* Rows differ by their text however it is split between fields: never counted together. */
+	seccomp.subject = "a\x1f" "b";
+	seccomp.detail = "c";
+	for (int i = 0; i < STORE_AGG_FIRST + 5; i++)
+		event_ok(st, &seccomp);
+	seccomp.subject = "a";
+	seccomp.detail = "b\x1f" "c";
+	event_ok(st, &seccomp);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions WHERE subject = 'a'"), 1);
 	store_close(st);
 }
 
