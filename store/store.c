@@ -301,7 +301,7 @@ struct hmap {
 struct sess {
 	struct sess *next;
 	char *id;
-	int64_t rows;                   /* rows stored */
+	int64_t rows[2];                /* rows stored: the network's, and decisions */
 	int64_t overflow, overflow_denied;
 	bool dirty;                     /* overflow counts not yet written */
 	struct hmap keys;               /* aggregation key → rows so far, counted row */
@@ -744,10 +744,17 @@ static void sess_forget(struct store *st, const char *id)
 	}
 }
 
-/* Append one field of an aggregation key (NULL and "" differ). */
+/*
+ * Append one field of an aggregation key, length first, so that no two
+ * different rows share a key whatever their strings hold (a payload names
+ * the paths some decisions are about). NULL and "" differ.
+ */
 static void key_add(struct jbuf *k, const char *v)
 {
-	jbuf_raw(k, v ? "\x1f" : "\x1e");
+	char len[24];
+
+	snprintf(len, sizeof(len), v ? "%zu:" : "-:", v ? strlen(v) : (size_t)0);
+	jbuf_raw(k, len);
 	if (v)
 		jbuf_raw(k, v);
 }
@@ -764,6 +771,7 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 			bool denied, int64_t t_ms, struct hent **out)
 {
 	struct hent *e = hmap_get(&ss->keys, key);
+	int64_t *rows = &ss->rows[t == ROW_DECISION];
 
 	*out = e;
 	if (e && e->p) {
@@ -774,7 +782,7 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 		pend_mark(st, e->p);
 		return ADMIT_COUNTED;
 	}
-	if (ss->rows >= STORE_SESSION_ROWS) {
+	if (*rows >= STORE_SESSION_ROWS) {
 		ss->overflow++;
 		if (denied)
 			ss->overflow_denied++;
@@ -785,7 +793,7 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 	if (!e)
 		e = hmap_add(&ss->keys, key);
 	*out = e;
-	ss->rows++;
+	(*rows)++;
 	if (e->rows < STORE_AGG_FIRST) {
 		e->rows++;
 		return ADMIT_ROW;
@@ -799,10 +807,10 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 }
 
 /* After the insert admit() asked for: remember a new counted row's id; undo a failed one. */
-static int admitted(struct store *st, struct sess *ss, struct hent *e, int rc)
+static int admitted(struct store *st, struct sess *ss, struct hent *e, enum row_table t, int rc)
 {
 	if (rc < 0) {
-		ss->rows--;
+		ss->rows[t == ROW_DECISION]--;
 		if (e->p && !e->p->rowid) {
 			free(e->p);
 			e->p = NULL;
@@ -890,7 +898,7 @@ int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 	sqlite3_bind_int64(s, 11, c->up);
 	sqlite3_bind_int64(s, 12, c->down);
 	sqlite3_bind_int64(s, 13, c->t_rel_ms);
-	rc = admitted(st, ss, e, step_done(st, s, err, "recording a connection"));
+	rc = admitted(st, ss, e, ROW_CONN, step_done(st, s, err, "recording a connection"));
 	if (rc == 0 && c->flow)
 		flow_remember(ss, c->flow, a == ADMIT_COUNTED ? e->p : NULL,
 			      sqlite3_last_insert_rowid(st->db));
@@ -959,7 +967,8 @@ int store_add_resolution(struct store *st, const struct store_resolution *r, cha
 	bind_text(s, 7, r->reason);
 	bind_text(s, 8, r->layer);
 	sqlite3_bind_int64(s, 9, r->t_rel_ms);
-	return admitted(st, ss, e, step_done(st, s, err, "recording a resolution"));
+	return admitted(st, ss, e, ROW_RESOLUTION,
+			step_done(st, s, err, "recording a resolution"));
 }
 
 int store_add_decision(struct store *st, const struct store_decision *d, char **err)
@@ -988,7 +997,7 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	bind_text(s, 5, d->subject);
 	bind_text(s, 6, d->reason);
 	sqlite3_bind_int64(s, 7, d->t_rel_ms);
-	return admitted(st, ss, e, step_done(st, s, err, "recording a decision"));
+	return admitted(st, ss, e, ROW_DECISION, step_done(st, s, err, "recording a decision"));
 }
 
 /* True when s is one of the words in the NULL-terminated list. */
