@@ -1257,11 +1257,11 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 		      "SELECT destination, conns, denied, addrs, sent, received FROM destinations"
 		      " WHERE session_id = ?1 ORDER BY conns DESC, destination", id, err) < 0 ||
 	    rows_json(st, &b, "denials",
-		      "SELECT t_ms, layer, what, subject, reason FROM denials"
-		      " WHERE session_id = ?1 ORDER BY t_ms", id, err) < 0 ||
+		      "SELECT t_ms, t_rel_ms, layer, what, subject, reason, count, last_ms"
+		      " FROM denials WHERE session_id = ?1 ORDER BY t_ms", id, err) < 0 ||
 	    rows_json(st, &b, "decisions",
-		      "SELECT t_ms, layer, verdict, subject, reason FROM decisions"
-		      " WHERE session_id = ?1 ORDER BY t_ms, id", id, err) < 0) {
+		      "SELECT t_ms, t_rel_ms, layer, verdict, subject, reason, count, last_ms"
+		      " FROM decisions WHERE session_id = ?1 ORDER BY t_ms, id", id, err) < 0) {
 		jbuf_free(&b);
 		goto out;
 	}
