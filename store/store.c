@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
 
@@ -295,6 +296,7 @@ struct hent {
 struct hmap {
 	struct hent **b;
 	size_t nb, n;
+	uint64_t seed;
 };
 
 /* What the writer remembers about one session while it runs. */
@@ -557,16 +559,25 @@ int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err)
 
 /* ---- aggregation and the per-session cap ------------------------------------- */
 
-/* FNV-1a. */
-static uint64_t hash_str(const char *s)
+/*
+ * FNV-1a from a secret basis, then mixed (splitmix64's finalizer): keys hold
+ * addresses and names the payload chooses, and with a known plain hash it
+ * could put every key of its session into one chain and make each of its
+ * refusals cost the daemon a scan of thousands.
+ */
+static uint64_t hash_str(const struct hmap *m, const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 1469598103934665603ULL ^ m->seed;
 
 	for (; *s; s++) {
 		h ^= (uint8_t)*s;
 		h *= 1099511628211ULL;
 	}
-	return h;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
 }
 
 /* The entry for key, or NULL. */
@@ -574,7 +585,7 @@ static struct hent *hmap_get(const struct hmap *m, const char *key)
 {
 	if (!m->nb)
 		return NULL;
-	for (struct hent *e = m->b[hash_str(key) & (m->nb - 1)]; e; e = e->next)
+	for (struct hent *e = m->b[hash_str(m, key) & (m->nb - 1)]; e; e = e->next)
 		if (strcmp(e->key, key) == 0)
 			return e;
 	return NULL;
@@ -594,8 +605,8 @@ static struct hent *hmap_add(struct hmap *m, const char *key)
 			while (m->b[i]) {
 				e = m->b[i];
 				m->b[i] = e->next;
-				e->next = b[hash_str(e->key) & (nb - 1)];
-				b[hash_str(e->key) & (nb - 1)] = e;
+				e->next = b[hash_str(m, e->key) & (nb - 1)];
+				b[hash_str(m, e->key) & (nb - 1)] = e;
 			}
 		}
 		free(m->b);
@@ -604,7 +615,7 @@ static struct hent *hmap_add(struct hmap *m, const char *key)
 	}
 	e = xcalloc(1, sizeof(*e));
 	e->key = xstrdup(key);
-	i = hash_str(key) & (m->nb - 1);
+	i = hash_str(m, key) & (m->nb - 1);
 	e->next = m->b[i];
 	m->b[i] = e;
 	m->n++;
@@ -618,7 +629,7 @@ static struct hent *hmap_take(struct hmap *m, const char *key)
 
 	if (!m->nb)
 		return NULL;
-	for (pp = &m->b[hash_str(key) & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
+	for (pp = &m->b[hash_str(m, key) & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
 		struct hent *e = *pp;
 
 		if (strcmp(e->key, key) == 0) {
@@ -659,6 +670,10 @@ static struct sess *sess_get(struct store *st, const char *id)
 			return ss;
 	ss = xcalloc(1, sizeof(*ss));
 	ss->id = xstrdup(id);
+	if (getrandom(&ss->keys.seed, sizeof(ss->keys.seed), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(ss->keys.seed))
+		ss->keys.seed = now_mono_ms() * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)ss;
+	ss->flows.seed = ss->keys.seed;
 	ss->next = st->sessions;
 	st->sessions = ss;
 	return ss;
