@@ -1435,17 +1435,15 @@ void broker_finish(struct broker *b)
 	ev_io_stop(b->loop, &b->ww);
 	if (shutdown(b->fd, SHUT_WR) < 0)
 		return;
-	while (!b->dead) {
+	/* The deadline holds even against a boxy-net that never stops sending. */
+	for (uint64_t now = now_mono_ms(); !b->dead && now < deadline; now = now_mono_ms()) {
 		struct msg m;
 		char *err = NULL;
 		int rc = msg_read_packet(b->fd, &m, &err);
 
 		if (rc == 0) {
-			uint64_t now = now_mono_ms();
 			struct pollfd p = { .fd = b->fd, .events = POLLIN };
 
-			if (now >= deadline)
-				break;
 			poll(&p, 1, (int)(deadline - now));
 			continue;
 		}
