@@ -94,6 +94,7 @@ struct flow {
 	ev_timer dial_t;
 	size_t nl;                  /* its net-log row (FLOW_OPEN) */
 	uint64_t up, down;          /* totals last reported */
+	uint64_t seq;               /* the broker's number for it (events' flow): ids are reused */
 };
 
 struct query {
@@ -154,6 +155,8 @@ struct broker {
 	size_t nqueries;
 
 	bool dead;
+	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
+	uint64_t flow_seq;
 	char *failure;
 };
 
@@ -196,6 +199,7 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
 	ev.sni = f->sni;
 	ev.up = up;
 	ev.down = down;
+	ev.flow = f->seq;
 	emit(b, &ev);
 	free(subject);
 }
@@ -203,14 +207,16 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
 /*
  * A policy decision for the audit log (kind "audit", which is what
  * --audit-log records): refusals, with their layer, and allows that needed
- * a range exception, which the audit log must name verbatim.
+ * a range exception, which the audit log must name verbatim. Each is a
+ * mirror of a flow or dns event, which is what the store keeps (one row per
+ * refusal, not two).
  */
 static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 		       const char *subject, const char *detail)
 {
 	struct event ev = {
 		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
-		.detail = detail,
+		.detail = detail, .mirror = true,
 	};
 
 	emit(b, &ev);
@@ -311,7 +317,7 @@ static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, i
 	size_t len = w ? w->len : 0;
 	struct outframe_b *o;
 
-	if (b->fd < 0) {
+	if (b->fd < 0 || b->finishing) {
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -851,6 +857,7 @@ static void on_flow_open(struct broker *b, struct rbuf *r)
 	f->sport = sport;
 	f->fd = -1;
 	f->layer = NET_LAYER_IP;
+	f->seq = ++b->flow_seq;
 	ev_timer_init(&f->dial_t, flow_dial_timeout, BROKER_DIAL_TIMEOUT, 0.0);
 	f->dial_t.data = f;
 	*flow_slot(b, id) = f;
@@ -1039,7 +1046,7 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 	struct net_addr_class dropped[8];
 	size_t ndropped = 0, nk;
 	uint64_t now = now_mono_ms();
-	char *list = xstrdup(""), *detail;
+	const char *cached_words = cached ? " (cached)" : "";
 
 	n = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
 	memcpy(kept, addrs, n * sizeof(*addrs));
@@ -1061,33 +1068,36 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 				  a, net_range_words(dropped[i].range), a,
 				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
 		emit_audit(b, NET_LAYER_IP, "deny", name, words);
+		/* The store's row: the address the layer refused, with the name. */
+		emit_dns(b, "deny", NET_LAYER_IP, name, words, a, 0);
 		free(words);
 	}
 	for (size_t i = 0; i < nk; i++) {
-		char a[NET_ADDR_STRLEN], *tmp;
+		char a[NET_ADDR_STRLEN], *detail;
 
 		net_bind_add(b->binds, &kept[i], name, kttl[i], now);
 		if (kttl[i] < ttl)
 			ttl = kttl[i];
-		tmp = xasprintf("%s%s%s", list, i ? " " : "", net_addr_format(&kept[i], a));
-		free(list);
-		list = tmp;
+		/* One event per address, with the TTL the upstream gave that address,
+		 * the query type, and whether the session's cache answered. */
+		net_addr_format(&kept[i], a);
+		detail = xasprintf("%s %s%s", qtype_name(qtype), a, cached_words);
+		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, a, kttl[i]);
+		free(detail);
 	}
 	if (!nk)
 		ttl = 0;
 	if (nk)
 		netlog_add_resolution(b->log, name, kept, nk);
-	if (rcode != DNS_RCODE_NOERROR) {
-		free(list);
-		list = xstrdup(rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN" : "SERVFAIL");
-	} else if (!nk) {
-		free(list);
-		list = xstrdup(ndropped ? "no address left" : "no data");
+	if (!nk && !ndropped) {
+		char *detail = xasprintf("%s %s%s", qtype_name(qtype),
+					 rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN" :
+					 rcode != DNS_RCODE_NOERROR ? "SERVFAIL" : "no address",
+					 cached_words);
+
+		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, 0);
+		free(detail);
 	}
-	detail = xasprintf("%s %s%s", qtype_name(qtype), list, cached ? " (cached)" : "");
-	emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, ttl);
-	free(detail);
-	free(list);
 	send_answer(b, id, (uint8_t)rcode, ttl, kept, nk);
 }
 
@@ -1129,6 +1139,7 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
 		emit_audit(b, v.layer, "deny", name[0] ? name : ".", net_verdict_words(&v));
+		emit_dns(b, "deny", v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL, 0);
 		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
 		goto out;
 	}
@@ -1503,6 +1514,48 @@ const struct netlog *broker_netlog(const struct broker *b)
 size_t broker_flows(const struct broker *b)
 {
 	return b->nflows;
+}
+
+/*
+ * boxy-net reports counters about three times a second, so its last report
+ * of a flow open at the end is up to a third of a second old, and reports
+ * still in the socket were never read: every connections row said 0 bytes
+ * and the net-log's totals changed from run to run. So at the end the
+ * broker shuts its sending half (boxy-net reads EOF, sends FLOW_CLOSE with
+ * the final totals of every flow it still has, and exits) and reads what
+ * comes until EOF, for at most BROKER_FINISH_MS: only counters, nothing is
+ * asked of boxy-net or answered any more.
+ */
+void broker_finish(struct broker *b)
+{
+	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
+
+	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
+		return;
+	b->finishing = true;
+	ev_io_stop(b->loop, &b->rw);
+	ev_io_stop(b->loop, &b->ww);
+	if (shutdown(b->fd, SHUT_WR) < 0)
+		return;
+	/* The deadline holds even against a boxy-net that never stops sending. */
+	for (uint64_t now = now_mono_ms(); !b->dead && now < deadline; now = now_mono_ms()) {
+		struct msg m;
+		char *err = NULL;
+		int rc = msg_read_packet(b->fd, &m, &err);
+
+		if (rc == 0) {
+			struct pollfd p = { .fd = b->fd, .events = POLLIN };
+
+			poll(&p, 1, (int)(deadline - now));
+			continue;
+		}
+		free(err);
+		if (rc < 0)
+			break;      /* EOF: boxy-net said everything */
+		if (m.type == NET_FLOW_STATS || m.type == NET_FLOW_CLOSE)
+			broker_dispatch(b, &m);
+		msg_free(&m);
+	}
 }
 
 int broker_write_netlog(const struct broker *b, int fd, char **err)

@@ -34,6 +34,7 @@
 #define BROKER_OUTQ_MAX     (4u << 20)  /* bytes queued to boxy-net before it is cut off */
 #define BROKER_DIAL_TIMEOUT 30.0        /* seconds for an upstream connect */
 #define BROKER_LOG_MAX      1024        /* one NET_LOG line */
+#define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
 
 struct broker;
 
@@ -80,6 +81,14 @@ const char *broker_failure(const struct broker *b);
 
 /* What the run did on the network so far (for --net-log and the summary). */
 const struct netlog *broker_netlog(const struct broker *b);
+
+/*
+ * At the session's end, before the net-log and the store's rows are
+ * written: ask boxy-net for its final byte counts (it reports every open
+ * flow closed, then exits) and take them in, waiting at most
+ * BROKER_FINISH_MS. After this the broker asks and answers nothing.
+ */
+void broker_finish(struct broker *b);
 
 /* Write the net-log JSON to fd (the client's --net-log). Returns 0 or -1 with *err. */
 int broker_write_netlog(const struct broker *b, int fd, char **err);

@@ -219,37 +219,7 @@ static void store_warn(struct server *srv, char *err)
 
 static int store_one(struct server *srv, const struct event *ev, char **err)
 {
-	if (strcmp(ev->kind, "audit") == 0) {
-		struct store_decision d = {
-			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms, .layer = ev->layer,
-			.verdict = ev->verdict, .subject = ev->subject, .reason = ev->detail,
-		};
-
-		return store_add_decision(srv->store, &d, err);
-	}
-	if ((strcmp(ev->kind, "tcp") == 0 || strcmp(ev->kind, "udp") == 0) &&
-	    (strcmp(ev->verdict, "allow") == 0 || strcmp(ev->verdict, "deny") == 0) && ev->addr) {
-		struct store_conn c = {
-			.session_id = ev->session, .t_ms = (int64_t)ev->t_rel_ms, .proto = ev->kind,
-			.verdict = ev->verdict, .addr = ev->addr, .port = ev->port,
-			.host = ev->host, .sni = ev->sni,
-			.reason = strcmp(ev->verdict, "deny") == 0 ? ev->detail : NULL,
-			.layer = ev->layer, .up = (int64_t)ev->up, .down = (int64_t)ev->down,
-		};
-
-		return store_add_conn(srv->store, &c, err);
-	}
-	if (strcmp(ev->kind, "dns") == 0 && ev->subject) {
-		struct store_resolution r = {
-			.session_id = ev->session, .t_ms = (int64_t)ev->t_rel_ms, .name = ev->subject,
-			.addr = ev->addr, .ttl = ev->ttl,
-			.verdict = strcmp(ev->verdict, "deny") == 0 ? "deny" : "allow",
-			.reason = ev->detail,
-		};
-
-		return store_add_resolution(srv->store, &r, err);
-	}
-	return 0;
+	return store_add_event(srv->store, ev, err);
 }
 
 void bus_flush(struct server *srv)

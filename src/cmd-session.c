@@ -301,12 +301,14 @@ static int run_show(int argc, char **argv)
 		store_exec(st, sql, print_row, "dest", NULL);
 		free(sql);
 		printf("\ndecisions\n");
-		sql = xasprintf("SELECT layer, verdict, subject, '—', reason FROM decisions WHERE "
+		sql = xasprintf("SELECT layer, verdict, subject, CASE WHEN count > 1 THEN '×' || "
+				"count ELSE '—' END, reason FROM decisions WHERE "
 				"session_id = '%s' ORDER BY t_ms, id", s->id);
 		store_exec(st, sql, print_row, "row", NULL);
 		free(sql);
 		printf("\ndenials\n");
-		sql = xasprintf("SELECT layer, what, subject, '—', reason FROM denials WHERE "
+		sql = xasprintf("SELECT layer, what, subject, CASE WHEN count > 1 THEN '×' || "
+				"count ELSE '—' END, reason FROM denials WHERE "
 				"session_id = '%s' ORDER BY t_ms", s->id);
 		store_exec(st, sql, print_row, "row", NULL);
 		free(sql);

@@ -8,6 +8,7 @@
 #ifndef BOXY_EVENT_H
 #define BOXY_EVENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct event {
@@ -27,6 +28,8 @@ struct event {
 	const char *sni;        /* TLS SNI or HTTP Host the client sent */
 	uint32_t ttl;           /* dns: the answer's TTL */
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
+	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
+	bool mirror;            /* audit: a copy, for --audit-log, of a network event the store keeps */
 };
 
 struct event_sink {

@@ -2153,6 +2153,21 @@ static int on_answer(struct gw *gw, struct msg *m)
 	return 0;
 }
 
+/*
+ * The broker's EOF ends the session: the final totals of every flow still
+ * open, as its FLOW_CLOSE (the broker waits for them, broker_finish), so
+ * the last third of a second of traffic is counted too.
+ */
+static void gw_report_final(struct gw *gw)
+{
+	for (struct flow *f = gw->all; f && gw->exit_status == 0; f = f->next) {
+		if (f->opened && f->state != FS_DEAD) {
+			send_flow_counts(gw, f, NET_FLOW_CLOSE);
+			f->opened = false;
+		}
+	}
+}
+
 /* Broker readable: every whole message, in order. */
 static void broker_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -2171,6 +2186,8 @@ static void broker_cb(struct ev_loop *loop, ev_io *w, int revents)
 			 * broker says can be trusted any more; end, and be recorded. */
 			if (err)
 				fprintf(stderr, "boxy-net: broker: %s\n", err);
+			else
+				gw_report_final(gw);
 			gw->exit_status = err ? 1 : 0;
 			free(err);
 			ev_break(loop, EVBREAK_ALL);

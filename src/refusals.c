@@ -48,6 +48,8 @@ bool refusals_add_event(struct refusals *t, const struct event *ev)
 
 	if (!ev->kind || !ev->verdict || strcmp(ev->verdict, "deny") != 0)
 		return false;
+	if (ev->mirror)
+		return false;           /* the --audit-log copy of an event counted as itself */
 	flow = strcmp(ev->kind, "tcp") == 0 || strcmp(ev->kind, "udp") == 0;
 	if (!flow) {
 		/* The audit twin of a flow's refusal ("tcp://…"): the flow event counts. */

@@ -102,6 +102,9 @@ void session_net_end(struct session *s)
 {
 	char *err = NULL;
 
+	/* The last byte counts first: the net-log and the store's rows carry them. */
+	if (s->net)
+		broker_finish(s->net);
 	if (s->netlog_fd >= 0) {
 		int rc;
 
@@ -134,14 +137,26 @@ void session_net_end(struct session *s)
 	s->net = NULL;
 }
 
+/* Most connections first; the snapshot's order among equals. */
+static int dest_by_conns(const void *x, const void *y)
+{
+	const struct watch_dest *const *a = x, *const *b = y;
+
+	if ((*a)->conns != (*b)->conns)
+		return (*a)->conns > (*b)->conns ? -1 : 1;
+	return *a < *b ? -1 : *a > *b;
+}
+
 int net_summary_print(FILE *out, const void *snapshot, size_t len)
 {
 	static const char *const head[] = {
 		"DESTINATION", "CONNS", "DENIED", "ADDRS", "SENT", "RECEIVED",
 	};
 	struct watch_model m;
-	size_t w[6];
+	size_t w[6], shown;
 	char ***cells;
+	const struct watch_dest **order;
+	uint64_t more_conns = 0, more_denied = 0;
 
 	watch_model_init(&m);
 	if (watch_model_snapshot(&m, snapshot, len) < 0) {
@@ -153,11 +168,28 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		watch_model_free(&m);
 		return 0;
 	}
+	/*
+	 * A flood of distinct addresses made a table of a thousand lines: past
+	 * NET_SUMMARY_ROWS the busiest are shown and the rest summed in one line
+	 * (boxy show and the store's destinations view have every one).
+	 */
+	order = xcalloc(m.ndests, sizeof(*order));
+	for (size_t i = 0; i < m.ndests; i++)
+		order[i] = &m.dests[i];
+	shown = m.ndests;
+	if (m.ndests > NET_SUMMARY_ROWS) {
+		qsort(order, m.ndests, sizeof(*order), dest_by_conns);
+		shown = NET_SUMMARY_ROWS;
+		for (size_t i = shown; i < m.ndests; i++) {
+			more_conns += order[i]->conns;
+			more_denied += order[i]->denied;
+		}
+	}
 	for (size_t c = 0; c < 6; c++)
 		w[c] = strlen(head[c]);
-	cells = xcalloc(m.ndests, sizeof(*cells));
-	for (size_t i = 0; i < m.ndests; i++) {
-		const struct watch_dest *d = &m.dests[i];
+	cells = xcalloc(shown, sizeof(*cells));
+	for (size_t i = 0; i < shown; i++) {
+		const struct watch_dest *d = order[i];
 		char a[32], b[32];
 
 		cells[i] = xcalloc(6, sizeof(char *));
@@ -176,7 +208,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 	for (size_t c = 0; c < 6; c++)
 		fprintf(out, " %s%-*s", c ? " " : "", c == 5 ? 0 : (int)w[c], head[c]);
 	fputc('\n', out);
-	for (size_t i = 0; i < m.ndests; i++) {
+	for (size_t i = 0; i < shown; i++) {
 		fputc(' ', out);
 		for (size_t c = 0; c < 6; c++) {
 			fprintf(out, " %s%-*s", c ? " " : "", c == 5 ? 0 : (int)w[c], cells[i][c]);
@@ -185,7 +217,12 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		fputc('\n', out);
 		free(cells[i]);
 	}
+	if (shown < m.ndests)
+		fprintf(out, _("  … and %zu more destinations: %llu connections, %llu denied "
+			       "(boxy show lists them)\n"), m.ndests - shown,
+			(unsigned long long)more_conns, (unsigned long long)more_denied);
 	free(cells);
+	free(order);
 	summary_print_refusals(out, &m.refusals, color_wanted(fileno(out)), m.id);
 	watch_model_free(&m);
 	return 0;

@@ -41,6 +41,8 @@ void session_net_start(struct session *s, const char *tailnet);
  */
 void session_net_end(struct session *s);
 
+#define NET_SUMMARY_ROWS 20     /* destinations the end-of-run table shows; the rest in one line */
+
 /*
  * Print the specification's "boxy: network destinations (N)" table from a
  * MSG_SNAPSHOT payload (the daemon sends one before MSG_EXIT). Prints

@@ -517,11 +517,11 @@ void session_handle_stop(struct client *c, const struct msg *m)
 	if (!s)
 		return;
 	if (now) {
-		event_audit(&s->sink, "session", "deny", "stop", "stopped with SIGKILL (boxy stop -k)");
+		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL (boxy stop -k)");
 		sandbox_kill(s->sb);
 		words = xasprintf("session %.8s killed", s->id);
 	} else {
-		event_audit(&s->sink, "session", "deny", "stop",
+		event_audit(&s->sink, "session", "action", "stop",
 			    "stopped with SIGTERM (boxy stop); SIGKILL after the grace period");
 		sandbox_signal(s->sb, SIGTERM);
 		ev_timer_set(&s->grace_w, c->srv->stop_grace_s, 0.0);

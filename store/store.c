@@ -11,11 +11,14 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
 
+#include "event.h"
 #include "json.h"
 #include "store.h"
 #include "util.h"
@@ -102,6 +105,105 @@ static const char *const migrations[] = {
 	"         (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
 	"           AS received"
 	"  FROM sessions s;",
+	/*
+	 * 1 → 2: one time unit (t_ms Unix ms everywhere, t_rel_ms beside it),
+	 * counted rows (count, last_ms) and the per-session overflow, the layer
+	 * of a resolution, one row per answered address, one denial per refused
+	 * flow, `boxy stop` an action. Version 1's rows are carried forward.
+	 */
+	"ALTER TABLE sessions ADD COLUMN overflow INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE sessions ADD COLUMN overflow_denied INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE connections ADD COLUMN t_rel_ms INTEGER;"
+	"ALTER TABLE connections ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE connections ADD COLUMN last_ms INTEGER;"
+	"ALTER TABLE resolutions ADD COLUMN t_rel_ms INTEGER;"
+	"ALTER TABLE resolutions ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE resolutions ADD COLUMN last_ms INTEGER;"
+	"ALTER TABLE resolutions ADD COLUMN layer TEXT;"
+	"ALTER TABLE decisions ADD COLUMN t_rel_ms INTEGER;"
+	"ALTER TABLE decisions ADD COLUMN count INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE decisions ADD COLUMN last_ms INTEGER;"
+	/* Version 1 wrote connections' and resolutions' t_ms relative to the session's start. */
+	"UPDATE connections SET t_rel_ms = t_ms, t_ms = t_ms + coalesce("
+	"  (SELECT started_ms FROM sessions s WHERE s.id = connections.session_id), 0);"
+	"UPDATE connections SET last_ms = t_ms;"
+	"UPDATE resolutions SET t_rel_ms = t_ms, t_ms = t_ms + coalesce("
+	"  (SELECT started_ms FROM sessions s WHERE s.id = resolutions.session_id), 0),"
+	"  layer = 'net.dns';"
+	"UPDATE resolutions SET last_ms = t_ms;"
+	"UPDATE decisions SET t_rel_ms = max(0, t_ms - coalesce("
+	"  (SELECT started_ms FROM sessions s WHERE s.id = decisions.session_id), t_ms)),"
+	"  last_ms = t_ms;"
+	/* Version 1 put a resolution's addresses in its reason, space-separated: a row each. */
+	"INSERT INTO resolutions (session_id, t_ms, t_rel_ms, name, addr, ttl, verdict, reason,"
+	"  layer, count, last_ms)"
+	"  WITH RECURSIVE split(src, one, rest) AS ("
+	"    SELECT id, NULL, reason || ' ' FROM resolutions WHERE verdict = 'allow'"
+	"      AND addr IS NULL AND reason IS NOT NULL AND reason NOT IN ('', 'NXDOMAIN', 'SERVFAIL')"
+	"    UNION ALL"
+	"    SELECT src, substr(rest, 1, instr(rest, ' ') - 1), substr(rest, instr(rest, ' ') + 1)"
+	"      FROM split WHERE rest <> '')"
+	"  SELECT r.session_id, r.t_ms, r.t_rel_ms, r.name, split.one, r.ttl, 'allow', NULL,"
+	"    'net.dns', 1, r.t_ms"
+	"  FROM split JOIN resolutions r ON r.id = split.src"
+	"  WHERE split.one IS NOT NULL AND split.one <> '' ORDER BY r.id;"
+	"DELETE FROM resolutions WHERE verdict = 'allow' AND addr IS NULL AND reason IS NOT NULL"
+	"  AND reason NOT IN ('', 'NXDOMAIN', 'SERVFAIL');"
+	/* Refused names and dropped answers were decisions only: resolutions now. */
+	"INSERT INTO resolutions (session_id, t_ms, t_rel_ms, name, addr, ttl, verdict, reason,"
+	"  layer, count, last_ms)"
+	"  SELECT session_id, t_ms, t_rel_ms, subject,"
+	"    CASE WHEN reason LIKE 'answer % dropped %'"
+	"      THEN substr(reason, 8, instr(reason, ' dropped') - 8) END,"
+	"    NULL, 'deny', reason, layer, 1, t_ms"
+	"  FROM decisions WHERE verdict = 'deny' AND layer IN ('net.dns', 'net.ip')"
+	"    AND subject IS NOT NULL AND subject NOT LIKE '%://%' ORDER BY id;"
+	"DELETE FROM decisions WHERE verdict = 'deny' AND layer IN ('net.dns', 'net.ip')"
+	"  AND subject IS NOT NULL AND subject NOT LIKE '%://%';"
+	/* A refused flow was a connection row and a decision: the connection row stays. */
+	"DELETE FROM decisions WHERE verdict = 'deny' AND subject LIKE '%://%'"
+	"  AND layer IN ('net.ip', 'net.dns', 'net.sni', 'upstream')"
+	"  AND EXISTS (SELECT 1 FROM connections c WHERE c.session_id = decisions.session_id"
+	"    AND c.verdict = 'deny' AND c.layer IS decisions.layer"
+	"    AND c.reason IS decisions.reason);"
+	"UPDATE decisions SET verdict = 'action'"
+	"  WHERE layer = 'session' AND subject = 'stop' AND verdict = 'deny';"
+	"UPDATE resolutions SET ttl = NULL WHERE addr IS NULL OR verdict = 'deny';"
+	"DROP VIEW destinations; DROP VIEW denials; DROP VIEW session_summary;"
+	"CREATE VIEW destinations AS"
+	"  SELECT session_id,"
+	"         coalesce(host, addr) AS destination,"
+	"         sum(count) AS conns,"
+	"         sum(CASE WHEN verdict = 'deny' THEN count ELSE 0 END) AS denied,"
+	"         count(DISTINCT addr) AS addrs,"
+	"         sum(up) AS sent,"
+	"         sum(down) AS received"
+	"  FROM connections GROUP BY session_id, destination;"
+	"CREATE VIEW denials AS"
+	"  SELECT session_id, t_ms, layer, 'connect' AS what,"
+	"         proto || '://' || CASE WHEN host IS NULL AND instr(addr, ':') > 0"
+	"           THEN '[' || addr || ']' ELSE coalesce(host, addr) END || ':' || port AS subject,"
+	"         reason, t_rel_ms, count, last_ms"
+	"    FROM connections WHERE verdict = 'deny'"
+	"  UNION ALL"
+	"  SELECT session_id, t_ms, coalesce(layer, 'net.dns'), 'resolve', name, reason, t_rel_ms,"
+	"         count, last_ms"
+	"    FROM resolutions WHERE verdict = 'deny'"
+	"  UNION ALL"
+	"  SELECT session_id, t_ms, layer, 'policy', subject, reason, t_rel_ms, count, last_ms"
+	"    FROM decisions WHERE verdict = 'deny';"
+	"CREATE VIEW session_summary AS"
+	"  SELECT s.id, substr(s.id, 1, 8) AS short_id, s.state, s.exit_code, s.started_ms,"
+	"         s.ended_ms, s.argv, s.cwd,"
+	"         (SELECT coalesce(sum(count), 0) FROM connections c WHERE c.session_id = s.id)"
+	"           AS conns,"
+	"         (SELECT coalesce(sum(count), 0) FROM denials d WHERE d.session_id = s.id)"
+	"           + s.overflow_denied AS denied,"
+	"         (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id) AS sent,"
+	"         (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
+	"           AS received,"
+	"         s.overflow"
+	"  FROM sessions s;",
 };
 
 enum stmt_id {
@@ -114,6 +216,10 @@ enum stmt_id {
 	ST_PRUNE,
 	ST_FIND,
 	ST_FIND_RUNNING,
+	ST_BUMP_CONN,
+	ST_BUMP_RESOLUTION,
+	ST_BUMP_DECISION,
+	ST_OVERFLOW,
 	ST__COUNT,
 };
 
@@ -129,13 +235,14 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE sessions SET state = 'lost', ended_ms = ?1 WHERE state = 'running'",
 	[ST_CONN] =
 		"INSERT INTO connections (session_id, t_ms, proto, verdict, addr, port, host, sni,"
-		" reason, layer, up, down) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+		" reason, layer, up, down, t_rel_ms, count, last_ms)"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,1,?2)",
 	[ST_RESOLUTION] =
-		"INSERT INTO resolutions (session_id, t_ms, name, addr, ttl, verdict, reason)"
-		" VALUES (?1,?2,?3,?4,?5,?6,?7)",
+		"INSERT INTO resolutions (session_id, t_ms, name, addr, ttl, verdict, reason, layer,"
+		" t_rel_ms, count, last_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?2)",
 	[ST_DECISION] =
-		"INSERT INTO decisions (session_id, t_ms, layer, verdict, subject, reason)"
-		" VALUES (?1,?2,?3,?4,?5,?6)",
+		"INSERT INTO decisions (session_id, t_ms, layer, verdict, subject, reason, t_rel_ms,"
+		" count, last_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,1,?2)",
 	[ST_PRUNE] =
 		"DELETE FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1",
@@ -151,12 +258,68 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build FROM sessions"
 		" WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1) AND state = 'running'"
 		" ORDER BY started_ms DESC, id",
+	[ST_BUMP_CONN] =
+		"UPDATE connections SET count = count + ?2, last_ms = max(last_ms, ?3),"
+		" up = up + ?4, down = down + ?5 WHERE id = ?1",
+	[ST_BUMP_RESOLUTION] =
+		"UPDATE resolutions SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
+	[ST_BUMP_DECISION] =
+		"UPDATE decisions SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
+	[ST_OVERFLOW] =
+		"UPDATE sessions SET overflow = ?2, overflow_denied = ?3 WHERE id = ?1",
+};
+
+enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION };
+
+/*
+ * A row whose counters are kept in memory until the next commit: a counted
+ * row (its key's later arrivals), or a flow's row (its byte counts).
+ */
+struct pend {
+	struct pend *next_dirty;
+	enum row_table table;
+	int64_t rowid;
+	int64_t count, last_ms, up, down;   /* not yet written */
+	bool dirty;
+	bool shared;        /* a key's counted row: the key owns it, flows only borrow it */
+	bool orphan;        /* its flow closed while dirty: freed once written */
+};
+
+/* An entry of a string-keyed chained hash table. */
+struct hent {
+	struct hent *next;
+	char *key;
+	unsigned rows;      /* aggregation keys: rows stored one by one so far */
+	struct pend *p;
+};
+
+struct hmap {
+	struct hent **b;
+	size_t nb, n;
+	uint64_t seed;
+};
+
+/* What the writer remembers about one session while it runs. */
+struct sess {
+	struct sess *next;
+	char *id;
+	int64_t rows[2];                /* rows stored: the network's, and decisions */
+	int64_t overflow, overflow_denied;
+	bool dirty;                     /* overflow counts not yet written */
+	struct hmap keys;               /* aggregation key → rows so far, counted row */
+	struct hmap flows;              /* flow number → its row */
 };
 
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[ST__COUNT];
+	struct sess *sessions;
+	struct pend *dirty;
+	bool dirty_sessions;
 };
+
+static int store_flush(struct store *st, char **err);
+static void sess_forget(struct store *st, const char *id);
 
 static int db_err(struct store *st, char **err, const char *what)
 {
@@ -282,6 +445,10 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	if (st->stmt[ST__COUNT - 1])
+		store_flush(st, NULL);
+	while (st->sessions)
+		sess_forget(st, st->sessions->id);
 	for (int i = 0; i < ST__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	sqlite3_close(st->db);
@@ -307,6 +474,8 @@ int store_begin(struct store *st, char **err)
 
 int store_commit(struct store *st, char **err)
 {
+	if (store_flush(st, err) < 0)
+		return -1;
 	return exec_sql(st, "COMMIT", err);
 }
 
@@ -366,6 +535,9 @@ int store_session_end(struct store *st, const char *id, int64_t ended_ms, const 
 {
 	sqlite3_stmt *s = st->stmt[ST_SESSION_END];
 
+	if (store_flush(st, err) < 0)
+		return -1;
+	sess_forget(st, id);
 	bind_text(s, 1, id);
 	sqlite3_bind_int64(s, 2, ended_ms);
 	bind_text(s, 3, state);
@@ -385,10 +557,349 @@ int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err)
 	return 0;
 }
 
+/* ---- aggregation and the per-session cap ------------------------------------- */
+
+/*
+ * FNV-1a from a secret basis, then mixed (splitmix64's finalizer): keys hold
+ * addresses and names the payload chooses, and with a known plain hash it
+ * could put every key of its session into one chain and make each of its
+ * refusals cost the daemon a scan of thousands.
+ */
+static uint64_t hash_str(const struct hmap *m, const char *s)
+{
+	uint64_t h = 1469598103934665603ULL ^ m->seed;
+
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 1099511628211ULL;
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+/* The entry for key, or NULL. */
+static struct hent *hmap_get(const struct hmap *m, const char *key)
+{
+	if (!m->nb)
+		return NULL;
+	for (struct hent *e = m->b[hash_str(m, key) & (m->nb - 1)]; e; e = e->next)
+		if (strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
+/* A new entry for key (not present), growing the table at two entries a bucket. */
+static struct hent *hmap_add(struct hmap *m, const char *key)
+{
+	struct hent *e;
+	size_t i;
+
+	if (m->n >= m->nb * 2) {
+		size_t nb = m->nb ? m->nb * 4 : 64;
+		struct hent **b = xcalloc(nb, sizeof(*b));
+
+		for (i = 0; i < m->nb; i++) {
+			while (m->b[i]) {
+				e = m->b[i];
+				m->b[i] = e->next;
+				e->next = b[hash_str(m, e->key) & (nb - 1)];
+				b[hash_str(m, e->key) & (nb - 1)] = e;
+			}
+		}
+		free(m->b);
+		m->b = b;
+		m->nb = nb;
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->key = xstrdup(key);
+	i = hash_str(m, key) & (m->nb - 1);
+	e->next = m->b[i];
+	m->b[i] = e;
+	m->n++;
+	return e;
+}
+
+/* Unlink and return key's entry (the caller frees it), or NULL. */
+static struct hent *hmap_take(struct hmap *m, const char *key)
+{
+	struct hent **pp;
+
+	if (!m->nb)
+		return NULL;
+	for (pp = &m->b[hash_str(m, key) & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
+		struct hent *e = *pp;
+
+		if (strcmp(e->key, key) == 0) {
+			*pp = e->next;
+			m->n--;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* Free every entry; owned pends go with them (free_pends), borrowed ones stay. */
+static void hmap_clear(struct hmap *m, bool free_pends)
+{
+	for (size_t i = 0; i < m->nb; i++) {
+		while (m->b[i]) {
+			struct hent *e = m->b[i];
+
+			m->b[i] = e->next;
+			if (free_pends || (e->p && !e->p->shared))
+				free(e->p);
+			free(e->key);
+			free(e);
+		}
+	}
+	free(m->b);
+	m->b = NULL;
+	m->nb = m->n = 0;
+}
+
+/* The writer's memory of a session, made on first use. */
+static struct sess *sess_get(struct store *st, const char *id)
+{
+	struct sess *ss;
+
+	for (ss = st->sessions; ss; ss = ss->next)
+		if (strcmp(ss->id, id) == 0)
+			return ss;
+	ss = xcalloc(1, sizeof(*ss));
+	ss->id = xstrdup(id);
+	if (getrandom(&ss->keys.seed, sizeof(ss->keys.seed), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(ss->keys.seed))
+		ss->keys.seed = now_mono_ms() * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)ss;
+	ss->flows.seed = ss->keys.seed;
+	ss->next = st->sessions;
+	st->sessions = ss;
+	return ss;
+}
+
+/* Write one pending row's counters. */
+static int pend_write(struct store *st, struct pend *p, char **err)
+{
+	static const enum stmt_id which[] = {
+		[ROW_CONN] = ST_BUMP_CONN, [ROW_RESOLUTION] = ST_BUMP_RESOLUTION,
+		[ROW_DECISION] = ST_BUMP_DECISION,
+	};
+	sqlite3_stmt *s = st->stmt[which[p->table]];
+
+	sqlite3_bind_int64(s, 1, p->rowid);
+	sqlite3_bind_int64(s, 2, p->count);
+	sqlite3_bind_int64(s, 3, p->last_ms);
+	if (p->table == ROW_CONN) {
+		sqlite3_bind_int64(s, 4, p->up);
+		sqlite3_bind_int64(s, 5, p->down);
+	}
+	p->count = p->up = p->down = 0;
+	return step_done(st, s, err, "recording counted rows");
+}
+
+/* Queue a row's counters for the next commit. */
+static void pend_mark(struct store *st, struct pend *p)
+{
+	if (p->dirty)
+		return;
+	p->dirty = true;
+	p->next_dirty = st->dirty;
+	st->dirty = p;
+}
+
+/* Write every counter kept in memory: counted rows, flows' bytes, overflows. */
+static int store_flush(struct store *st, char **err)
+{
+	int rc = 0;
+
+	while (st->dirty) {
+		struct pend *p = st->dirty;
+
+		st->dirty = p->next_dirty;
+		p->dirty = false;
+		if (rc == 0 && pend_write(st, p, err) < 0)
+			rc = -1;
+		if (p->orphan)
+			free(p);
+	}
+	if (!st->dirty_sessions)
+		return rc;
+	st->dirty_sessions = false;
+	for (struct sess *ss = st->sessions; ss; ss = ss->next) {
+		sqlite3_stmt *s = st->stmt[ST_OVERFLOW];
+
+		if (!ss->dirty)
+			continue;
+		ss->dirty = false;
+		bind_text(s, 1, ss->id);
+		sqlite3_bind_int64(s, 2, ss->overflow);
+		sqlite3_bind_int64(s, 3, ss->overflow_denied);
+		if (rc == 0 && step_done(st, s, err, "recording a session's overflow") < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+/* Forget a session (after a flush: nothing of it is pending). */
+static void sess_forget(struct store *st, const char *id)
+{
+	for (struct sess **pp = &st->sessions; *pp; pp = &(*pp)->next) {
+		struct sess *ss = *pp;
+
+		if (strcmp(ss->id, id) != 0)
+			continue;
+		*pp = ss->next;
+		hmap_clear(&ss->flows, false);
+		hmap_clear(&ss->keys, true);
+		free(ss->id);
+		free(ss);
+		return;
+	}
+}
+
+/*
+ * Append one field of an aggregation key, length first, so that no two
+ * different rows share a key whatever their strings hold (a payload names
+ * the paths some decisions are about). NULL and "" differ.
+ */
+static void key_add(struct jbuf *k, const char *v)
+{
+	char len[24];
+
+	snprintf(len, sizeof(len), v ? "%zu:" : "-:", v ? strlen(v) : (size_t)0);
+	jbuf_raw(k, len);
+	if (v)
+		jbuf_raw(k, v);
+}
+
+enum admit { ADMIT_ROW, ADMIT_COUNTED, ADMIT_DROPPED };
+
+/*
+ * Decide what a new row of key becomes: a row of its own (ADMIT_ROW), a
+ * count in the key's counted row (ADMIT_COUNTED; (*out)->p->rowid is 0 when
+ * that row is still to be inserted, by the caller, with count 1), or nothing
+ * past the session's cap (ADMIT_DROPPED, counted in the overflow).
+ */
+static enum admit admit(struct store *st, struct sess *ss, const char *key, enum row_table t,
+			bool denied, int64_t t_ms, struct hent **out)
+{
+	struct hent *e = hmap_get(&ss->keys, key);
+	int64_t *rows = &ss->rows[t == ROW_DECISION];
+
+	*out = e;
+	if (e && e->p) {
+		/* Counted already: counts stay exact past the cap. */
+		e->p->count++;
+		if (t_ms > e->p->last_ms)
+			e->p->last_ms = t_ms;
+		pend_mark(st, e->p);
+		return ADMIT_COUNTED;
+	}
+	if (*rows >= STORE_SESSION_ROWS) {
+		ss->overflow++;
+		if (denied)
+			ss->overflow_denied++;
+		ss->dirty = true;
+		st->dirty_sessions = true;
+		return ADMIT_DROPPED;
+	}
+	if (!e)
+		e = hmap_add(&ss->keys, key);
+	*out = e;
+	(*rows)++;
+	if (e->rows < STORE_AGG_FIRST) {
+		e->rows++;
+		return ADMIT_ROW;
+	}
+	/* The first past the threshold: the key's counted row, inserted by the caller. */
+	e->p = xcalloc(1, sizeof(*e->p));
+	e->p->table = t;
+	e->p->shared = true;
+	e->p->last_ms = t_ms;
+	return ADMIT_COUNTED;
+}
+
+/* After the insert admit() asked for: remember a new counted row's id; undo a failed one. */
+static int admitted(struct store *st, struct sess *ss, struct hent *e, enum row_table t, int rc)
+{
+	if (rc < 0) {
+		ss->rows[t == ROW_DECISION]--;
+		if (e->p && !e->p->rowid) {
+			free(e->p);
+			e->p = NULL;
+		} else if (e->rows) {
+			e->rows--;
+		}
+		return -1;
+	}
+	if (e->p && !e->p->rowid)
+		e->p->rowid = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+/* Remember flow's row (a counted row is its key's, borrowed) for its byte counts. */
+static void flow_remember(struct sess *ss, uint64_t flow, struct pend *shared, int64_t rowid)
+{
+	char key[24];
+	struct hent *e;
+
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)flow);
+	e = hmap_take(&ss->flows, key);
+	if (e) {
+		/* A flow number seen twice: the newer row wins (a dirty pend is freed at flush). */
+		if (e->p && !e->p->shared && e->p->dirty)
+			e->p->orphan = true;
+		else if (e->p && !e->p->shared)
+			free(e->p);
+		free(e->key);
+		free(e);
+	}
+	e = hmap_add(&ss->flows, key);
+	if (shared) {
+		e->p = shared;
+		return;
+	}
+	e->p = xcalloc(1, sizeof(*e->p));
+	e->p->table = ROW_CONN;
+	e->p->rowid = rowid;
+}
+
 int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 {
 	sqlite3_stmt *s = st->stmt[ST_CONN];
+	struct sess *ss = sess_get(st, c->session_id);
+	struct hent *e;
+	struct jbuf k;
+	char port[8];
+	enum admit a;
+	int rc;
 
+	snprintf(port, sizeof(port), "%d", c->port);
+	jbuf_init(&k);
+	key_add(&k, "c");
+	key_add(&k, c->proto);
+	key_add(&k, c->verdict);
+	key_add(&k, c->layer);
+	key_add(&k, c->addr);
+	key_add(&k, port);
+	key_add(&k, c->host);
+	key_add(&k, c->sni);
+	key_add(&k, c->reason);
+	a = admit(st, ss, k.p, ROW_CONN, c->verdict && strcmp(c->verdict, "deny") == 0, c->t_ms,
+		  &e);
+	jbuf_free(&k);
+	if (a == ADMIT_DROPPED)
+		return 0;
+	if (a == ADMIT_COUNTED && e->p->rowid) {
+		/* Counted into the key's row: the flow's later bytes go there too. */
+		e->p->up += c->up;
+		e->p->down += c->down;
+		if (c->flow)
+			flow_remember(ss, c->flow, e->p, 0);
+		return 0;
+	}
 	bind_text(s, 1, c->session_id);
 	sqlite3_bind_int64(s, 2, c->t_ms);
 	bind_text(s, 3, c->proto);
@@ -401,34 +912,169 @@ int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 	bind_text(s, 10, c->layer);
 	sqlite3_bind_int64(s, 11, c->up);
 	sqlite3_bind_int64(s, 12, c->down);
-	return step_done(st, s, err, "recording a connection");
+	sqlite3_bind_int64(s, 13, c->t_rel_ms);
+	rc = admitted(st, ss, e, ROW_CONN, step_done(st, s, err, "recording a connection"));
+	if (rc == 0 && c->flow)
+		flow_remember(ss, c->flow, a == ADMIT_COUNTED ? e->p : NULL,
+			      sqlite3_last_insert_rowid(st->db));
+	return rc;
+}
+
+int store_add_bytes(struct store *st, const char *session_id, uint64_t flow, int64_t up,
+		    int64_t down, bool closed, char **err)
+{
+	struct sess *ss = sess_get(st, session_id);
+	char key[24];
+	struct hent *e;
+
+	(void)err;
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)flow);
+	e = closed ? hmap_take(&ss->flows, key) : hmap_get(&ss->flows, key);
+	if (!e)
+		return 0;       /* a flow past the cap, or never allowed: no row to count on */
+	if (up || down) {
+		e->p->up += up;
+		e->p->down += down;
+		pend_mark(st, e->p);
+	}
+	if (!closed)
+		return 0;
+	/* Its own row's memory goes with the flow, once its last counts are written. */
+	if (!e->p->shared && e->p->dirty)
+		e->p->orphan = true;
+	else if (!e->p->shared)
+		free(e->p);
+	free(e->key);
+	free(e);
+	return 0;
 }
 
 int store_add_resolution(struct store *st, const struct store_resolution *r, char **err)
 {
 	sqlite3_stmt *s = st->stmt[ST_RESOLUTION];
+	struct sess *ss = sess_get(st, r->session_id);
+	struct hent *e;
+	struct jbuf k;
+	enum admit a;
 
+	jbuf_init(&k);
+	key_add(&k, "r");
+	key_add(&k, r->name);
+	key_add(&k, r->addr);
+	key_add(&k, r->verdict);
+	key_add(&k, r->layer);
+	key_add(&k, r->reason);
+	a = admit(st, ss, k.p, ROW_RESOLUTION, r->verdict && strcmp(r->verdict, "deny") == 0,
+		  r->t_ms, &e);
+	jbuf_free(&k);
+	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
+		return 0;
 	bind_text(s, 1, r->session_id);
 	sqlite3_bind_int64(s, 2, r->t_ms);
 	bind_text(s, 3, r->name);
 	bind_text(s, 4, r->addr);
-	sqlite3_bind_int64(s, 5, r->ttl);
+	/* A TTL belongs to an answered address; a refusal or an answer without one has none. */
+	if (r->addr && r->verdict && strcmp(r->verdict, "allow") == 0)
+		sqlite3_bind_int64(s, 5, r->ttl);
+	else
+		sqlite3_bind_null(s, 5);
 	bind_text(s, 6, r->verdict);
 	bind_text(s, 7, r->reason);
-	return step_done(st, s, err, "recording a resolution");
+	bind_text(s, 8, r->layer);
+	sqlite3_bind_int64(s, 9, r->t_rel_ms);
+	return admitted(st, ss, e, ROW_RESOLUTION,
+			step_done(st, s, err, "recording a resolution"));
 }
 
 int store_add_decision(struct store *st, const struct store_decision *d, char **err)
 {
 	sqlite3_stmt *s = st->stmt[ST_DECISION];
+	struct sess *ss = sess_get(st, d->session_id);
+	struct hent *e;
+	struct jbuf k;
+	enum admit a;
 
+	jbuf_init(&k);
+	key_add(&k, "d");
+	key_add(&k, d->layer);
+	key_add(&k, d->verdict);
+	key_add(&k, d->subject);
+	key_add(&k, d->reason);
+	a = admit(st, ss, k.p, ROW_DECISION, d->verdict && strcmp(d->verdict, "deny") == 0,
+		  d->t_ms, &e);
+	jbuf_free(&k);
+	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
+		return 0;
 	bind_text(s, 1, d->session_id);
 	sqlite3_bind_int64(s, 2, d->t_ms);
 	bind_text(s, 3, d->layer);
 	bind_text(s, 4, d->verdict);
 	bind_text(s, 5, d->subject);
 	bind_text(s, 6, d->reason);
-	return step_done(st, s, err, "recording a decision");
+	sqlite3_bind_int64(s, 7, d->t_rel_ms);
+	return admitted(st, ss, e, ROW_DECISION, step_done(st, s, err, "recording a decision"));
+}
+
+/* True when s is one of the words in the NULL-terminated list. */
+static bool is_one_of(const char *s, const char *const *words)
+{
+	for (; s && *words; words++)
+		if (strcmp(s, *words) == 0)
+			return true;
+	return false;
+}
+
+int store_add_event(struct store *st, const struct event *ev, char **err)
+{
+	static const char *const flows[] = { "tcp", "udp", NULL };
+	static const char *const decided[] = { "allow", "deny", NULL };
+	static const char *const counted[] = { "bytes", "close", NULL };
+	bool deny = ev->verdict && strcmp(ev->verdict, "deny") == 0;
+
+	if (!ev->session || !ev->kind || !ev->verdict)
+		return 0;
+	if (strcmp(ev->kind, "audit") == 0) {
+		struct store_decision d = {
+			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
+			.t_rel_ms = (int64_t)ev->t_rel_ms, .layer = ev->layer,
+			.verdict = ev->verdict, .subject = ev->subject, .reason = ev->detail,
+		};
+
+		if (ev->mirror || !ev->layer)
+			return 0;       /* its network event is the row */
+		return store_add_decision(st, &d, err);
+	}
+	if (is_one_of(ev->kind, flows) && is_one_of(ev->verdict, decided) && ev->addr) {
+		struct store_conn c = {
+			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
+			.t_rel_ms = (int64_t)ev->t_rel_ms, .proto = ev->kind,
+			.verdict = ev->verdict, .addr = ev->addr, .port = ev->port,
+			.host = ev->host, .sni = ev->sni, .reason = ev->detail,
+			.layer = ev->layer ? ev->layer : "net.ip", .up = (int64_t)ev->up,
+			.down = (int64_t)ev->down, .flow = ev->flow,
+		};
+
+		return store_add_conn(st, &c, err);
+	}
+	if (is_one_of(ev->kind, flows) && is_one_of(ev->verdict, counted)) {
+		if (!ev->flow)
+			return 0;
+		return store_add_bytes(st, ev->session, ev->flow, (int64_t)ev->up,
+				       (int64_t)ev->down, strcmp(ev->verdict, "close") == 0, err);
+	}
+	if (strcmp(ev->kind, "dns") == 0 && ev->subject) {
+		struct store_resolution r = {
+			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
+			.t_rel_ms = (int64_t)ev->t_rel_ms, .name = ev->subject,
+			.addr = ev->addr, .ttl = ev->ttl, .verdict = deny ? "deny" : "allow",
+			/* An answered address needs no reason; its absence does. */
+			.reason = ev->addr && !deny ? NULL : ev->detail,
+			.layer = ev->layer ? ev->layer : "net.dns",
+		};
+
+		return store_add_resolution(st, &r, err);
+	}
+	return 0;
 }
 
 int store_prune(struct store *st, int64_t cutoff_ms, int *count, char **err)
@@ -509,6 +1155,9 @@ int store_exec(struct store *st, const char *sql,
 {
 	char *msg = NULL;
 
+	/* What is still counted in memory is written first: a query sees every row's count. */
+	if (store_flush(st, err) < 0)
+		return -1;
 	if (sqlite3_exec(st->db, sql, cb, ctx, &msg) != SQLITE_OK) {
 		set_err(err, "session store: %s", msg ? msg : sqlite3_errmsg(st->db));
 		sqlite3_free(msg);
@@ -623,11 +1272,11 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 		      "SELECT destination, conns, denied, addrs, sent, received FROM destinations"
 		      " WHERE session_id = ?1 ORDER BY conns DESC, destination", id, err) < 0 ||
 	    rows_json(st, &b, "denials",
-		      "SELECT t_ms, layer, what, subject, reason FROM denials"
-		      " WHERE session_id = ?1 ORDER BY t_ms", id, err) < 0 ||
+		      "SELECT t_ms, t_rel_ms, layer, what, subject, reason, count, last_ms"
+		      " FROM denials WHERE session_id = ?1 ORDER BY t_ms", id, err) < 0 ||
 	    rows_json(st, &b, "decisions",
-		      "SELECT t_ms, layer, verdict, subject, reason FROM decisions"
-		      " WHERE session_id = ?1 ORDER BY t_ms, id", id, err) < 0) {
+		      "SELECT t_ms, t_rel_ms, layer, verdict, subject, reason, count, last_ms"
+		      " FROM decisions WHERE session_id = ?1 ORDER BY t_ms, id", id, err) < 0) {
 		jbuf_free(&b);
 		goto out;
 	}

@@ -17,7 +17,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
+
+/*
+ * Bounds (doc/store.md, "Aggregation and the per-session cap"). The first
+ * STORE_AGG_FIRST rows of one key (same session, table, destination or
+ * subject, verdict, layer and reason) are stored one by one; every later one
+ * is counted into a single row of that key (count, t_ms of the first,
+ * last_ms of the last). A session stores at most STORE_SESSION_ROWS rows of
+ * the network (connections and resolutions) and as many decisions, apart, so
+ * a flood of connects cannot crowd out a later finding; past that, a row of
+ * a new key is not stored but counted in the session's overflow (and
+ * overflow_denied when it was a refusal). A counted row that exists goes on
+ * counting past the cap, so counts stay exact.
+ */
+#define STORE_AGG_FIRST     20
+#define STORE_SESSION_ROWS  5000
+
+struct event;
 
 struct store;
 
@@ -39,7 +56,8 @@ struct store_session {
 
 struct store_conn {
 	const char *session_id;
-	int64_t t_ms;           /* ms since the session started */
+	int64_t t_ms;           /* CLOCK_REALTIME ms */
+	int64_t t_rel_ms;       /* ms since the session started */
 	const char *proto;      /* "tcp" | "udp" */
 	const char *verdict;    /* "allow" | "deny" */
 	const char *addr;       /* textual address */
@@ -47,23 +65,27 @@ struct store_conn {
 	const char *host;       /* bound name, may be NULL */
 	const char *sni;        /* may be NULL */
 	const char *reason;     /* denial reason, NULL when allowed */
-	const char *layer;      /* "net.ip", "net.dns", "net.sni" or NULL */
+	const char *layer;      /* the layer that decided: "net.ip", "net.dns", "net.sni", "upstream" */
 	int64_t up, down;
+	uint64_t flow;          /* the broker's flow number (0: none): later byte counts find the row */
 };
 
 struct store_resolution {
 	const char *session_id;
-	int64_t t_ms;
+	int64_t t_ms;           /* CLOCK_REALTIME ms */
+	int64_t t_rel_ms;       /* ms since the session started */
 	const char *name;
-	const char *addr;       /* NULL for a refused name */
-	int64_t ttl;
+	const char *addr;       /* one answered address; NULL: none (refused name, NXDOMAIN, no data) */
+	int64_t ttl;            /* seconds, as the upstream resolver answered */
 	const char *verdict;    /* "allow" | "deny" */
 	const char *reason;
+	const char *layer;      /* the layer that decided: "net.dns" (the name), "net.ip" (the address) */
 };
 
 struct store_decision {
 	const char *session_id;
 	int64_t t_ms;           /* CLOCK_REALTIME ms */
+	int64_t t_rel_ms;       /* ms since the session started */
 	const char *layer;
 	const char *verdict;
 	const char *subject;
@@ -90,9 +112,19 @@ int store_session_end(struct store *st, const char *id, int64_t ended_ms, const 
 /* Mark every session still "running" as "lost" (a daemon died under them). */
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err);
 
+/* Rows, aggregated and capped as above (counted rows are written at store_commit). */
 int store_add_conn(struct store *st, const struct store_conn *c, char **err);
 int store_add_resolution(struct store *st, const struct store_resolution *r, char **err);
 int store_add_decision(struct store *st, const struct store_decision *d, char **err);
+/* Bytes moved on a flow since its last report (increments), added to its row; closed: forget it. */
+int store_add_bytes(struct store *st, const char *session_id, uint64_t flow, int64_t up,
+		    int64_t down, bool closed, char **err);
+/*
+ * One bus event as rows: "audit" → decisions (except mirrors, whose network
+ * event is the row), "tcp"/"udp" allow/deny → connections, bytes/close →
+ * that connection's counters, "dns" → resolutions. Other events: nothing.
+ */
+int store_add_event(struct store *st, const struct event *ev, char **err);
 
 /* Delete ended sessions (and their rows) that ended before cutoff_ms. */
 int store_prune(struct store *st, int64_t cutoff_ms, int *count, char **err);

@@ -307,8 +307,8 @@ B stop "$WID"
 wait_until 5 bash -c "! kill -0 $WPID 2>/dev/null"
 wait "$WPID"
 RC=$?
-check "watch | grep deny shows the boxy stop denial line" \
-	grep -q "session  deny    stop .*stopped with SIGTERM" "$SUITE/watch.out"
+check "watch shows the boxy stop, as an action" \
+	grep -q "session  action  stop .*stopped with SIGTERM" "$SUITE/watch.out"
 check "watch ends with the session, then prints its summary (exit 143)" \
 	'[ "$RC" = 0 ] && grep -q "^session   $WID\$" "$SUITE/watch.out" &&
 	grep -q "^exit      143\$" "$SUITE/watch.out"'
@@ -321,17 +321,20 @@ cols() { sqlite3 "$DB" "select group_concat(name, ',') from pragma_table_info('$
 check "destinations has the documented columns" \
 	[ "$(cols destinations)" = "session_id,destination,conns,denied,addrs,sent,received" ]
 check "denials has the documented columns" \
-	[ "$(cols denials)" = "session_id,t_ms,layer,what,subject,reason" ]
+	[ "$(cols denials)" = "session_id,t_ms,layer,what,subject,reason,t_rel_ms,count,last_ms" ]
 check "session_summary has the documented columns" \
 	[ "$(cols session_summary)" = \
-		"id,short_id,state,exit_code,started_ms,ended_ms,argv,cwd,conns,denied,sent,received" ]
+		"id,short_id,state,exit_code,started_ms,ended_ms,argv,cwd,conns,denied,sent,received,overflow" ]
 check "destinations: a --net none session has no rows" \
 	[ "$(sqlite3 "$DB" "select count(*) from destinations where session_id='$WID'")" = 0 ]
-check "denials: the stop is there, layer session" \
-	[ "$(sqlite3 "$DB" "select layer || '|' || subject from denials where session_id='$WID'")" = "session|stop" ]
-check "session_summary: the watched session, exited 143, one denial (the stop), no traffic" \
+stop_row=$(sqlite3 "$DB" "select layer || '|' || verdict from decisions
+	where session_id='$WID' and subject = 'stop'")
+stop_denials=$(sqlite3 "$DB" "select count(*) from denials where session_id='$WID'")
+check "decisions: the stop is there as an action, and it is no denial" \
+	[ "$stop_row|$stop_denials" = "session|action|0" ]
+check "session_summary: the watched session, exited 143, no denial (the stop is an action), no traffic" \
 	[ "$(sqlite3 "$DB" "select short_id, state, exit_code, argv, conns, denied, sent, received
-		from session_summary where id='$WID'")" = "${WID:0:8}|exited|143|[\"sleep\",\"30\"]|0|1|0|0" ]
+		from session_summary where id='$WID'")" = "${WID:0:8}|exited|143|[\"sleep\",\"30\"]|0|0|0|0" ]
 
 ## ---- stale builds --------------------------------------------------------------------
 # Nothing may be left running from the cases above, or the daemon would be busy.

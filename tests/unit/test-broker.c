@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1578,6 +1579,82 @@ static void test_summary(void **state)
 	wbuf_free(&w);
 }
 
+/*
+ * broker_finish (issue 10: every connection's bytes were 0 in the store and
+ * racy in the net-log): the totals boxy-net sends at its EOF are taken in,
+ * and the wait is bounded even against a boxy-net that never stops sending.
+ */
+static void test_finish(void **state)
+{
+	const struct rec *r;
+	struct fx x;
+	char *layer, *json;
+	int fd, peer;
+	uint64_t t0, took;
+	pid_t pid;
+
+	(void)state;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	flow_counts(&x, NET_FLOW_STATS, 1, 10, 100);
+	pump(&x, 5);
+	/* What boxy-net says at the broker's EOF: the final totals, then its own EOF. */
+	flow_counts(&x, NET_FLOW_CLOSE, 1, 15, 4000);
+	shutdown(x.net, SHUT_WR);
+	t0 = now_mono_ms();
+	broker_finish(x.b);
+	took = now_mono_ms() - t0;
+	assert_true(took < BROKER_FINISH_MS);            /* it returned at EOF, not at its deadline */
+	r = find_rec("tcp", "close");
+	assert_non_null(r);
+	assert_int_equal(r->up, 5);                      /* events carry the increase */
+	assert_int_equal(r->down, 3900);
+	json = netlog_to_json(broker_netlog(x.b));
+	assert_non_null(strstr(json, ",15,4000]"));      /* the net-log has the totals */
+	free(json);
+	assert_true(broker_alive(x.b));
+	close(peer);
+	close(fd);
+	fx_close(&x);
+
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* A boxy-net gone wrong: counters, valid and endless. */
+		for (uint64_t i = 1;; i++) {
+			struct wbuf w;
+
+			wbuf_init(&w);
+			wire_put_u32(&w, 1);
+			wire_put_u64(&w, i);
+			wire_put_u64(&w, i);
+			if (msg_send(x.net, NET_FLOW_STATS, w.p, w.len, NULL, 0) < 0)
+				_exit(0);
+			wbuf_free(&w);
+		}
+	}
+	t0 = now_mono_ms();
+	broker_finish(x.b);
+	took = now_mono_ms() - t0;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_true(took >= BROKER_FINISH_MS - 5);
+	assert_true(took < BROKER_FINISH_MS + 250);
+	close(peer);
+	close(fd);
+	fx_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1593,6 +1670,7 @@ int main(void)
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_public_names),
+		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_tailnet),
 		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),

@@ -1,8 +1,11 @@
 /*
- * test-store.c — the session store: migrations from an empty file, a newer
- * schema refused, every table and view answering what the docs say, lost
- * sessions, pruning, prefix lookup, and the SQL examples of doc/store.md
- * executed as written.
+ * test-store.c — the session store: migrations from an empty file and from
+ * a version 1 file (its rows carried forward), a newer schema refused in one
+ * line, every table and view answering what the docs say, the writer's
+ * aggregation and per-session cap under a flood (rows bounded, counts
+ * exact), byte counts reaching their connection rows, lost sessions,
+ * pruning, prefix lookup, and the SQL examples of doc/store.md executed as
+ * written (tests/e2e/store-record.sh checks their answers on a real run).
  */
 #include <config.h>
 
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "event.h"
 #include "store.h"
 #include "util.h"
 
@@ -85,7 +89,7 @@ static void test_fresh_file_migrates(void **state)
 
 	(void)state;
 	assert_int_equal(store_exec(st, "PRAGMA user_version", collect, buf, &err), 0);
-	assert_string_equal(buf, "1");
+	assert_string_equal(buf, "2");
 	buf[0] = '\0';
 	assert_int_equal(store_exec(st, "PRAGMA journal_mode", collect, buf, &err), 0);
 	assert_string_equal(buf, "wal");
@@ -105,6 +109,7 @@ static void test_newer_schema_refused(void **state)
 	store_close(st);
 	assert_int_equal(store_open(dbpath, &st, &err), -1);
 	assert_non_null(strstr(err, "schema version 99"));
+	assert_null(strchr(err, '\n'));                            /* one line */
 	free(err);
 	assert_null(st);
 }
@@ -149,13 +154,14 @@ static void test_views(void **state)
 		.up = 1000, .down = 20000,
 	};
 	struct store_conn denied = {
-		.session_id = id, .t_ms = 8002, .proto = "tcp", .verdict = "deny",
+		.session_id = id, .t_ms = 1700000008002, .t_rel_ms = 8002, .proto = "tcp",
+		.verdict = "deny",
 		.addr = "169.254.169.254", .port = 80, .reason = "link-local / cloud metadata",
 		.layer = "net.ip",
 	};
 	struct store_resolution r = {
-		.session_id = id, .t_ms = 7914, .name = "c2.example.net", .verdict = "deny",
-		.reason = "hostname not on the allowlist",
+		.session_id = id, .t_ms = 1700000007914, .t_rel_ms = 7914, .name = "c2.example.net",
+		.verdict = "deny", .reason = "hostname not on the allowlist", .layer = "net.dns",
 	};
 	struct store_decision d = {
 		.session_id = id, .t_ms = 1, .layer = "cgroup", .verdict = "degraded",
@@ -185,6 +191,436 @@ static void test_views(void **state)
 	assert_int_equal(store_exec(st, "SELECT short_id, state, conns, denied, sent, received "
 				   "FROM session_summary", collect, buf, &err), 0);
 	assert_string_equal(buf, "9f3c1ba2|running|3|2|2000|40000");
+	buf[0] = '\0';
+	/* One time unit: t_ms is Unix ms in every table, t_rel_ms the session's. */
+	assert_int_equal(store_exec(st, "SELECT t_ms, t_rel_ms FROM denials ORDER BY t_ms",
+				    collect, buf, &err), 0);
+	assert_string_equal(buf, "1700000007914|7914|1700000008002|8002");
+	store_close(st);
+}
+
+static void begin(struct store *st)
+{
+	char *err = NULL;
+
+	if (store_begin(st, &err) < 0)
+		fail_msg("%s", err);
+}
+
+static void commit(struct store *st)
+{
+	char *err = NULL;
+
+	if (store_commit(st, &err) < 0)
+		fail_msg("%s", err);
+}
+
+static void event_ok(struct store *st, const struct event *ev)
+{
+	char *err = NULL;
+
+	if (store_add_event(st, ev, &err) < 0)
+		fail_msg("store_add_event: %s", err);
+}
+
+/* One integer a query answers. */
+static long long query_int(struct store *st, const char *sql)
+{
+	char buf[4096] = "";
+	char *err = NULL;
+
+	if (store_exec(st, sql, collect, buf, &err) < 0)
+		fail_msg("%s: %s", sql, err);
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * Issue 8 item 13: 100,000 identical refusals and 10,000 distinct ones,
+ * through the writer as the bus hands them over (batches of 1,000): the
+ * rows stay bounded, every count is exact, and the views answer the real
+ * numbers.
+ */
+static void test_flood_bounded_and_exact(void **state)
+{
+	const char *id = "f100d00000000001";
+	struct store *st = open_ok();
+	struct event ev = {
+		.session = id, .kind = "tcp", .verdict = "deny", .layer = "net.ip",
+		.detail = "link-local / cloud metadata", .addr = "169.254.169.254", .port = 80,
+	};
+	char addr[32];
+	uint64_t t0;
+	long long rows;
+
+	(void)state;
+	add_session(st, id, 1700000000000);
+	t0 = now_mono_ms();
+	begin(st);
+	for (int i = 0; i < 100000; i++) {
+		ev.t_ms = 1700000000000 + (uint64_t)i;
+		ev.t_rel_ms = (uint64_t)i;
+		event_ok(st, &ev);
+		if (i % 1000 == 999) {
+			commit(st);
+			begin(st);
+		}
+	}
+	commit(st);
+	begin(st);
+	ev.detail = "private address (RFC 1918)";
+	for (int i = 0; i < 10000; i++) {
+		snprintf(addr, sizeof(addr), "10.%d.%d.1", i / 256, i % 256);
+		ev.addr = addr;
+		ev.t_ms = 1700000100000 + (uint64_t)i;
+		event_ok(st, &ev);
+	}
+	commit(st);
+	print_message("# 110000 refusals written in %llu ms\n",
+		      (unsigned long long)(now_mono_ms() - t0));
+
+	rows = query_int(st, "SELECT count(*) FROM connections");
+	assert_true(rows <= STORE_SESSION_ROWS);
+	assert_int_equal(rows, STORE_SESSION_ROWS);
+	/* The identical ones: STORE_AGG_FIRST rows of their own, then one counted row. */
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections WHERE addr = "
+				   "'169.254.169.254'"), STORE_AGG_FIRST + 1);
+	assert_int_equal(query_int(st, "SELECT count FROM connections WHERE addr = "
+				   "'169.254.169.254' AND count > 1"), 100000 - STORE_AGG_FIRST);
+	assert_int_equal(query_int(st, "SELECT t_ms FROM connections WHERE count > 1"),
+			 1700000000000 + STORE_AGG_FIRST);
+	assert_int_equal(query_int(st, "SELECT last_ms FROM connections WHERE count > 1"),
+			 1700000099999);
+	/* The distinct ones: as many as the cap leaves room for, the rest counted. */
+	assert_int_equal(query_int(st, "SELECT overflow FROM sessions"),
+			 10000 - (STORE_SESSION_ROWS - STORE_AGG_FIRST - 1));
+	assert_int_equal(query_int(st, "SELECT overflow_denied FROM sessions"),
+			 10000 - (STORE_SESSION_ROWS - STORE_AGG_FIRST - 1));
+	assert_int_equal(query_int(st, "SELECT sum(count) FROM denials"),
+			 110000 - (10000 - (STORE_SESSION_ROWS - STORE_AGG_FIRST - 1)));
+	assert_int_equal(query_int(st, "SELECT denied FROM session_summary"), 110000);
+	assert_int_equal(query_int(st, "SELECT denied FROM destinations WHERE destination = "
+				   "'169.254.169.254'"), 100000);
+	/* Past the cap, a counted row still counts. */
+	ev.addr = "169.254.169.254";
+	ev.detail = "link-local / cloud metadata";
+	event_ok(st, &ev);
+	assert_int_equal(query_int(st, "SELECT denied FROM session_summary"), 110001);
+	/* The flood cannot crowd out what the session finds later: decisions have a budget apart. */
+	{
+		struct event warn = {
+			.session = id, .kind = "audit", .verdict = "warn", .layer = "git",
+			.subject = "/p/.git/hooks/pre-commit", .detail = "quarantined",
+		};
+
+		event_ok(st, &warn);
+	}
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions WHERE verdict = 'warn'"), 1);
+	store_close(st);
+}
+
+/* Decisions and resolutions aggregate the same way; a mirror is not a second row. */
+static void test_aggregation_every_table(void **state)
+{
+	const char *id = "a9900000000000a1";
+	struct store *st = open_ok();
+	struct event seccomp = {
+		.session = id, .kind = "audit", .verdict = "deny", .layer = "seccomp",
+		.subject = "ptrace", .detail = "EPERM",
+	};
+	struct event dns = {
+		.session = id, .kind = "dns", .verdict = "deny", .layer = "net.dns",
+		.subject = "c2.example.net", .detail = "hostname not on the allowlist",
+	};
+	struct event mirror = {
+		.session = id, .kind = "audit", .verdict = "deny", .layer = "net.dns",
+		.subject = "c2.example.net", .detail = "hostname not on the allowlist",
+		.mirror = true,
+	};
+
+	(void)state;
+	add_session(st, id, 1700000000000);
+	begin(st);
+	for (int i = 0; i < 500; i++) {
+		seccomp.t_ms = dns.t_ms = mirror.t_ms = 1700000000000 + (uint64_t)i;
+		event_ok(st, &seccomp);
+		event_ok(st, &dns);
+		event_ok(st, &mirror);
+	}
+	commit(st);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions"), STORE_AGG_FIRST + 1);
+	assert_int_equal(query_int(st, "SELECT sum(count) FROM decisions"), 500);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM resolutions"), STORE_AGG_FIRST + 1);
+	assert_int_equal(query_int(st, "SELECT sum(count) FROM resolutions"), 500);
+	assert_int_equal(query_int(st, "SELECT sum(count) FROM denials"), 1000);
+	assert_int_equal(query_int(st, "SELECT denied FROM session_summary"), 1000);
+	/* Rows differ by their text however it is split between fields: never counted together. */
+	seccomp.subject = "a\x1f" "b";
+	seccomp.detail = "c";
+	for (int i = 0; i < STORE_AGG_FIRST + 5; i++)
+		event_ok(st, &seccomp);
+	seccomp.subject = "a";
+	seccomp.detail = "b\x1f" "c";
+	event_ok(st, &seccomp);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions WHERE subject = 'a'"), 1);
+	store_close(st);
+}
+
+/* An answer's row: its address, the TTL as answered, the layer; a refusal has neither. */
+static void test_resolution_columns(void **state)
+{
+	const char *id = "d45000000000000d";
+	struct store *st = open_ok();
+	struct event answer = {
+		.session = id, .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+		.subject = "www.example.test", .detail = "93.184.216.34", .addr = "93.184.216.34",
+		.ttl = 300, .t_ms = 1700000000123, .t_rel_ms = 123,
+	};
+	struct event dropped = {
+		.session = id, .kind = "dns", .verdict = "deny", .layer = "net.ip",
+		.subject = "rebind.example.test", .detail = "answer 10.9.0.5 dropped",
+		.addr = "10.9.0.5", .ttl = 60, .t_ms = 1700000000200, .t_rel_ms = 200,
+	};
+	struct event none = {
+		.session = id, .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+		.subject = "gone.example.test", .detail = "NXDOMAIN", .t_ms = 1700000000300,
+		.t_rel_ms = 300,
+	};
+	char buf[4096] = "";
+	char *err = NULL;
+
+	(void)state;
+	add_session(st, id, 1700000000000);
+	event_ok(st, &answer);
+	event_ok(st, &dropped);
+	event_ok(st, &none);
+	assert_int_equal(store_exec(st, "SELECT name, addr, ttl, verdict, reason, layer, t_ms,"
+				    " t_rel_ms FROM resolutions ORDER BY id", collect, buf, &err), 0);
+	assert_string_equal(buf,
+			    "www.example.test|93.184.216.34|300|allow|NULL|net.dns|1700000000123|123|"
+			    "rebind.example.test|10.9.0.5|NULL|deny|answer 10.9.0.5 dropped|net.ip|"
+			    "1700000000200|200|"
+			    "gone.example.test|NULL|NULL|allow|NXDOMAIN|net.dns|1700000000300|300");
+	store_close(st);
+}
+
+/* Issue 10 item 1: a flow's byte reports reach its row, also when the row is a counted one. */
+static void test_bytes_reach_rows(void **state)
+{
+	const char *id = "b7e5000000000001";
+	struct store *st = open_ok();
+	struct event allow = {
+		.session = id, .kind = "tcp", .verdict = "allow", .layer = "net.sni",
+		.addr = "93.184.216.34", .port = 443, .host = "www.example.test",
+		.sni = "www.example.test",
+	};
+	struct event bytes = { .session = id, .kind = "tcp", .addr = "93.184.216.34", .port = 443 };
+	long long up = 0, down = 0;
+
+	(void)state;
+	add_session(st, id, 1700000000000);
+	begin(st);
+	/* 30 flows to one destination: 20 rows of their own, then one counted row. */
+	for (uint64_t f = 1; f <= 30; f++) {
+		allow.flow = f;
+		allow.t_ms = 1700000000000 + f;
+		event_ok(st, &allow);
+	}
+	for (uint64_t f = 1; f <= 30; f++) {
+		bytes.flow = f;
+		bytes.verdict = "bytes";
+		bytes.up = 100 * f;
+		bytes.down = 1000 * f;
+		event_ok(st, &bytes);
+		up += (long long)bytes.up;
+		down += (long long)bytes.down;
+		if (f == 15)
+			commit(st), begin(st);
+		bytes.verdict = "close";
+		bytes.up = 1;
+		bytes.down = 2;
+		event_ok(st, &bytes);
+		up += 1;
+		down += 2;
+	}
+	/* A report after the close, or of a flow never allowed, counts nowhere. */
+	bytes.flow = 3;
+	bytes.verdict = "bytes";
+	event_ok(st, &bytes);
+	bytes.flow = 99;
+	event_ok(st, &bytes);
+	commit(st);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections"), STORE_AGG_FIRST + 1);
+	assert_int_equal(query_int(st, "SELECT sum(up) FROM connections"), up);
+	assert_int_equal(query_int(st, "SELECT sum(down) FROM connections"), down);
+	assert_int_equal(query_int(st, "SELECT up FROM connections WHERE id = 1"), 101);
+	assert_int_equal(query_int(st, "SELECT down FROM connections WHERE id = 2"), 2002);
+	assert_int_equal(query_int(st, "SELECT conns FROM destinations"), 30);
+	assert_int_equal(query_int(st, "SELECT received FROM session_summary"), down);
+	store_close(st);
+}
+
+/* The version 1 schema exactly as it shipped (store.c's first migration step). */
+static const char v1_schema[] =
+	"CREATE TABLE sessions ("
+	"  id          TEXT PRIMARY KEY CHECK (length(id) = 16),"
+	"  argv        TEXT NOT NULL,"
+	"  profile     TEXT,"
+	"  policy      TEXT NOT NULL,"
+	"  cwd         TEXT NOT NULL,"
+	"  started_ms  INTEGER NOT NULL,"
+	"  ended_ms    INTEGER,"
+	"  state       TEXT NOT NULL CHECK (state IN ('running','exited','failed','lost')),"
+	"  exit_code   INTEGER,"
+	"  memory      INTEGER, pids INTEGER, cpus_milli INTEGER, timeout_ms INTEGER,"
+	"  build       TEXT"
+	");"
+	"CREATE INDEX sessions_started ON sessions(started_ms);"
+	"CREATE TABLE connections ("
+	"  id          INTEGER PRIMARY KEY,"
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  t_ms        INTEGER NOT NULL,"
+	"  proto       TEXT NOT NULL CHECK (proto IN ('tcp','udp')),"
+	"  verdict     TEXT NOT NULL CHECK (verdict IN ('allow','deny')),"
+	"  addr        TEXT NOT NULL,"
+	"  port        INTEGER NOT NULL CHECK (port BETWEEN 0 AND 65535),"
+	"  host        TEXT, sni TEXT, reason TEXT, layer TEXT,"
+	"  up          INTEGER NOT NULL DEFAULT 0,"
+	"  down        INTEGER NOT NULL DEFAULT 0"
+	");"
+	"CREATE INDEX connections_session ON connections(session_id, t_ms);"
+	"CREATE TABLE resolutions ("
+	"  id          INTEGER PRIMARY KEY,"
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  t_ms        INTEGER NOT NULL,"
+	"  name        TEXT NOT NULL,"
+	"  addr        TEXT,"
+	"  ttl         INTEGER,"
+	"  verdict     TEXT NOT NULL CHECK (verdict IN ('allow','deny')),"
+	"  reason      TEXT"
+	");"
+	"CREATE INDEX resolutions_session ON resolutions(session_id, t_ms);"
+	"CREATE TABLE decisions ("
+	"  id          INTEGER PRIMARY KEY,"
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  t_ms        INTEGER NOT NULL,"
+	"  layer       TEXT NOT NULL,"
+	"  verdict     TEXT NOT NULL,"
+	"  subject     TEXT,"
+	"  reason      TEXT"
+	");"
+	"CREATE INDEX decisions_session ON decisions(session_id, t_ms);"
+	/* The specification's destinations table: one row per session and destination. */
+	"CREATE VIEW destinations AS"
+	"  SELECT session_id,"
+	"         coalesce(host, addr) AS destination,"
+	"         count(*) AS conns,"
+	"         sum(verdict = 'deny') AS denied,"
+	"         count(DISTINCT addr) AS addrs,"
+	"         sum(up) AS sent,"
+	"         sum(down) AS received"
+	"  FROM connections GROUP BY session_id, destination;"
+	/* Every refusal, whichever layer made it, in one place. */
+	"CREATE VIEW denials AS"
+	"  SELECT session_id, t_ms, layer, 'connect' AS what,"
+	"         proto || '://' || coalesce(host, addr) || ':' || port AS subject, reason"
+	"    FROM connections WHERE verdict = 'deny'"
+	"  UNION ALL"
+	"  SELECT session_id, t_ms, 'net.dns', 'resolve', name, reason"
+	"    FROM resolutions WHERE verdict = 'deny'"
+	"  UNION ALL"
+	"  SELECT session_id, t_ms, layer, 'policy', subject, reason"
+	"    FROM decisions WHERE verdict = 'deny';"
+	/* One line per session, as boxy ps -a prints it. */
+	"CREATE VIEW session_summary AS"
+	"  SELECT s.id, substr(s.id, 1, 8) AS short_id, s.state, s.exit_code, s.started_ms,"
+	"         s.ended_ms, s.argv, s.cwd,"
+	"         (SELECT count(*) FROM connections c WHERE c.session_id = s.id) AS conns,"
+	"         (SELECT count(*) FROM denials d WHERE d.session_id = s.id) AS denied,"
+	"         (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id) AS sent,"
+	"         (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
+	"           AS received"
+	"  FROM sessions s;";
+
+/*
+ * A store written by version 1 opens with this build: every row carried
+ * forward, in the new units, readable through the new views, and the
+ * double-counted refusals counted once.
+ */
+static void test_migrate_from_v1(void **state)
+{
+	static const char rows[] =
+		"INSERT INTO sessions (id, argv, policy, cwd, started_ms, ended_ms, state,"
+		" exit_code) VALUES ('0123456789abcdef', '[\"npm\",\"ci\"]', '{}', '/p',"
+		" 1700000000000, 1700000009000, 'exited', 143);"
+		"INSERT INTO connections (session_id, t_ms, proto, verdict, addr, port, host, sni,"
+		" reason, layer, up, down) VALUES"
+		" ('0123456789abcdef', 47, 'tcp', 'allow', '93.184.216.34', 443, 'www.example.test',"
+		"  'www.example.test', NULL, 'net.sni', 0, 0),"
+		" ('0123456789abcdef', 90, 'tcp', 'deny', '169.254.169.254', 80, NULL, NULL,"
+		"  'link-local / cloud metadata', 'net.ip', 0, 0);"
+		"INSERT INTO resolutions (session_id, t_ms, name, addr, ttl, verdict, reason) VALUES"
+		" ('0123456789abcdef', 40, 'www.example.test', NULL, 60, 'allow',"
+		"  '93.184.216.34 93.184.216.35'),"
+		" ('0123456789abcdef', 41, 'gone.example.test', NULL, 0, 'allow', 'NXDOMAIN');"
+		"INSERT INTO decisions (session_id, t_ms, layer, verdict, subject, reason) VALUES"
+		" ('0123456789abcdef', 1700000000010, 'cgroup', 'degraded', 'memory', 'none'),"
+		" ('0123456789abcdef', 1700000000090, 'net.ip', 'deny', 'tcp://169.254.169.254:80',"
+		"  'link-local / cloud metadata'),"
+		" ('0123456789abcdef', 1700000000100, 'net.dns', 'deny', 'c2.example.net',"
+		"  'hostname not on the allowlist'),"
+		" ('0123456789abcdef', 1700000000200, 'net.ip', 'deny', 'rebind.example.test',"
+		"  'answer 10.9.0.5 dropped (DNS rebinding): private address'),"
+		" ('0123456789abcdef', 1700000008000, 'session', 'deny', 'stop', 'boxy stop');"
+		"PRAGMA user_version = 1;";
+	struct store *st = open_ok();
+	char buf[4096] = "";
+	char *err = NULL;
+
+	(void)state;
+	/* Make the file a version 1 store: drop the schema, then version 1's and its rows. */
+	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
+				    "DROP VIEW session_summary; DROP TABLE connections;"
+				    "DROP TABLE resolutions; DROP TABLE decisions;"
+				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,
+				    &err), 0);
+	assert_int_equal(store_exec(st, v1_schema, NULL, NULL, &err), 0);
+	assert_int_equal(store_exec(st, rows, NULL, NULL, &err), 0);
+	store_close(st);
+
+	st = open_ok();
+	assert_int_equal(query_int(st, "PRAGMA user_version"), 2);
+	assert_int_equal(store_exec(st, "SELECT t_ms, t_rel_ms, last_ms, count FROM connections"
+				    " ORDER BY id", collect, buf, &err), 0);
+	assert_string_equal(buf, "1700000000047|47|1700000000047|1|1700000000090|90|"
+			    "1700000000090|1");
+	buf[0] = '\0';
+	/* One row per address, the names refused and the answer dropped as resolutions. */
+	assert_int_equal(store_exec(st, "SELECT name, addr, ttl, verdict, layer, t_ms, t_rel_ms"
+				    " FROM resolutions ORDER BY t_ms, addr", collect, buf, &err), 0);
+	assert_string_equal(buf,
+			    "www.example.test|93.184.216.34|60|allow|net.dns|1700000000040|40|"
+			    "www.example.test|93.184.216.35|60|allow|net.dns|1700000000040|40|"
+			    "gone.example.test|NULL|NULL|allow|net.dns|1700000000041|41|"
+			    "c2.example.net|NULL|NULL|deny|net.dns|1700000000100|100|"
+			    "rebind.example.test|10.9.0.5|NULL|deny|net.ip|1700000000200|200");
+	buf[0] = '\0';
+	/* Each refusal once: the flow's, the name's, the dropped answer's; the stop is not one. */
+	assert_int_equal(store_exec(st, "SELECT layer, what, subject FROM denials ORDER BY t_ms",
+				    collect, buf, &err), 0);
+	assert_string_equal(buf, "net.ip|connect|tcp://169.254.169.254:80|"
+			    "net.dns|resolve|c2.example.net|net.ip|resolve|rebind.example.test");
+	buf[0] = '\0';
+	assert_int_equal(store_exec(st, "SELECT layer, verdict, subject, t_rel_ms FROM decisions"
+				    " ORDER BY t_ms", collect, buf, &err), 0);
+	assert_string_equal(buf, "cgroup|degraded|memory|10|session|action|stop|8000");
+	buf[0] = '\0';
+	assert_int_equal(store_exec(st, "SELECT short_id, state, exit_code, conns, denied,"
+				    " overflow FROM session_summary", collect, buf, &err), 0);
+	assert_string_equal(buf, "01234567|exited|143|2|3|0");
+	store_close(st);
+	/* And once migrated, reopening changes nothing. */
+	st = open_ok();
+	assert_int_equal(query_int(st, "SELECT count(*) FROM resolutions"), 5);
 	store_close(st);
 }
 
@@ -264,6 +700,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_and_prune, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doc_examples_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_bounded_and_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aggregation_every_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bytes_reach_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolution_columns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
