@@ -638,3 +638,38 @@ out:
 	store_sessions_free(&ss);
 	return rc;
 }
+
+/*
+ * Every host directory a recorded session could write: its work directory
+ * and its --rw and mkdir mounts, read from the policy each session row
+ * keeps (runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
+ * each once. Links planted there by one run must not carry a later run's
+ * sources or output files out (path-guard.h). A session pruned from the
+ * store is forgotten here too.
+ */
+int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *path), void *ctx,
+			 char **err)
+{
+	static const char sql[] =
+		"SELECT path, MAX(started_ms) AS t FROM ("
+		" SELECT json_extract(policy_json, '$.workdir') AS path, started_ms FROM sessions"
+		"  WHERE json_valid(policy_json)"
+		" UNION ALL"
+		" SELECT json_extract(m.value, '$.src'), s.started_ms"
+		"  FROM sessions AS s, json_each(s.policy_json, '$.mounts') AS m"
+		"  WHERE json_valid(s.policy_json)"
+		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
+		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
+		" GROUP BY path ORDER BY t DESC";
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, err, "writable roots");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		cb(ctx, (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_err(st, err, "writable roots");
+	return 0;
+}

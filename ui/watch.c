@@ -38,36 +38,10 @@ void watch_model_free(struct watch_model *m)
 	watch_model_init(m);
 }
 
+/* The screen's one sanitizer (util.c), under the name watch's callers know. */
 char *watch_sanitize(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p);
-	char *out = xmalloc(n + 1), *o = out;
-
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-			   : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len > 0 && i + len <= n;
-
-		for (size_t j = 1; ok && j < len; j++)
-			ok = (p[i + j] & 0xc0) == 0x80;
-		/* C0 and C1 controls and DEL would reach the terminal's parser. */
-		if (ok && len == 1 && (c < 0x20 || c == 0x7f))
-			ok = false;
-		if (ok && len == 2 && c == 0xc2 && p[i + 1] < 0xa0)
-			ok = false;
-		if (!ok) {
-			*o++ = '?';
-			i++;
-			continue;
-		}
-		memcpy(o, p + i, len);
-		o += len;
-		i += len;
-	}
-	*o = '\0';
-	return out;
+	return text_sanitize(s);
 }
 
 int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
