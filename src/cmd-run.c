@@ -396,16 +396,20 @@ struct run_events {
 	bool verbose;
 };
 
-/* Copy s into buf with control bytes replaced: event text can name hostile paths. */
+/* s through the screen's sanitizer into buf: event text can name hostile paths. */
 static const char *printable(const char *s, char *buf, size_t len)
 {
-	size_t i = 0;
+	char *clean = text_sanitize(s);
+	size_t n = strlen(clean);
 
-	if (!s)
-		return "";
-	for (; s[i] && i + 1 < len; i++)
-		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	buf[i] = '\0';
+	if (n >= len) {
+		n = len - 1;
+		while (n > 0 && ((unsigned char)clean[n] & 0xc0) == 0x80)
+			n--;            /* never cut a character in half */
+	}
+	memcpy(buf, clean, n);
+	buf[n] = '\0';
+	free(clean);
 	return buf;
 }
 

@@ -99,6 +99,8 @@ void json_arr_end(struct jbuf *b)
  * the file; every invalid byte (overlongs, surrogates, past U+10FFFF,
  * truncated) becomes \ufffd, so the output is always valid UTF-8.
  */
+static void json_escape_cp(struct jbuf *b, uint32_t cp);
+
 static void json_escaped(struct jbuf *b, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -120,13 +122,7 @@ static void json_escaped(struct jbuf *b, const char *str)
 			jbuf_put(b, "\\ufffd", 6);
 			i++;
 		} else if (unicode_is_control(cp)) {
-			if (cp > 0xffff)        /* a tag character: a surrogate pair */
-				snprintf(esc, sizeof(esc), "\\u%04x\\u%04x",
-					 (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
-					 (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
-			else
-				snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
-			jbuf_raw(b, esc);
+			json_escape_cp(b, cp);  /* a tag character becomes a surrogate pair */
 			i += n;
 		} else {
 			jbuf_put(b, (const char *)s + i, n);
@@ -134,6 +130,54 @@ static void json_escaped(struct jbuf *b, const char *str)
 		}
 	}
 	jbuf_put(b, "\"", 1);
+}
+
+/* One code point, escaped as json_escaped writes a control. */
+static void json_escape_cp(struct jbuf *b, uint32_t cp)
+{
+	char esc[16];
+
+	if (cp > 0xffff)
+		snprintf(esc, sizeof(esc), "\\u%04x\\u%04x",
+			 (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
+			 (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
+	else
+		snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+	jbuf_raw(b, esc);
+}
+
+void jbuf_raw_json(struct jbuf *b, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = strlen(text);
+	bool in = false;
+
+	for (size_t i = 0; i < len;) {
+		uint32_t cp = 0;
+		size_t n = utf8_decode(s + i, len - i, &cp);
+
+		if (in && s[i] == '\\' && i + 1 < len && s[i + 1] >= 0x20 && s[i + 1] < 0x7f) {
+			jbuf_put(b, (const char *)s + i, 2);     /* an escape already written */
+			i += 2;
+		} else if (s[i] == '"') {
+			in = !in;
+			jbuf_put(b, "\"", 1);
+			i++;
+		} else if (n == 0) {
+			if (in)
+				jbuf_put(b, "\\ufffd", 6);
+			i++;
+		} else if (unicode_is_control(cp)) {
+			if (in)
+				json_escape_cp(b, cp);
+			else if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r')
+				jbuf_put(b, (const char *)s + i, 1);
+			i += n;
+		} else {
+			jbuf_put(b, (const char *)s + i, n);
+			i += n;
+		}
+	}
 }
 
 void json_key(struct jbuf *b, const char *key)

@@ -131,8 +131,8 @@ static void guard_why(char **why, const char *dir, const char *name, const char 
 	free(*why);
 	link = xasprintf("%s%s%s -> %s", dir, strcmp(dir, "/") ? "/" : "", name, target);
 	safe = text_sanitize(link);
-	*why = xasprintf(_("the symlink %s lies in %s, which a sandbox could write, and leads "
-			   "out of it"), safe, root);
+	*why = xasprintf(_("the symlink %s leads out of a directory the sandbox can write (%s)"),
+			 safe, root);
 	free(safe);
 	free(link);
 }

@@ -524,7 +524,7 @@ static void json_raw_or_str(struct jbuf *b, const char *key, const char *text)
 	if (text && (text[0] == '[' || text[0] == '{')) {
 		if (b->need_comma)
 			jbuf_raw(b, ",");
-		jbuf_raw(b, text);
+		jbuf_raw_json(b, text);         /* re-escaped: a row an older build wrote */
 		b->need_comma = true;
 	} else {
 		json_str(b, text);

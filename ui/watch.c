@@ -172,7 +172,7 @@ char *watch_format_event(const struct event *ev)
 {
 	uint64_t t = ev->t_rel_ms;
 	const char *tag = ev->kind;
-	char *subject, *detail, *line, *raw_subject = NULL;
+	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict;
 
 	/* Audit decisions are tagged with the layer that made them. */
 	if (strcmp(ev->kind, "audit") == 0 || (watch_event_is_deny(ev) && ev->layer &&
@@ -198,9 +198,13 @@ char *watch_format_event(const struct event *ev)
 	} else {
 		detail = watch_sanitize(ev->detail);
 	}
+	stag = watch_sanitize(tag);
+	verdict = watch_sanitize(ev->verdict);
 	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s",
 			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
-			 tag, ev->verdict, subject, detail);
+			 stag, verdict, subject, detail);
+	free(stag);
+	free(verdict);
 	/* Trailing spaces are noise in a pipe. */
 	for (size_t n = strlen(line); n && line[n - 1] == ' '; n--)
 		line[n - 1] = '\0';
@@ -222,30 +226,46 @@ void watch_model_event(struct watch_model *m, const struct event *ev)
 		m->nrecent++;
 }
 
+/*
+ * One screen line. Every line is sanitized again here, so a render path
+ * that forgot to never reaches the terminal raw, and cut to cols bytes at
+ * a character boundary (a long name never wraps, never ends mid-sequence).
+ */
+static void put_text(FILE *out, const char *s, int cols, const char *end)
+{
+	char *safe = text_sanitize(s);
+	int n = (int)strlen(safe);
+
+	if (cols > 0 && n > cols) {
+		n = cols;
+		while (n > 0 && ((unsigned char)safe[n] & 0xc0) == 0x80)
+			n--;
+	}
+	fprintf(out, "%.*s%s", n, safe, end);
+	free(safe);
+}
+
 static void put_line(FILE *out, const char *s, int cols)
 {
-	/* Lines are sanitized ASCII/UTF-8; cut by bytes, which may cut a wide
-	 * character short but never emits a control byte. */
-	int n = (int)strlen(s);
-
-	if (cols > 0 && n > cols)
-		n = cols;
-	fprintf(out, "%.*s\x1b[K\n", n, s);
+	put_text(out, s, cols, "\x1b[K\n");
 }
 
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color)
 {
-	char a[32], b[32], c[32], d[32], *line, *cmd;
+	char a[32], b[32], c[32], d[32], *line, *cmd, *id, *state;
 	int used = 0, avail;
 	uint64_t s = m->elapsed_ms / 1000;
 
 	fputs("\x1b[H", out);
 	cmd = watch_sanitize(m->cmdline);
-	line = xasprintf("session %.8s  %s  %llus  %s", m->id ? m->id : "?",
-			 m->state ? m->state : "?", (unsigned long long)s, cmd);
+	id = watch_sanitize(m->id ? m->id : "?");
+	state = watch_sanitize(m->state ? m->state : "?");
+	line = xasprintf("session %.8s  %s  %llus  %s", id, state, (unsigned long long)s, cmd);
 	put_line(out, line, cols);
 	free(line);
 	free(cmd);
+	free(id);
+	free(state);
 	line = xasprintf("%zu destination(s)  %llu connection(s)  %llu denied   up %s (%s/s)  "
 			 "down %s (%s/s)", m->ndests, (unsigned long long)m->conns,
 			 (unsigned long long)m->denied, format_size(m->up, a, sizeof(a)),
@@ -300,6 +320,6 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 		}
 	}
 	put_line(out, "", cols);
-	fputs("Ctrl-C stops watching; the session keeps running.\x1b[K\x1b[J", out);
+	put_text(out, "Ctrl-C stops watching; the session keeps running.", cols, "\x1b[K\x1b[J");
 	fflush(out);
 }
