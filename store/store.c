@@ -642,7 +642,7 @@ out:
 /*
  * Every host directory a recorded session could write: its work directory
  * and its --rw and mkdir mounts, read from the policy each session row
- * keeps (runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
+ * keeps (the policy column, runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
  * each once. Links planted there by one run must not carry a later run's
  * sources or output files out (path-guard.h). A session pruned from the
  * store is forgotten here too.
@@ -652,12 +652,12 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 {
 	static const char sql[] =
 		"SELECT path, MAX(started_ms) AS t FROM ("
-		" SELECT json_extract(policy_json, '$.workdir') AS path, started_ms FROM sessions"
-		"  WHERE json_valid(policy_json)"
+		" SELECT json_extract(policy, '$.workdir') AS path, started_ms FROM sessions"
+		"  WHERE json_valid(policy)"
 		" UNION ALL"
 		" SELECT json_extract(m.value, '$.src'), s.started_ms"
-		"  FROM sessions AS s, json_each(s.policy_json, '$.mounts') AS m"
-		"  WHERE json_valid(s.policy_json)"
+		"  FROM sessions AS s, json_each(s.policy, '$.mounts') AS m"
+		"  WHERE json_valid(s.policy)"
 		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
 		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
 		" GROUP BY path ORDER BY t DESC";
