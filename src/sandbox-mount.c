@@ -927,9 +927,15 @@ static int entry_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Create a directory and its parents on the host (mkdir entries), 0700. */
+/*
+ * Create a directory and its parents on the host (mkdir entries), 0700.
+ * Each prefix is opened through the path guard, so a link a run planted
+ * in a writable root (node_modules -> ~) cannot make us create directories
+ * outside it; bind_host refuses such a path afterwards anyway.
+ */
 static int host_mkdir_p(struct mount_ctx *ctx, const char *path, char **err)
 {
+	struct path_roots roots = { ctx->plan->roots, strv_len(ctx->plan->roots) };
 	char *norm = path_absolute(path, "/");
 	char *end = norm;
 	int r = 0;
@@ -943,13 +949,13 @@ static int host_mkdir_p(struct mount_ctx *ctx, const char *path, char **err)
 			end = norm + strlen(norm);
 		save = *end;
 		*end = '\0';
-		fd = mount_open_in(ctx->oldroot, norm, O_PATH | O_DIRECTORY);
+		fd = path_guard_open(ctx->oldroot, norm, O_PATH | O_DIRECTORY, 0, &roots, 0, NULL);
 		if (fd < 0 && errno == ENOENT) {
 			char *slash = strrchr(norm, '/');
 			char *parent = xstrndup(norm, (size_t)(slash - norm));
 
-			fd = mount_open_in(ctx->oldroot, parent[0] ? parent : "/",
-					   O_PATH | O_DIRECTORY);
+			fd = path_guard_open(ctx->oldroot, parent[0] ? parent : "/",
+					     O_PATH | O_DIRECTORY, 0, &roots, 0, NULL);
 			free(parent);
 			if (fd >= 0 && mkdirat(fd, slash + 1, 0700) < 0 && errno != EEXIST) {
 				close_keep_errno(fd);

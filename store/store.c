@@ -246,7 +246,8 @@ static int make_parent_dirs(const char *path, char **err)
 int store_open(const char *path, struct store **out, char **err)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+		    SQLITE_OPEN_NOFOLLOW;     /* a planted link never redirects the store */
 
 	*out = NULL;
 	if (strcmp(path, ":memory:") != 0 && make_parent_dirs(path, err) < 0)
