@@ -661,7 +661,7 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 		"  WHERE json_valid(s.policy)"
 		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
 		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
-		" GROUP BY path ORDER BY t DESC";
+		" GROUP BY path ORDER BY t DESC, path";
 	sqlite3_stmt *s;
 	int rc;
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "path-guard.h"
+#include "store.h"
 #include "util.h"
 
 static char top[PATH_MAX];      /* the scratch tree, realpath'd */
@@ -290,6 +291,51 @@ static void test_roots_holding(void **state)
 	path_roots_free(&r);
 }
 
+/*
+ * The store remembers each session's writable roots: its work directory and
+ * its --rw and mkdir sources, not --ro or --copy ones, newest first, once.
+ */
+static void test_roots_from_store(void **state)
+{
+	static const struct { const char *id, *policy; } rows[] = {
+		{ "00000000000000a1", "{\"workdir\":\"/h/u/proj\",\"mounts\":["
+		  "{\"kind\":\"rw\",\"src\":\"/h/u/cache\",\"dst\":\"/h/u/cache\"},"
+		  "{\"kind\":\"ro\",\"src\":\"/h/u/.ssh\",\"dst\":\"/h/u/.ssh\"},"
+		  "{\"kind\":\"copy\",\"src\":\"/h/u/.npmrc\",\"dst\":\"/x\"}]}" },
+		{ "00000000000000a2", "{\"workdir\":\"/h/u/other\",\"mounts\":["
+		  "{\"kind\":\"mkdir\",\"src\":\"/h/u/proj/.venv\",\"dst\":\"/h/u/proj/.venv\"}]}" },
+		{ "00000000000000a3", "{\"workdir\":\"/h/u/proj\",\"mounts\":[]}" },
+		{ "00000000000000a4", "not json" },                        /* skipped, not fatal */
+		{ "00000000000000a5", "{\"workdir\":\"relative\",\"mounts\":[]}" },
+	};
+	char db[PATH_MAX], *err = NULL;
+	struct store *st = NULL;
+	struct path_roots r;
+
+	(void)state;
+	snprintf(db, sizeof(db), "%s/sessions.db", top);
+	if (store_open(db, &st, &err) < 0)
+		fail_msg("store_open: %s", err);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct store_session s = {
+			.id = (char *)rows[i].id, .argv_json = "[\"x\"]",
+			.policy_json = (char *)rows[i].policy, .cwd = "/h/u", .started_ms = 1000 + i,
+		};
+
+		assert_int_equal(store_session_begin(st, &s, &err), 0);
+	}
+	path_roots_init(&r);
+	path_roots_add_store(&r, st);
+	store_close(st);
+	assert_int_equal(r.n, 4);
+	assert_string_equal(r.v[0], "/h/u/proj");          /* newest first, once */
+	assert_string_equal(r.v[1], "/h/u/other");
+	assert_string_equal(r.v[2], "/h/u/proj/.venv");
+	assert_string_equal(r.v[3], "/h/u/cache");
+	assert_null(path_roots_holding(&r, "/h/u/.ssh"));   /* --ro is not writable */
+	path_roots_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_guard_nofollow_last),
 		cmocka_unit_test(test_output_refusals),
 		cmocka_unit_test(test_roots_holding),
+		cmocka_unit_test(test_roots_from_store),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
