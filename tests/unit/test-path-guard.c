@@ -86,6 +86,7 @@ static int setup(void **state)
 	link_to("@home/proj", "home/projlink");                  /* the user's own alias */
 	link_to("../../.ssh", "home/proj/inner/deep");           /* a second hop, out */
 	link_to("indir/../../.ssh/id", "home/proj/dotdot");      /* ".." above the root */
+	link_to("sub", "home/proj/tosub");                       /* into the nested root */
 	return 0;
 }
 
@@ -131,6 +132,8 @@ static void test_guard_rows(void **state)
 		{ "home/proj/inner/deep/id", EXDEV, NULL, "a link deeper in the root" },
 		{ "home/proj/dotdot", EXDEV, NULL, "'..' above the root inside a link" },
 		{ "home/proj/sub/up.link", EXDEV, NULL, "out of the nested root (into its parent)" },
+		{ "home/proj/tosub/up.link", EXDEV, NULL, "the nested root limits its own link, "
+		  "even after a link of the outer root led there" },
 		{ "home/proj/inside.link", 0, "inside", "a link that stays inside works" },
 		{ "home/proj/indir/x.txt", 0, "inner", "a directory link inside works" },
 		{ "home/dot.link", 0, "dotfile", "links outside every root are followed" },
@@ -234,12 +237,23 @@ static void test_output_refusals(void **state)
 	assert_non_null(strstr(err, "hard link"));
 	free(err);
 	err = NULL;
-	/* A FIFO: refused without blocking. */
+	/* A FIFO: refused without blocking, with no reader and with one. */
 	assert_int_equal(mkfifo(at("home/proj/fifo", p), 0600), 0);
 	fd = path_guard_open_output("--pcap", p, false, &roots, &err);
 	assert_int_equal(fd, -1);
 	free(err);
 	err = NULL;
+	{
+		int rd = open(p, O_RDONLY | O_NONBLOCK);
+
+		assert_true(rd >= 0);
+		fd = path_guard_open_output("--pcap", p, false, &roots, &err);
+		assert_int_equal(fd, -1);
+		assert_non_null(strstr(err, "not a regular file"));
+		free(err);
+		err = NULL;
+		close(rd);
+	}
 	/* Nothing was truncated or appended on the way. */
 	fd = open(at("home/.bashrc", p), O_RDONLY);
 	read_fd(fd, buf, sizeof(buf));
