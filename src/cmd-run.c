@@ -648,8 +648,13 @@ static int cmd_run(int argc, char **argv)
 	sctx.roots = &run_roots;
 
 	code = sandbox_run(&rs, &sctx, &err);
-	if (err)
-		warnx_("%s", err);
+	if (err) {
+		/* A stage's words can quote what a payload wrote (a gitdir: line). */
+		char *clean = text_sanitize(err);
+
+		warnx_("%s", clean);
+		free(clean);
+	}
 out:
 	path_roots_free(&run_roots);
 	audit_log_free(audit);
