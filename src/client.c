@@ -184,7 +184,7 @@ static int spawn_daemon(char **err)
 		 * it never meant to share) would otherwise live as long as the daemon.
 		 */
 		close_range(3, ~0u, 0);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
@@ -318,7 +318,7 @@ again:
 		uint64_t deadline;
 
 		/* Only one client starts a daemon; the others wait on the lock, then connect. */
-		lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
 			set_err_errno(err, "locking %s", lockpath);
 			goto out;

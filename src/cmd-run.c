@@ -34,6 +34,7 @@
 #include "cmd.h"
 #include "event.h"
 #include "parse.h"
+#include "path-guard.h"
 #include "profile.h"
 #include "resolver.h"
 #include "runspec.h"
@@ -421,16 +422,20 @@ struct run_events {
 	bool verbose;
 };
 
-/* Copy s into buf with control bytes replaced: event text can name hostile paths. */
+/* s through the screen's sanitizer into buf: event text can name hostile paths. */
 static const char *printable(const char *s, char *buf, size_t len)
 {
-	size_t i = 0;
+	char *clean = text_sanitize(s);
+	size_t n = strlen(clean);
 
-	if (!s)
-		return "";
-	for (; s[i] && i + 1 < len; i++)
-		buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	buf[i] = '\0';
+	if (n >= len) {
+		n = len - 1;
+		while (n > 0 && ((unsigned char)clean[n] & 0xc0) == 0x80)
+			n--;            /* never cut a character in half */
+	}
+	memcpy(buf, clean, n);
+	buf[n] = '\0';
+	free(clean);
 	return buf;
 }
 
@@ -491,6 +496,25 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 }
 
 /*
+ * Every directory some sandbox could write, this run's and the store's: an
+ * output file is never opened through a link planted in one (path-guard.h).
+ */
+static struct path_roots run_roots;
+
+/* Open an output file the user named; one line on stderr when refused. */
+static int run_open_output(const char *flag, const char *path, bool append)
+{
+	char *err = NULL;
+	int fd = path_guard_open_output(flag, path, append, &run_roots, &err);
+
+	if (fd < 0) {
+		warnx_("%s", err);
+		free(err);
+	}
+	return fd;
+}
+
+/*
  * Through the daemon: open --net-log and --pcap here, with the caller's
  * rights (created before the network exists, so a file that cannot be
  * written fails the run at once), and pass the descriptors on.
@@ -511,16 +535,13 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 		free(why);
 	}
 	if (rs->net_log) {
-		nfd = open(rs->net_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
-		if (nfd < 0) {
-			warnx_(_("--net-log %s: %s"), rs->net_log, strerror(errno));
+		nfd = run_open_output("--net-log", rs->net_log, false);
+		if (nfd < 0)
 			return EXIT_BOXY_FAILED;
-		}
 	}
 	if (rs->pcap) {
-		pfd = open(rs->pcap, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		pfd = run_open_output("--pcap", rs->pcap, false);
 		if (pfd < 0) {
-			warnx_(_("--pcap %s: %s"), rs->pcap, strerror(errno));
 			if (nfd >= 0)
 				close(nfd);
 			return EXIT_BOXY_FAILED;
@@ -607,13 +628,14 @@ static int cmd_run(int argc, char **argv)
 	code = run_refuse_unbuilt(&rs);
 	if (code)
 		goto out;
+	path_roots_init(&run_roots);
+	path_roots_add_run(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
+	path_roots_add_default_store(&run_roots);
 
 	if (rs.audit_log) {
-		int fd = open(rs.audit_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
-			      0600);
+		int fd = run_open_output("--audit-log", rs.audit_log, true);
 
 		if (fd < 0) {
-			warnx_(_("--audit-log %s: %s"), rs.audit_log, strerror(errno));
 			code = EXIT_BOXY_FAILED;
 			goto out;
 		}
@@ -649,11 +671,18 @@ static int cmd_run(int argc, char **argv)
 	sctx.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	sctx.events = (fan.log || fan.verbose) ? &fan_sink : NULL;
 	sctx.session = NULL;
+	sctx.roots = &run_roots;
 
 	code = sandbox_run(&rs, &sctx, &err);
-	if (err)
-		warnx_("%s", err);
+	if (err) {
+		/* A stage's words can quote what a payload wrote (a gitdir: line). */
+		char *clean = text_sanitize(err);
+
+		warnx_("%s", clean);
+		free(clean);
+	}
 out:
+	path_roots_free(&run_roots);
 	audit_log_free(audit);
 	free(err);
 	free(workdir);

@@ -206,7 +206,11 @@ static int run_ps(int argc, char **argv)
 			fmt_time(s->started_ms, when, sizeof(when));
 			if (s->ended_ms && strcmp(s->state, "lost") != 0)
 				snprintf(code, sizeof(code), "%d", s->exit_code);
-			printf("%.8s  %-7s  %4s  %-19s  %s\n", s->id, s->state, code, when, cmd);
+			char *sid = watch_sanitize(s->id), *state = watch_sanitize(s->state);
+
+			printf("%.8s  %-7s  %4s  %-19s  %s\n", sid, state, code, when, cmd);
+			free(sid);
+			free(state);
 			free(cmd);
 		}
 	}
@@ -282,11 +286,15 @@ static int run_show(int argc, char **argv)
 	{
 		struct store_session *s = &ss.v[0];
 		char when[32], *cmd = argv_line(s->argv_json), *cwd = watch_sanitize(s->cwd);
+		char *sid = watch_sanitize(s->id), *state = watch_sanitize(s->state);
+		char *prof = watch_sanitize(s->profile ? s->profile : "-");
 
 		fmt_time(s->started_ms, when, sizeof(when));
 		printf("session   %s\ncommand   %s\ncwd       %s\nprofile   %s\nstate     %s\n"
-		       "started   %s\n", s->id, cmd, cwd, s->profile ? s->profile : "-", s->state,
-		       when);
+		       "started   %s\n", sid, cmd, cwd, prof, state, when);
+		free(sid);
+		free(state);
+		free(prof);
 		if (s->ended_ms) {
 			printf("duration  %.1fs\n", (double)(s->ended_ms - s->started_ms) / 1000.0);
 			if (strcmp(s->state, "lost") != 0)
@@ -383,8 +391,12 @@ static int run_stop(int argc, char **argv)
 
 		rbuf_init(&r, m.payload, m.len);
 		words = wire_get_str(&r, 4096);
-		if (words)
-			printf("%s\n", words);
+		if (words) {
+			char *clean = watch_sanitize(words);
+
+			printf("%s\n", clean);
+			free(clean);
+		}
 		free(words);
 		code = 0;
 	} else if (code == 0) {
@@ -490,7 +502,12 @@ static int run_watch(int argc, char **argv)
 			free(words);
 			return watch_finished(id);
 		}
-		fprintf(stderr, "boxy watch: %s\n", words ? words : "refused");
+		{
+			char *clean = watch_sanitize(words ? words : "refused");
+
+			fprintf(stderr, "boxy watch: %s\n", clean);
+			free(clean);
+		}
 		free(words);
 		return 1;
 	}

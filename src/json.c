@@ -1,8 +1,10 @@
 /*
  * json.c — a small JSON writer. Everything boxy prints for scripts (--json,
  * --audit-log, --net-log) goes through it, so escaping is decided once:
- * control bytes are \u-escaped and invalid UTF-8 becomes U+FFFD, because
- * names and paths can come from a hostile payload.
+ * every C0/C1 control and invisible format character is \u-escaped and
+ * invalid UTF-8 becomes U+FFFD, because names and paths can come from a
+ * hostile payload (the decoder and the list of controls live in util.c,
+ * shared with the screen's sanitizer).
  */
 #include <config.h>
 
@@ -90,49 +92,25 @@ void json_arr_end(struct jbuf *b)
 	b->need_comma = true;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_valid(const unsigned char *s, size_t avail)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n > avail)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and out-of-range code points are invalid. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
+/*
+ * Write one string. Every control utf8_decode/unicode_is_control name (C0,
+ * DEL, C1 such as U+009B, bidi and other invisible format characters) is
+ * \u-escaped, so the bytes of the output never carry it raw, whoever cats
+ * the file; every invalid byte (overlongs, surrogates, past U+10FFFF,
+ * truncated) becomes \ufffd, so the output is always valid UTF-8.
+ */
+static void json_escape_cp(struct jbuf *b, uint32_t cp);
 
 static void json_escaped(struct jbuf *b, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t len = strlen(str);
-	char esc[8];
+	char esc[16];
 
 	jbuf_put(b, "\"", 1);
 	for (size_t i = 0; i < len;) {
 		unsigned char c = s[i];
+		uint32_t cp = 0;
 		size_t n;
 
 		if (c == '"' || c == '\\') {
@@ -140,19 +118,66 @@ static void json_escaped(struct jbuf *b, const char *str)
 			esc[1] = (char)c;
 			jbuf_put(b, esc, 2);
 			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			jbuf_put(b, esc, 6);
-			i++;
-		} else if ((n = utf8_valid(s + i, len - i)) == 0) {
+		} else if ((n = utf8_decode(s + i, len - i, &cp)) == 0) {
 			jbuf_put(b, "\\ufffd", 6);
 			i++;
+		} else if (unicode_is_control(cp)) {
+			json_escape_cp(b, cp);  /* a tag character becomes a surrogate pair */
+			i += n;
 		} else {
 			jbuf_put(b, (const char *)s + i, n);
 			i += n;
 		}
 	}
 	jbuf_put(b, "\"", 1);
+}
+
+/* One code point, escaped as json_escaped writes a control. */
+static void json_escape_cp(struct jbuf *b, uint32_t cp)
+{
+	char esc[16];
+
+	if (cp > 0xffff)
+		snprintf(esc, sizeof(esc), "\\u%04x\\u%04x",
+			 (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
+			 (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
+	else
+		snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+	jbuf_raw(b, esc);
+}
+
+void jbuf_raw_json(struct jbuf *b, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = strlen(text);
+	bool in = false;
+
+	for (size_t i = 0; i < len;) {
+		uint32_t cp = 0;
+		size_t n = utf8_decode(s + i, len - i, &cp);
+
+		if (in && s[i] == '\\' && i + 1 < len && s[i + 1] >= 0x20 && s[i + 1] < 0x7f) {
+			jbuf_put(b, (const char *)s + i, 2);     /* an escape already written */
+			i += 2;
+		} else if (s[i] == '"') {
+			in = !in;
+			jbuf_put(b, "\"", 1);
+			i++;
+		} else if (n == 0) {
+			if (in)
+				jbuf_put(b, "\\ufffd", 6);
+			i++;
+		} else if (unicode_is_control(cp)) {
+			if (in)
+				json_escape_cp(b, cp);
+			else if (cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r')
+				jbuf_put(b, (const char *)s + i, 1);
+			i += n;
+		} else {
+			jbuf_put(b, (const char *)s + i, n);
+			i += n;
+		}
+	}
 }
 
 void json_key(struct jbuf *b, const char *key)

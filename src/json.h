@@ -1,7 +1,9 @@
 /*
  * json.h — a small JSON writer into a growing buffer. Strings are escaped
- * so that no control byte or invalid UTF-8 from a hostile name reaches a
- * terminal or a parser raw (invalid bytes become \ufffd).
+ * so that no control character (C0, DEL, C1, bidi and invisible format
+ * characters: unicode_is_control) or invalid UTF-8 from a hostile name
+ * reaches a terminal or a parser raw (invalid bytes become \ufffd): the
+ * output is always valid JSON in valid UTF-8.
  */
 #ifndef BOXY_JSON_H
 #define BOXY_JSON_H
@@ -38,5 +40,11 @@ void json_kv_bool(struct jbuf *b, const char *key, bool v);
 
 /* Append raw text (already valid JSON). */
 void jbuf_raw(struct jbuf *b, const char *s);
+/*
+ * Append text that should already be JSON but was read back from somewhere
+ * (a store row an older build wrote): every control or invalid byte inside
+ * a string is escaped as json_str would, any outside one dropped.
+ */
+void jbuf_raw_json(struct jbuf *b, const char *s);
 
 #endif

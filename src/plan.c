@@ -55,7 +55,8 @@ enum plan_tag {
 	TAG_LANDLOCK_ABI,
 	TAG_NEW_SESSION,
 	TAG_DNS_SEARCH,         /* optional: absent means no search line */
-	TAG_LAST = TAG_DNS_SEARCH,
+	TAG_ROOTS,              /* optional: the writable roots, absolute paths */
+	TAG_LAST = TAG_ROOTS,
 };
 
 /* Fields a plan cannot be run without. */
@@ -88,6 +89,7 @@ void plan_free(struct plan *p)
 	}
 	free(p->mounts);
 	free(p->ports);
+	strv_free(p->roots);
 	plan_init(p);
 }
 
@@ -270,6 +272,8 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 	field_u32(&b, TAG_LANDLOCK_ABI, (uint32_t)(p->landlock_abi < 0 ? 0 : p->landlock_abi));
 	field_bool(&b, TAG_NEW_SESSION, p->new_session);
 	field_str(&b, TAG_DNS_SEARCH, p->dns_search);
+	if (p->roots)
+		field_strv(&b, TAG_ROOTS, p->roots);
 
 	if (b.overflow) {
 		free(b.data);
@@ -383,6 +387,9 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 		break;
 	case TAG_ENVP:
 		strv = &p->envp;
+		break;
+	case TAG_ROOTS:
+		strv = &p->roots;
 		break;
 	case TAG_WORKDIR:
 		str = &p->workdir;
@@ -500,6 +507,11 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 		}
 		if (tag == TAG_ARGV && (n == 0 || (*strv)[0][0] == '\0'))
 			return set_err(err, "plan: empty command");
+		if (tag == TAG_ROOTS) {
+			for (uint32_t i = 0; i < n; i++)
+				if ((*strv)[i][0] != '/')
+					return set_err(err, "plan: relative writable root %u", i);
+		}
 		if (tag == TAG_ENVP) {
 			for (uint32_t i = 0; i < n; i++) {
 				const char *eq = strchr((*strv)[i], '=');

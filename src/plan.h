@@ -44,6 +44,9 @@ struct plan {
 	uint16_t *ports;            /* TCP ports the Landlock net rules allow (later) */
 	size_t nports;
 	int landlock_abi;           /* ABI the parent probed; stage 2 uses at most this */
+	char **roots;               /* NULL-terminated: every host directory some sandbox could
+				     * write (this run's and the store's, path-guard.h); a link
+				     * inside one never leads a source out of it. May be NULL */
 };
 
 /*

@@ -49,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "path-guard.h"
 #include "sandbox-mount.h"
 #include "sandbox-net.h"
 #include "sandbox-stages.h"
@@ -330,74 +331,39 @@ static int mount_at(struct mount_ctx *ctx, int treefd, const char *path, enum mp
 	return 0;
 }
 
-/* True if path is dir or below it (both absolute and normalised). */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /*
- * The deepest host directory a sandbox can write that holds path: the work
- * directory or a --rw/--mkdir mount. NULL when path is in none of them.
+ * Open a host source (--ro, --rw, --copy, --copy-ro) through the path
+ * guard: a symlink lying in any directory some sandbox could write (this
+ * run's work directory and --rw/--mkdir mounts, and every earlier run's the
+ * store remembers, plan->roots) resolves only beneath that directory. A run
+ * can plant "config.json -> ~/.ssh/id_ed25519" or "dist -> ~/.ssh" there,
+ * and a later run's --copy config.json or --ro dist, from any directory,
+ * would carry the key in. A link that stays inside shows nothing a sandbox
+ * could not already see. Elsewhere links are followed as on the host
+ * (dotfile managers link ~/.config entries into a repository). A link that
+ * leads out fails with EXDEV and *why names it.
  */
-static const char *writable_base(const struct mount_ctx *ctx, const char *path)
+static int open_host_source(const struct mount_ctx *ctx, const char *src, int flags, char **why)
 {
-	const char *best = NULL;
+	struct path_roots roots = { ctx->plan->roots, strv_len(ctx->plan->roots) };
 
-	if (ctx->plan->workdir && path_within(path, ctx->plan->workdir))
-		best = ctx->plan->workdir;
-	for (size_t i = 0; i < ctx->plan->nmounts; i++) {
-		const struct mount_spec *ms = &ctx->plan->mounts[i];
-
-		if ((ms->kind == MOUNT_RW || ms->kind == MOUNT_MKDIR) && path_within(path, ms->src) &&
-		    (!best || strlen(ms->src) > strlen(best)))
-			best = ms->src;
-	}
-	return best;
-}
-
-/*
- * Open a host source (--ro, --rw, --copy, --copy-ro). Inside a directory
- * the sandbox can write, every symlink must resolve beneath that directory
- * (RESOLVE_BENEATH): a run can plant "config.json -> ~/.ssh/id_ed25519" in
- * the work directory, and the next run's --copy config.json would carry
- * the key in, or its --ro would bind ~/.ssh. A link that stays inside shows
- * nothing the sandbox cannot already see. Elsewhere links are followed as
- * given (dotfile managers link ~/.config entries into a repository). A
- * link that leads out fails with EXDEV.
- */
-static int open_host_source(const struct mount_ctx *ctx, const char *src, int flags)
-{
-	const char *base = writable_base(ctx, src), *rel;
-	int bfd, fd, e;
-
-	if (!base)
-		return mount_open_in(ctx->oldroot, src, flags);
-	bfd = mount_open_in(ctx->oldroot, base, O_PATH | O_DIRECTORY);
-	if (bfd < 0)
-		return -1;
-	rel = src + strlen(base);
-	while (*rel == '/')
-		rel++;
-	fd = sys_openat2(bfd, *rel ? rel : ".", flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
-	e = errno;
-	close(bfd);
-	errno = e;
-	return fd;
+	/* (a borrowed view of the plan's vector: never freed here) */
+	return path_guard_open(ctx->oldroot, src, flags, 0, &roots, 0, why);
 }
 
 /* The words for a source that could not be opened (EXDEV: a link leads out). */
-static int source_err(char **err, const char *flag, const char *src)
+static int source_err(char **err, const char *flag, const char *src, char *why)
 {
+	int r;
+
 	if (errno == EXDEV)
-		return set_err(err, "%s %s: a symlink on the way leads out of a directory the "
-			       "sandbox can write (a sandboxed run could have planted it); give "
-			       "its target instead", flag, src);
-	return set_err_errno(err, "%s %s", flag, src);
+		r = set_err(err, "%s %s: %s (a sandboxed run could have planted it); give its "
+			    "target instead", flag, src, why ? why : "a symlink leads out of a "
+			    "directory a sandbox could write");
+	else
+		r = set_err_errno(err, "%s %s", flag, src);
+	free(why);
+	return r;
 }
 
 /*
@@ -408,14 +374,18 @@ static int bind_host(struct mount_ctx *ctx, const char *src, const char *dst, ui
 		     char **err)
 {
 	struct stat st;
+	char *why = NULL;
 	int fd, tree, r;
 
-	fd = open_host_source(ctx, src, O_PATH);
+	fd = open_host_source(ctx, src, O_PATH, &why);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT) {
+			free(why);
 			return 1;
+		}
 		if (errno == EXDEV)
-			return source_err(err, attr & MOUNT_ATTR_RDONLY ? "--ro" : "--rw", src);
+			return source_err(err, attr & MOUNT_ATTR_RDONLY ? "--ro" : "--rw", src, why);
+		free(why);
 		return set_err_errno(err, "%s", src);
 	}
 	if (fstat(fd, &st) < 0 || (tree = clone_tree(fd, attr)) < 0) {
@@ -957,9 +927,15 @@ static int entry_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Create a directory and its parents on the host (mkdir entries), 0700. */
+/*
+ * Create a directory and its parents on the host (mkdir entries), 0700.
+ * Each prefix is opened through the path guard, so a link a run planted
+ * in a writable root (node_modules -> ~) cannot make us create directories
+ * outside it; bind_host refuses such a path afterwards anyway.
+ */
 static int host_mkdir_p(struct mount_ctx *ctx, const char *path, char **err)
 {
+	struct path_roots roots = { ctx->plan->roots, strv_len(ctx->plan->roots) };
 	char *norm = path_absolute(path, "/");
 	char *end = norm;
 	int r = 0;
@@ -973,13 +949,13 @@ static int host_mkdir_p(struct mount_ctx *ctx, const char *path, char **err)
 			end = norm + strlen(norm);
 		save = *end;
 		*end = '\0';
-		fd = mount_open_in(ctx->oldroot, norm, O_PATH | O_DIRECTORY);
+		fd = path_guard_open(ctx->oldroot, norm, O_PATH | O_DIRECTORY, 0, &roots, 0, NULL);
 		if (fd < 0 && errno == ENOENT) {
 			char *slash = strrchr(norm, '/');
 			char *parent = xstrndup(norm, (size_t)(slash - norm));
 
-			fd = mount_open_in(ctx->oldroot, parent[0] ? parent : "/",
-					   O_PATH | O_DIRECTORY);
+			fd = path_guard_open(ctx->oldroot, parent[0] ? parent : "/",
+					     O_PATH | O_DIRECTORY, 0, &roots, 0, NULL);
 			free(parent);
 			if (fd >= 0 && mkdirat(fd, slash + 1, 0700) < 0 && errno != EEXIST) {
 				close_keep_errno(fd);
@@ -1011,15 +987,17 @@ static int do_copy(struct mount_ctx *ctx, const struct mount_spec *ms, const cha
 	char *buf = NULL;
 	size_t len = 0;
 	int fd, r = -1, dfd;
+	char *why = NULL;
 
-	fd = open_host_source(ctx, ms->src, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	fd = open_host_source(ctx, ms->src, O_RDONLY | O_NOCTTY | O_NONBLOCK, &why);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			free(why);
 			note_skipped(ctx, "%s %s: %s", spec_flag(ms->kind), ms->src,
 				     strerror(errno));
 			return 0;
 		}
-		return source_err(err, spec_flag(ms->kind), ms->src);
+		return source_err(err, spec_flag(ms->kind), ms->src, why);
 	}
 	if (fstat(fd, &st) < 0) {
 		set_err_errno(err, "%s %s", spec_flag(ms->kind), ms->src);

@@ -44,6 +44,7 @@
 
 #include "run-limits.h"
 #include "net-policy.h"
+#include "path-guard.h"
 #include "plan.h"
 #include "sandbox-env.h"
 #include "sandbox-stages.h"
@@ -135,6 +136,19 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 	}
 	if (sandbox_refuse_wide(plan, ctx, err) < 0)
 		return -1;
+	{
+		/* Links planted in any tree a sandbox could write stay inside it (path-guard.h). */
+		struct path_roots roots;
+
+		path_roots_init(&roots);
+		path_roots_add_run(&roots, plan->workdir, plan->mounts, plan->nmounts);
+		for (size_t i = 0; ctx->roots && i < ctx->roots->n; i++)
+			path_roots_add(&roots, ctx->roots->v[i]);
+		plan->roots = xcalloc(roots.n + 1, sizeof(char *));
+		for (size_t i = 0; i < roots.n; i++)
+			plan->roots[i] = roots.v[i];    /* moved, not copied */
+		free(roots.v);
+	}
 	plan->allow_git_write = rs->allow_git_write;
 	plan->net = rs->net;
 	/* Only a networked run has a resolver to search with; the name is checked here so

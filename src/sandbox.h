@@ -37,8 +37,11 @@ struct sandbox_ctx {
 				     * of the sandbox's /etc/resolv.conf (a networked run only);
 				     * NULL for none. Looked up by the caller before the start: the
 				     * mount stage writes /etc before any network exists */
+	const struct path_roots *roots;         /* writable roots of recorded sessions
+						 * (path-guard.h), added to this run's; may be NULL */
 };
 
+struct path_roots;
 struct sandbox;
 
 /*

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "path-guard.h"
 #include "runspec-wire.h"
 #include "sandbox.h"
 #include "server.h"
@@ -298,12 +299,14 @@ void session_handle_run(struct client *c, const struct msg *m)
 	struct session *s;
 	struct runspec rs;
 	struct sandbox_ctx ctx;
+	struct path_roots roots;
 	struct passwd *pw;
 	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL, *tailnet = NULL;
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
 	bool tty, has_audit, has_netlog = false, has_pcap = false;
 	size_t want_fds;
+	int started;
 
 	rbuf_init(&r, m->payload, m->len);
 	if (runspec_decode(&r, &rs, &err) < 0) {
@@ -384,7 +387,13 @@ void session_handle_run(struct client *c, const struct msg *m)
 	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
 	tailnet = session_net_tailnet(s);
 	ctx.dns_search = tailnet;
-	if (sandbox_start(&s->rs, &ctx, &s->sb, &err) < 0) {
+	/* Every earlier session's writable roots: links planted there stay there (path-guard.h). */
+	path_roots_init(&roots);
+	path_roots_add_store(&roots, srv->store);
+	ctx.roots = &roots;
+	started = sandbox_start(&s->rs, &ctx, &s->sb, &err);
+	path_roots_free(&roots);
+	if (started < 0) {
 		/* Recorded as a failed session, and the client is told why. */
 		s->running = false;
 		s->exit_code = EXIT_BOXY_FAILED;

@@ -486,3 +486,79 @@ bool color_wanted(int fd)
 		return false;
 	return isatty(fd) == 1;
 }
+
+size_t utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c;
+
+	if (avail == 0)
+		return 0;
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		c = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;       /* a continuation byte, C0/C1 (always overlong), F5..FF */
+	}
+	if (n > avail)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+bool unicode_is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+	       cp == 0xad ||                            /* soft hyphen */
+	       cp == 0x61c ||                           /* arabic letter mark */
+	       cp == 0x180e ||                          /* mongolian vowel separator */
+	       (cp >= 0x200b && cp <= 0x200f) ||        /* zero widths, LRM, RLM */
+	       (cp >= 0x2028 && cp <= 0x202e) ||        /* LS, PS, LRE, RLE, PDF, LRO, RLO */
+	       (cp >= 0x2060 && cp <= 0x206f) ||        /* word joiner .. isolates, deprecated */
+	       cp == 0xfeff ||                          /* BOM, zero-width no-break space */
+	       (cp >= 0xfff9 && cp <= 0xfffb) ||        /* interlinear annotation */
+	       cp == 0xfffe || cp == 0xffff ||
+	       (cp >= 0xe0000 && cp <= 0xe007f);        /* tags */
+}
+
+char *text_sanitize(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p);
+	char *out = xmalloc(n + 1), *o = out;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp = 0;
+		size_t len = utf8_decode(p + i, n - i, &cp);
+
+		if (len == 0 || unicode_is_control(cp)) {
+			/* One '?' per byte of an invalid sequence, one per control character. */
+			*o++ = '?';
+			i += len ? len : 1;
+			continue;
+		}
+		memcpy(o, p + i, len);
+		o += len;
+		i += len;
+	}
+	*o = '\0';
+	return out;
+}

@@ -108,4 +108,25 @@ const char *format_size(uint64_t bytes, char *buf, size_t len);
 void nofile_raise(void);
 void nofile_restore(void);
 
+/*
+ * Text a hostile payload may have chosen (DNS names, SNI, paths, argv)
+ * reaches terminals and JSON. utf8_decode() is the one strict decoder:
+ * the length (1..4) of the well-formed UTF-8 sequence at s and its code
+ * point in *cp, or 0 for an invalid byte (overlong forms such as C0 9B,
+ * surrogates, code points past U+10FFFF, a truncated sequence).
+ * unicode_is_control() is true for what must never reach a terminal raw:
+ * C0, DEL, C1 (U+0080..U+009F: U+009B is a one-byte CSI) and the invisible
+ * format characters that reorder or hide text (bidi embeddings, overrides
+ * and isolates such as U+202E, zero-width characters, the BOM, tags).
+ */
+size_t utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp);
+bool unicode_is_control(uint32_t cp);
+/*
+ * The one sanitizer for the screen: a copy of s (NULL → "") with every
+ * control (above) and every invalid UTF-8 byte replaced by '?'. malloc'd.
+ * Everything payload-controlled that boxy prints to a terminal goes
+ * through it: watch, ps, show, the end-of-run table, error lines.
+ */
+char *text_sanitize(const char *s);
+
 #endif

@@ -409,7 +409,8 @@ static int make_parent_dirs(const char *path, char **err)
 int store_open(const char *path, struct store **out, char **err)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+		    SQLITE_OPEN_NOFOLLOW;     /* a planted link never redirects the store */
 
 	*out = NULL;
 	if (strcmp(path, ":memory:") != 0 && make_parent_dirs(path, err) < 0)
@@ -1173,7 +1174,7 @@ static void json_raw_or_str(struct jbuf *b, const char *key, const char *text)
 	if (text && (text[0] == '[' || text[0] == '{')) {
 		if (b->need_comma)
 			jbuf_raw(b, ",");
-		jbuf_raw(b, text);
+		jbuf_raw_json(b, text);         /* re-escaped: a row an older build wrote */
 		b->need_comma = true;
 	} else {
 		json_str(b, text);
@@ -1286,4 +1287,39 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 out:
 	store_sessions_free(&ss);
 	return rc;
+}
+
+/*
+ * Every host directory a recorded session could write: its work directory
+ * and its --rw and mkdir mounts, read from the policy each session row
+ * keeps (the policy column, runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
+ * each once. Links planted there by one run must not carry a later run's
+ * sources or output files out (path-guard.h). A session pruned from the
+ * store is forgotten here too.
+ */
+int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *path), void *ctx,
+			 char **err)
+{
+	static const char sql[] =
+		"SELECT path, MAX(started_ms) AS t FROM ("
+		" SELECT json_extract(policy, '$.workdir') AS path, started_ms FROM sessions"
+		"  WHERE json_valid(policy)"
+		" UNION ALL"
+		" SELECT json_extract(m.value, '$.src'), s.started_ms"
+		"  FROM sessions AS s, json_each(s.policy, '$.mounts') AS m"
+		"  WHERE json_valid(s.policy)"
+		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
+		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
+		" GROUP BY path ORDER BY t DESC, path";
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return db_err(st, err, "writable roots");
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		cb(ctx, (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_err(st, err, "writable roots");
+	return 0;
 }

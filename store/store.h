@@ -151,4 +151,11 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 int store_exec(struct store *st, const char *sql,
 	       int (*cb)(void *ctx, int ncol, char **vals, char **names), void *ctx, char **err);
 
+/*
+ * Each distinct host directory a recorded session could write (work
+ * directory, --rw, mkdir), newest first, passed to cb (borrowed string).
+ */
+int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *path), void *ctx,
+			 char **err);
+
 #endif

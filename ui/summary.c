@@ -27,17 +27,24 @@ static int by_count(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-/* s sanitized and cut to max display columns (ASCII-only counting is enough: sanitized). */
+/* s sanitized and cut to max characters, never inside one (UTF-8), with an ellipsis. */
 static char *cell(const char *s, size_t max)
 {
 	char *clean = watch_sanitize(s), *out;
-	size_t n = strlen(clean);
+	size_t chars = 0, cut = 0;
 
-	if (n <= max)
-		return clean;
-	out = xasprintf("%.*s…", (int)(max - 1), clean);
-	free(clean);
-	return out;
+	for (size_t i = 0; clean[i]; i++) {
+		if (((unsigned char)clean[i] & 0xc0) == 0x80)
+			continue;               /* a continuation byte: same character */
+		if (chars == max - 1)
+			cut = i;                /* where the ellipsis goes if the text is longer */
+		if (++chars > max) {
+			out = xasprintf("%.*s…", (int)cut, clean);
+			free(clean);
+			return out;
+		}
+	}
+	return clean;
 }
 
 void summary_print_refusals(FILE *out, const struct refusals *t, bool color, const char *id)

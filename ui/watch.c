@@ -39,36 +39,10 @@ void watch_model_free(struct watch_model *m)
 	watch_model_init(m);
 }
 
+/* The screen's one sanitizer (util.c), under the name watch's callers know. */
 char *watch_sanitize(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p);
-	char *out = xmalloc(n + 1), *o = out;
-
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-			   : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len > 0 && i + len <= n;
-
-		for (size_t j = 1; ok && j < len; j++)
-			ok = (p[i + j] & 0xc0) == 0x80;
-		/* C0 and C1 controls and DEL would reach the terminal's parser. */
-		if (ok && len == 1 && (c < 0x20 || c == 0x7f))
-			ok = false;
-		if (ok && len == 2 && c == 0xc2 && p[i + 1] < 0xa0)
-			ok = false;
-		if (!ok) {
-			*o++ = '?';
-			i++;
-			continue;
-		}
-		memcpy(o, p + i, len);
-		o += len;
-		i += len;
-	}
-	*o = '\0';
-	return out;
+	return text_sanitize(s);
 }
 
 int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
@@ -206,7 +180,7 @@ char *watch_format_event(const struct event *ev)
 {
 	uint64_t t = ev->t_rel_ms;
 	const char *tag = ev->kind;
-	char *subject, *detail, *line, *raw_subject = NULL;
+	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict;
 
 	/* Audit decisions are tagged with the layer that made them. */
 	if (strcmp(ev->kind, "audit") == 0 || (watch_event_is_deny(ev) && ev->layer &&
@@ -232,9 +206,13 @@ char *watch_format_event(const struct event *ev)
 	} else {
 		detail = watch_sanitize(ev->detail);
 	}
+	stag = watch_sanitize(tag);
+	verdict = watch_sanitize(ev->verdict);
 	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s",
 			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
-			 tag, ev->verdict, subject, detail);
+			 stag, verdict, subject, detail);
+	free(stag);
+	free(verdict);
 	/* Trailing spaces are noise in a pipe. */
 	for (size_t n = strlen(line); n && line[n - 1] == ' '; n--)
 		line[n - 1] = '\0';
@@ -256,30 +234,46 @@ void watch_model_event(struct watch_model *m, const struct event *ev)
 		m->nrecent++;
 }
 
+/*
+ * One screen line. Every line is sanitized again here, so a render path
+ * that forgot to never reaches the terminal raw, and cut to cols bytes at
+ * a character boundary (a long name never wraps, never ends mid-sequence).
+ */
+static void put_text(FILE *out, const char *s, int cols, const char *end)
+{
+	char *safe = text_sanitize(s);
+	int n = (int)strlen(safe);
+
+	if (cols > 0 && n > cols) {
+		n = cols;
+		while (n > 0 && ((unsigned char)safe[n] & 0xc0) == 0x80)
+			n--;
+	}
+	fprintf(out, "%.*s%s", n, safe, end);
+	free(safe);
+}
+
 static void put_line(FILE *out, const char *s, int cols)
 {
-	/* Lines are sanitized ASCII/UTF-8; cut by bytes, which may cut a wide
-	 * character short but never emits a control byte. */
-	int n = (int)strlen(s);
-
-	if (cols > 0 && n > cols)
-		n = cols;
-	fprintf(out, "%.*s\x1b[K\n", n, s);
+	put_text(out, s, cols, "\x1b[K\n");
 }
 
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color)
 {
-	char a[32], b[32], c[32], d[32], *line, *cmd;
+	char a[32], b[32], c[32], d[32], *line, *cmd, *id, *state;
 	int used = 0, avail;
 	uint64_t s = m->elapsed_ms / 1000;
 
 	fputs("\x1b[H", out);
 	cmd = watch_sanitize(m->cmdline);
-	line = xasprintf("session %.8s  %s  %llus  %s", m->id ? m->id : "?",
-			 m->state ? m->state : "?", (unsigned long long)s, cmd);
+	id = watch_sanitize(m->id ? m->id : "?");
+	state = watch_sanitize(m->state ? m->state : "?");
+	line = xasprintf("session %.8s  %s  %llus  %s", id, state, (unsigned long long)s, cmd);
 	put_line(out, line, cols);
 	free(line);
 	free(cmd);
+	free(id);
+	free(state);
 	line = xasprintf("%zu destination(s)  %llu connection(s)  %llu denied   up %s (%s/s)  "
 			 "down %s (%s/s)", m->ndests, (unsigned long long)m->conns,
 			 (unsigned long long)m->denied, format_size(m->up, a, sizeof(a)),
@@ -334,6 +328,6 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 		}
 	}
 	put_line(out, "", cols);
-	fputs("Ctrl-C stops watching; the session keeps running.\x1b[K\x1b[J", out);
+	put_text(out, "Ctrl-C stops watching; the session keeps running.", cols, "\x1b[K\x1b[J");
 	fflush(out);
 }

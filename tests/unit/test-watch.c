@@ -1,7 +1,11 @@
 /*
  * test-watch.c — boxy watch's lines and model: the specification's RECENT
  * lines reproduced, hostile names neutralised before they reach a
- * terminal, snapshots decoded (and malformed ones refused).
+ * terminal, snapshots decoded (and malformed ones refused). The render
+ * tests put one hostile name in every field a screen shows (header,
+ * destinations, RECENT, the end-of-run table) and check the bytes written
+ * with a validator of their own, so a render path that skips the
+ * sanitizer fails here whatever the sanitizer does.
  */
 #include <config.h>
 
@@ -10,9 +14,11 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "session-net.h"
 #include "util.h"
 #include "watch.h"
 #include "wire.h"
@@ -23,8 +29,29 @@ static void test_sanitize(void **state)
 		{ "registry.npmjs.org", "registry.npmjs.org" },
 		{ "evil\x1b]0;pwned\x07.com", "evil?]0;pwned?.com" },    /* OSC title injection */
 		{ "a\x1b[2Jb", "a?[2Jb" },                                 /* clear screen */
-		{ "\xc2\x9b" "31m", "??31m" },                             /* C1 CSI */
+		{ "\xc2\x9b" "31m", "?31m" },                              /* C1 CSI: one character */
+		{ "a\xc2\x85" "b", "a?b" },                               /* C1 NEL */
+		{ "\xc0\x9b" "31m", "??31m" },                             /* overlong CSI */
+		{ "\xc1\xbf", "??" },                                      /* overlong DEL */
+		{ "\xe0\x80\x9b", "???" },                                 /* 3-byte overlong */
+		{ "\xf0\x80\x80\x9b", "????" },                             /* 4-byte overlong */
+		{ "\xed\xa0\x80", "???" },                                 /* a surrogate */
+		{ "\xf4\x90\x80\x80", "????" },                             /* past U+10FFFF */
+		{ "\xf8\x88\x80\x80\x80", "?????" },                         /* 5-byte form */
+		{ "ab\xe2\x80", "ab??" },                                  /* truncated */
+		{ "evil\xe2\x80\xae" "gpj.exe", "evil?gpj.exe" },           /* U+202E RLO */
+		{ "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "????" },  /* LRE RLE PDF LRO */
+		{ "\xe2\x81\xa6x\xe2\x81\xa9", "?x?" },                   /* LRI .. PDI */
+		{ "\xe2\x80\x8f\xd8\x9c", "??" },                          /* RLM, ALM */
+		{ "a\xe2\x80\x8b" "b", "a?b" },                              /* zero-width space */
+		{ "\xef\xbb\xbf" "x", "?x" },                                /* BOM */
+		{ "x\xf3\xa0\x80\x81", "x?" },                              /* a tag character */
+		{ "\xe2\x80\xa8", "?" },                                    /* line separator */
+		{ "\x7f", "?" },
 		{ "caf\xc3\xa9", "caf\xc3\xa9" },
+		{ "\xe6\x97\xa5\xe6\x9c\xac", "\xe6\x97\xa5\xe6\x9c\xac" },          /* CJK kept */
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" },                  /* emoji kept */
+		{ "\xc2\xa0", "\xc2\xa0" },                                  /* NBSP kept (not C1) */
 		{ "\xff\xfe", "??" },
 		{ "line\nbreak\r", "line?break?" },
 		{ NULL, "" },
@@ -138,12 +165,210 @@ static void test_snapshot(void **state)
 	wbuf_free(&w);
 }
 
+/* Hostile names: each must come out of every render path harmless. */
+static const char *const hostile[] = {
+	"evil\x1b]52;c;Y3VybCBldmlsfHNo\x07.com",     /* OSC 52 clipboard */
+	"a\x1b[2J\x1b[6nb",                           /* clear screen, cursor report */
+	"\xc2\x9b" "31mred",                           /* C1 CSI */
+	"\xc0\x9b" "31mover",                          /* overlong CSI */
+	"\xe0\x80\x9b" "0c",                            /* 3-byte overlong CSI */
+	"x\xe2\x80\xae" "gpj.exe",                      /* bidi override */
+	"\xe2\x81\xa6" "iso\xe2\x81\xa9",                  /* bidi isolates */
+	"\xc2\x90" "dcs\xc2\x9c",                          /* C1 DCS .. ST */
+	"\xed\xa0\x80" "sur",                           /* a surrogate */
+	"trunc\xe2\x80",                              /* truncated sequence */
+};
+
+/*
+ * The test's own check of screen bytes, independent of text_sanitize: the
+ * only escape sequences are the renderer's own (cursor home, erase, red,
+ * reset); the rest is printable, well-formed UTF-8 with no C1, no bidi or
+ * zero-width character; and no line is wider than cols bytes.
+ */
+static void assert_screen_clean(const char *buf, size_t len, int cols)
+{
+	static const char *const own[] = { "\x1b[H", "\x1b[K", "\x1b[J", "\x1b[31m", "\x1b[0m",
+					    "\x1b[1;31m" };
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t line = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t k, n;
+		uint32_t cp;
+
+		if (p[i] == 0x1b) {
+			for (k = 0; k < ARRAY_SIZE(own); k++)
+				if (strncmp(buf + i, own[k], strlen(own[k])) == 0)
+					break;
+			if (k == ARRAY_SIZE(own))
+				fail_msg("a foreign escape sequence at byte %zu: %.12s", i, buf + i);
+			i += strlen(own[k]);
+			continue;
+		}
+		if (p[i] == '\n') {
+			line = 0;
+			i++;
+			continue;
+		}
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			fail_msg("control byte 0x%02x at %zu", p[i], i);
+		if (p[i] < 0x80) {
+			n = 1;
+			cp = p[i];
+		} else if (p[i] >= 0xc2 && p[i] <= 0xdf) {
+			n = 2;
+			cp = p[i] & 0x1fu;
+		} else if (p[i] >= 0xe0 && p[i] <= 0xef) {
+			n = 3;
+			cp = p[i] & 0x0fu;
+		} else if (p[i] >= 0xf0 && p[i] <= 0xf4) {
+			n = 4;
+			cp = p[i] & 0x07u;
+		} else {
+			fail_msg("invalid UTF-8 lead byte 0x%02x at %zu", p[i], i);
+			return;
+		}
+		if (i + n > len)
+			fail_msg("truncated UTF-8 at %zu", i);
+		for (k = 1; k < n; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				fail_msg("bad continuation at %zu", i + k);
+			cp = cp << 6 | (p[i + k] & 0x3fu);
+		}
+		if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			fail_msg("overlong or invalid code point U+%04X at %zu", (unsigned)cp, i);
+		if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
+		    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+		    cp == 0xfeff)
+			fail_msg("control or bidi character U+%04X at %zu", (unsigned)cp, i);
+		line += n;
+		if (cols > 0 && line > (size_t)cols)
+			fail_msg("a line wider than %d bytes at %zu", cols, i);
+		i += n;
+	}
+}
+
+/* A snapshot payload whose every string is name (the id and state cut to fit). */
+static void hostile_snapshot(struct wbuf *w, const char *name)
+{
+	char *argv[] = { "npm", (char *)name, NULL };
+
+	char shortname[61];
+
+	snprintf(shortname, sizeof(shortname), "%s", name);     /* the wire allows 64 */
+	wbuf_init(w);
+	wire_put_str(w, shortname);
+	wire_put_str(w, shortname);
+	wire_put_strv(w, argv);
+	for (int i = 0; i < 5; i++)
+		wire_put_u64(w, 1000);
+	wire_put_u32(w, 2);
+	wire_put_str(w, name);
+	for (int i = 0; i < 5; i++)
+		wire_put_u64(w, 7);
+	wire_put_str(w, "registry.npmjs.org");
+	for (int i = 0; i < 5; i++)
+		wire_put_u64(w, 1);
+	/* What was refused, grouped: the name again, in every field. */
+	wire_put_u64(w, 1);
+	wire_put_u64(w, 0);
+	wire_put_u32(w, 1);
+	wire_put_str(w, name);
+	wire_put_str(w, name);
+	wire_put_str(w, name);
+	wire_put_u64(w, 1);
+}
+
+/* Render the whole watch screen with name in every field; check the bytes. */
+static void render_one(const char *name, int cols)
+{
+	struct event evs[] = {
+		{ .kind = "dns", .verdict = "deny", .layer = "net.dns", .subject = name,
+		  .detail = name },
+		{ .kind = "tcp", .verdict = "deny", .layer = "net.ip", .addr = name, .port = 443,
+		  .host = name, .detail = name },
+		{ .kind = "tcp", .verdict = "sni", .addr = "1.2.3.4", .port = 443, .host = "a",
+		  .sni = name, .detail = name },
+		{ .kind = "tcp", .verdict = "close", .addr = "1.2.3.4", .port = 443, .host = name },
+		{ .kind = "audit", .verdict = name, .layer = name, .subject = name, .detail = name },
+		{ .kind = name, .verdict = name, .subject = name },
+	};
+	struct watch_model m;
+	struct wbuf w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	hostile_snapshot(&w, name);
+	watch_model_init(&m);
+	assert_int_equal(watch_model_snapshot(&m, w.p, w.len), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(evs); i++)
+		watch_model_event(&m, &evs[i]);
+	for (int color = 0; color < 2; color++) {
+		out = open_memstream(&buf, &len);
+		assert_non_null(out);
+		watch_render(&m, out, 40, cols, color);
+		fclose(out);
+		assert_screen_clean(buf, len, cols);
+		/* Nothing was dropped silently: the harmless part of the name is there. */
+		if (cols == 0 || cols >= 80)
+			assert_non_null(strstr(buf, "registry.npmjs.org"));
+		free(buf);
+		buf = NULL;
+	}
+	/* The piped form of each event line. */
+	for (size_t i = 0; i < ARRAY_SIZE(evs); i++) {
+		char *line = watch_format_event(&evs[i]);
+
+		assert_screen_clean(line, strlen(line), 0);
+		free(line);
+	}
+	/* The end-of-run destination table (session-net.c). */
+	out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(net_summary_print(out, w.p, w.len), 0);
+	fclose(out);
+	assert_screen_clean(buf, len, 0);
+	free(buf);
+	watch_model_free(&m);
+	wbuf_free(&w);
+}
+
+static void test_render_hostile(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(hostile); i++) {
+		render_one(hostile[i], 80);
+		render_one(hostile[i], 0);
+	}
+}
+
+/* A name far wider than the screen: cut at cols, never mid-character, never wrapped. */
+static void test_render_long(void **state)
+{
+	char name[1000];
+
+	(void)state;
+	for (size_t i = 0; i + 2 < sizeof(name); i += 2)
+		memcpy(name + i, "\xc3\xa9", 2);     /* é: a cut at an odd byte would split it */
+	name[sizeof(name) - 2] = '\0';
+	for (int cols = 1; cols < 90; cols += 7)
+		render_one(name, cols);
+	/* And the hostile names, cut at every width. */
+	for (int cols = 1; cols < 60; cols += 3)
+		for (size_t i = 0; i < ARRAY_SIZE(hostile); i++)
+			render_one(hostile[i], cols);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_spec_lines),
 		cmocka_unit_test(test_snapshot),
+		cmocka_unit_test(test_render_hostile),
+		cmocka_unit_test(test_render_long),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
