@@ -31,11 +31,15 @@
 #include "watch.h"
 #include "wire.h"
 
-#define TOP_SESSIONS_MAX 2000       /* rows loaded; the list pages within them */
+#define TOP_SESSIONS_AHEAD 200      /* rows loaded past the selection; the list pages within them */
 #define TOP_WINDOW_MS    (24LL * 3600 * 1000)
 
 struct top_data {
 	char *store_path;
+	/* what the lists were last loaded for: reloaded when it or the store changes */
+	char loaded_filter[128];
+	bool loaded_denied_only, loaded;
+	enum top_view loaded_view;
 	struct store_top *st;
 	char *store_err;
 	/* the open session's stream */
@@ -139,12 +143,22 @@ static void data_refresh(void *ctx, struct top_model *m)
 			return;
 		}
 	}
+	/* Idle: nothing written, nothing asked for anew — nothing to read. */
+	if (!store_top_changed(d->st) && d->loaded && d->loaded_view == m->view &&
+	    m->sel[TOP_SESSIONS] + TOP_SESSIONS_AHEAD / 2 < m->nsessions + (m->nsessions < 200) &&
+	    d->loaded_denied_only == m->denied_only && strcmp(d->loaded_filter, m->filter) == 0)
+		return;
+	d->loaded = true;
+	d->loaded_view = m->view;
+	d->loaded_denied_only = m->denied_only;
+	snprintf(d->loaded_filter, sizeof(d->loaded_filter), "%s", m->filter);
 	top_model_clear_sessions(m);
 	top_model_clear_dests(m);
 	top_model_clear_denials(m);
 	m->running = 0;
-	if (store_top_sessions(d->st, m->filter, m->denied_only, TOP_SESSIONS_MAX, add_session, m,
-			       &err) < 0 ||
+	/* As many rows as the selection can reach soon: more load as it moves down. */
+	if (store_top_sessions(d->st, m->filter, m->denied_only,
+			       m->sel[TOP_SESSIONS] + TOP_SESSIONS_AHEAD, add_session, m, &err) < 0 ||
 	    store_top_totals(d->st, m->now_ms - 3600 * 1000, &(uint64_t){ 0 }, &m->denied_hour,
 			     &err) < 0 ||
 	    (m->view == TOP_DESTS &&

@@ -22,6 +22,7 @@
 
 struct store_top {
 	sqlite3 *db;
+	sqlite3_int64 data_version;     /* -1 before the first look */
 };
 
 static int fail(struct store_top *st, char **err, const char *what)
@@ -44,6 +45,7 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 		return -1;
 	}
 	sqlite3_busy_timeout(st->db, 2000);
+	st->data_version = -1;
 	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &q, NULL) == SQLITE_OK &&
 	    sqlite3_step(q) == SQLITE_ROW)
 		version = sqlite3_column_int(q, 0);
@@ -67,6 +69,21 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 	}
 	*out = st;
 	return 0;
+}
+
+bool store_top_changed(struct store_top *st)
+{
+	sqlite3_stmt *q;
+	sqlite3_int64 v = -2;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (v == st->data_version)
+		return false;
+	st->data_version = v;
+	return true;
 }
 
 void store_top_close(struct store_top *st)

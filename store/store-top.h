@@ -35,6 +35,13 @@ struct store_top_denial {
 	uint64_t count;
 };
 
+/*
+ * Has anything been written to the store since the last call (SQLite's
+ * data_version: a writer's commit on another connection changes it)? The
+ * first call says yes. An idle dashboard asks this and nothing else.
+ */
+bool store_top_changed(struct store_top *st);
+
 /* Open path read-only; a store of a newer schema than this build is refused. */
 int store_top_open(const char *path, struct store_top **out, char **err);
 void store_top_close(struct store_top *st);

@@ -31,6 +31,36 @@
 static volatile sig_atomic_t top_stop, top_resized;
 static bool top_screen_up;
 
+/*
+ * BOXY_TOP_TRACE=FILE (bench/top.sh): one line per paint, "first MS" for the
+ * first (milliseconds since the process started) and "key MS" for each paint
+ * that answered a key (milliseconds from reading the key to the paint done).
+ */
+static FILE *top_trace;
+
+/* Milliseconds since this process started, from /proc/self/stat's start time. */
+static double since_start_ms(void)
+{
+	FILE *f = fopen("/proc/self/stat", "r");
+	unsigned long long start = 0;
+	struct timespec now;
+	char buf[1024], *p;
+
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	/* Field 22 (starttime), counted from field 3 after the command's ')'. */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -1;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (double)now.tv_sec * 1000.0 + (double)now.tv_nsec / 1e6 -
+	       (double)start * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
 static void on_signal(int sig)
 {
 	if (sig == SIGWINCH)
@@ -142,11 +172,13 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 {
 	struct sigaction sa;
 	struct top_screen s = { 0 };
-	uint64_t last_tick = 0, last_paint = 0;
-	bool dirty = true;
+	uint64_t last_tick = 0, last_paint = 0, key_at = 0;
+	bool dirty = true, first = true;
 	int code = 0;
 
 	setlocale(LC_ALL, "");
+	if (getenv("BOXY_TOP_TRACE"))
+		top_trace = fopen(getenv("BOXY_TOP_TRACE"), "we");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -170,7 +202,7 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 			refresh();
 			dirty = true;
 		}
-		if (dirty && now - last_paint >= 100) {
+		if (dirty && (key_at || now - last_paint >= 100)) {
 			if (s.cells == NULL || s.rows != LINES || s.cols != COLS) {
 				top_screen_free(&s);
 				top_screen_init(&s, LINES, COLS);
@@ -181,6 +213,14 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 			paint(&s, color);
 			last_paint = now;
 			dirty = false;
+			if (top_trace && first)
+				fprintf(top_trace, "first %.1f\n", since_start_ms());
+			else if (top_trace && key_at)
+				fprintf(top_trace, "key %llu\n", (unsigned long long)(now_mono_ms() - key_at));
+			if (top_trace)
+				fflush(top_trace);
+			first = false;
+			key_at = 0;
 		}
 		if (dirty && wait > 100)
 			wait = 100;
@@ -195,11 +235,24 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 		while ((ch = getch()) != ERR) {
 			enum top_do d;
 
+			if (!key_at)
+				key_at = now_mono_ms();
+
 			if (ch == KEY_RESIZE) {
 				dirty = true;
 				continue;
 			}
-			d = ch == KEY_MOUSE ? on_mouse(m, LINES - 3) : top_key(m, map_key(ch), LINES - 3);
+			{
+				enum top_view before = m->view;
+
+				d = ch == KEY_MOUSE ? on_mouse(m, LINES - 3) :
+				    top_key(m, map_key(ch), LINES - 3);
+				/* A list shown anew is read anew; so is a selection near the end of
+				 * what was loaded (the source decides whether the store changed). */
+				if (d == TOP_DO_REDRAW && m->view != TOP_SESSION && m->view != TOP_HELP &&
+				    (m->view != before || m->sel[m->view] + 50 >= m->nsessions))
+					d = TOP_DO_REFILTER;
+			}
 			switch (d) {
 			case TOP_DO_QUIT:
 				top_stop = -1;
@@ -244,6 +297,8 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 	}
 	screen_down();
 	top_screen_free(&s);
+	if (top_trace)
+		fclose(top_trace);
 	if (top_stop > 0)
 		code = 128 + (int)top_stop;
 	return code;
