@@ -29,6 +29,7 @@
 
 #include "client.h"
 #include "msg.h"
+#include "protected.h"
 #include "util.h"
 #include "wire.h"
 
@@ -568,4 +569,27 @@ out:
 	free(lockpath);
 	free(state);
 	return fd;
+}
+
+void client_protect_own_dirs(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *state = client_state_dir(), *dir;
+	struct daemon_record r;
+
+	if (!state)
+		return;
+	protected_add_dir(state);
+	dir = xdg && xdg[0] == '/' ? xasprintf("%s/boxy", xdg) : xasprintf("%s/run", state);
+	protected_add_dir(dir);
+	free(dir);
+	if (client_record_read(state, &r) == 0) {
+		if (r.sock && strrchr(r.sock, '/')) {
+			dir = xstrndup(r.sock, (size_t)(strrchr(r.sock, '/') - r.sock));
+			protected_add_dir(dir);
+			free(dir);
+		}
+		daemon_record_free(&r);
+	}
+	free(state);
 }

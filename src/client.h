@@ -47,6 +47,13 @@ char *client_record_path(const char *state);
 int client_record_read(const char *state, struct daemon_record *r);
 void daemon_record_free(struct daemon_record *r);
 
+/*
+ * Register this user's daemon directories as ones no sandbox may write
+ * (protected.h): the state directory, the runtime directory and the socket
+ * directory the store's record names. For a run without the daemon.
+ */
+void client_protect_own_dirs(void);
+
 /* This executable's build id: 16 hex digits hashing the binary's bytes. */
 const char *build_id(void);
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "client.h"
 #include "client-run.h"
 #include "cmd.h"
 #include "event.h"
@@ -624,6 +625,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.events = (fan.log || fan.verbose) ? &fan_sink : NULL;
 	sctx.session = NULL;
 
+	client_protect_own_dirs();      /* the daemon's directories stay out of reach here too */
 	code = sandbox_run(&rs, &sctx, &err);
 	if (err)
 		warnx_("%s", err);
