@@ -7,7 +7,7 @@
  * ten seconds, and another local user can connect to the daemon's
  * abstract socket as often as it likes. So each line is one write(2) of at
  * most DLOG_LINE_MAX bytes, repeated lines become a count, and the file is
- * rotated past DLOG_MAX_BYTES (checked after each line and once a second,
+ * rotated past DLOG_MAX_BYTES (checked before each line and once a second,
  * for what other writers of stderr added).
  */
 #include <config.h>
@@ -79,6 +79,7 @@ static void dlog_write(const char *text)
 	time_t t = time(NULL);
 	int n;
 
+	dlog_rotate_if_full();
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime(&t));
 	n = snprintf(line, sizeof(line), "%s boxy-daemon[%d]: %s\n", stamp, (int)getpid(), text);
 	if (n < 0)
@@ -89,7 +90,6 @@ static void dlog_write(const char *text)
 	}
 	if (write_all(STDERR_FILENO, line, (size_t)n) == 0)
 		n_written++;
-	dlog_rotate_if_full();
 }
 
 /* Say how often the last line repeated, if it did. */
