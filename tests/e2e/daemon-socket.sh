@@ -31,6 +31,29 @@ check "a detached session runs" '[ "$RC" = 0 ] && [ -n "$ID" ]'
 PID=$(recorded_pid)
 DAEMON_PIDS+=("$PID")
 
+# A flood of refused connects from another pid namespace: counted, not logged each.
+FLOOD='
+import socket, sys, time
+end = time.time() + 3
+n = 0
+while time.time() < end:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(sys.argv[1]); n += 1
+        s.recv(1)
+    except OSError: pass
+    s.close()
+print(n)
+'
+BEFORE_LINES=$(grep -c 'refused a connection' "$LOG")
+N=$(in_other_pidns python3 -c "$FLOOD" "$SOCK")
+sleep 1.2
+AFTER_LINES=$(grep -c 'refused a connection' "$LOG")
+LOGGED=$((AFTER_LINES - BEFORE_LINES))
+check "$N refused connects in 3 s wrote $LOGGED lines (at most 5 a second, plus counts)" \
+	'[ "${N:-0}" -ge 100 ] && [ "$LOGGED" -le 25 ] &&
+	grep -q "more refused connects in the last second" "$LOG"'
+
 rm -f "$SOCK"
 B daemon status --json
 check "daemon status finds the daemon after its socket file was removed" \
@@ -70,29 +93,6 @@ check "the daemon took its socket file back from the listener" \
 import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$SOCK"'
 kill "$IMP" 2>/dev/null
 wait "$IMP" 2>/dev/null
-
-# A flood of refused connects from another pid namespace: counted, not logged each.
-FLOOD='
-import socket, sys, time
-end = time.time() + 3
-n = 0
-while time.time() < end:
-    s = socket.socket(socket.AF_UNIX)
-    try:
-        s.connect(sys.argv[1]); n += 1
-        s.recv(1)
-    except OSError: pass
-    s.close()
-print(n)
-'
-BEFORE_LINES=$(grep -c 'refused a connection' "$LOG")
-N=$(in_other_pidns python3 -c "$FLOOD" "$SOCK")
-sleep 1.2
-AFTER_LINES=$(grep -c 'refused a connection' "$LOG")
-LOGGED=$((AFTER_LINES - BEFORE_LINES))
-check "$N refused connects in 3 s wrote $LOGGED lines (at most 5 a second, plus counts)" \
-	'[ "${N:-0}" -ge 100 ] && [ "$LOGGED" -le 25 ] &&
-	grep -q "more refused connects in the last second" "$LOG"'
 
 B stop -k "$ID"
 check "boxy stop stops the session after all that" '[ "$RC" = 0 ]'
