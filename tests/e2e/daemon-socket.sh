@@ -32,17 +32,21 @@ PID=$(recorded_pid)
 DAEMON_PIDS+=("$PID")
 
 # A flood of refused connects from another pid namespace: counted, not logged each.
+# Each connect from a fresh process, so that no two refusals read alike.
 FLOOD='
-import socket, sys, time
+import os, socket, sys, time
 end = time.time() + 3
 n = 0
 while time.time() < end:
-    s = socket.socket(socket.AF_UNIX)
-    try:
-        s.connect(sys.argv[1]); n += 1
-        s.recv(1)
-    except OSError: pass
-    s.close()
+    pid = os.fork()
+    if pid == 0:
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(sys.argv[1]); s.recv(1)
+        except OSError: os._exit(1)
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    n += st == 0
 print(n)
 '
 BEFORE_LINES=$(grep -c 'refused a connection' "$LOG")
