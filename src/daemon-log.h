@@ -5,7 +5,7 @@
  * The log is the daemon's stderr (the client opens it when it starts the
  * daemon). Past DLOG_MAX_BYTES it is renamed daemon.log.1 (replacing the
  * previous one) and a fresh one is opened, so the two never hold more than
- * twice that. Lines of one class (refused connections, dropped clients)
+ * twice that. Lines of one class (refused connections, socket re-binds)
  * are written at most DLOG_CLASS_BURST a second; the rest are counted and
  * summed up in one line ("N more refused connects in the last second").
  * An identical line repeated within the second is counted the same way.

@@ -36,6 +36,7 @@
 #include "wire.h"
 
 #define IDLE_EXIT_S  (10 * 60.0)    /* an idle daemon exits after this long */
+#define LOCK_WAIT_TRIES 100         /* 20 ms each: how long a new daemon waits for a stopping one */
 
 size_t server_nsubscribers(const struct server *srv)
 {
@@ -220,7 +221,7 @@ static void handle_hello(struct client *c, const struct msg *m)
 	build = wire_get_str(&r, 64);
 	if (!wire_done(&r) || !build) {
 		free(build);
-		dlog_limited("dropped clients", "client pid %d: malformed hello; dropped", (int)c->pid);
+		dlog_msg("client pid %d: malformed hello; dropped", (int)c->pid);
 		client_kill(c);
 		return;
 	}
@@ -310,8 +311,8 @@ static void dispatch(struct client *c, struct msg *m)
 		break;
 	}
 violation:
-	dlog_limited("dropped clients", "client pid %d: message %#x not allowed in its state; dropped",
-		     (int)c->pid, m->type);
+	dlog_msg("client pid %d: message %#x not allowed in its state; dropped",
+		 (int)c->pid, m->type);
 	client_kill(c);
 }
 
@@ -343,8 +344,7 @@ static void client_readable(struct ev_loop *loop, ev_io *w, int revents)
 			return;
 		if (rc < 0) {
 			if (err)
-				dlog_limited("dropped clients", "client pid %d: %s; dropped",
-					     (int)c->pid, err);
+				dlog_msg("client pid %d: %s; dropped", (int)c->pid, err);
 			free(err);
 			client_kill(c);
 			return;
@@ -573,6 +573,10 @@ static int lock_store(struct server *srv, char **err)
 		free(path);
 		return -1;
 	}
+	/* A daemon that is stopping lets go within moments: wait for it, bounded. */
+	for (int i = 0; i < LOCK_WAIT_TRIES && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+	     errno == EWOULDBLOCK; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000 }, NULL);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
 
@@ -814,14 +818,6 @@ int server_main(void)
 			dlog_msg("%d running session(s) killed and marked lost", lost);
 		}
 	}
-	/* The file is ours only while it is the one we bound. */
-	{
-		struct stat st;
-
-		if (lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
-		    st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino)
-			unlink(srv->sock_path);
-	}
 	close(srv->listen_fd);
 	close(srv->abs_fd);
 
@@ -838,7 +834,17 @@ int server_main(void)
 		session_free(s);
 	}
 	store_close(srv->store);
-	/* Last: the store is another daemon's to open once this lock goes. */
+	/*
+	 * Last: the socket file (ours only while it is the one we bound), then the
+	 * lock; the store is another daemon's to open once the lock goes.
+	 */
+	{
+		struct stat st;
+
+		if (lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
+		    st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino)
+			unlink(srv->sock_path);
+	}
 	if (ftruncate(srv->lock_fd, 0) < 0)
 		dlog_msg("clearing the daemon record: %s", strerror(errno));
 	close(srv->lock_fd);
