@@ -384,6 +384,7 @@ wait "$OLDPID" 2>/dev/null
 # daemon must refuse it (another pid namespace), so it cannot ask for a sandbox with wider rules.
 # (ASAN_OPTIONS: a sanitizer build of boxy inside the sandbox must not run LeakSanitizer,
 # whose exit-time ptrace the seccomp filter forbids; harmless in a normal build)
+"$BOXY" run --net none -- true </dev/null >/dev/null 2>&1     # a daemon, for the link to reach
 mkdir -p -m 0700 "$SUITE/reach/boxy"
 ln "$SOCK" "$SUITE/reach/boxy/daemon.sock"
 XDG_RUNTIME_DIR=$SUITE/reach B run --net none --rw "$SUITE/reach" --ro "$(dirname "$BOXY")" \
