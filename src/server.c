@@ -736,6 +736,8 @@ int server_main(void)
 	}
 	if (client_runtime_dir(&dir, &err) < 0) {
 		dlog_msg("%s", err);
+		free(err);
+		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
 	}
 	srv->sock_path = xasprintf("%s/daemon.sock", dir);
@@ -743,6 +745,13 @@ int server_main(void)
 	if (listen_socket(srv, &err) < 0 || listen_abstract(srv, &err) < 0) {
 		dlog_msg("%s", err);
 		free(err);
+		if (srv->listen_fd >= 0) {
+			close(srv->listen_fd);
+			unlink(srv->sock_path);
+		}
+		free(srv->sock_path);
+		free(srv->abstract);
+		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
 	}
 	write_record(srv);
