@@ -40,7 +40,6 @@ static struct dlog_class classes[DLOG_CLASSES];
 static char last_line[DLOG_LINE_MAX];
 static uint64_t last_ms;
 static size_t last_held;
-static size_t n_written, n_held;
 
 void dlog_set_path(const char *path)
 {
@@ -88,8 +87,8 @@ static void dlog_write(const char *text)
 		n = (int)sizeof(line) - 1;
 		line[n - 1] = '\n';
 	}
-	if (write_all(STDERR_FILENO, line, (size_t)n) == 0)
-		n_written++;
+	if (write_all(STDERR_FILENO, line, (size_t)n) < 0)
+		return;     /* nowhere to say so */
 }
 
 /* Say how often the last line repeated, if it did. */
@@ -113,7 +112,6 @@ static void dlog_emit(const char *text)
 
 	if (strcmp(text, last_line) == 0 && now - last_ms < WINDOW_MS) {
 		last_held++;
-		n_held++;
 		return;
 	}
 	dlog_flush_repeats();
@@ -122,6 +120,7 @@ static void dlog_emit(const char *text)
 	dlog_write(text);
 }
 
+/* Format a line and hand it on. */
 static void dlog_vmsg(const char *fmt, va_list ap)
 {
 	char text[DLOG_LINE_MAX];
@@ -176,7 +175,6 @@ void dlog_limited(const char *class, const char *fmt, ...)
 	}
 	if (++c->in_window > DLOG_CLASS_BURST) {
 		c->held++;
-		n_held++;
 		return;
 	}
 	va_start(ap, fmt);
@@ -194,12 +192,4 @@ void dlog_tick(void)
 	if (last_held && now - last_ms >= WINDOW_MS)
 		dlog_flush_repeats();
 	dlog_rotate_if_full();
-}
-
-void dlog_counts(size_t *written, size_t *held)
-{
-	if (written)
-		*written = n_written;
-	if (held)
-		*held = n_held;
 }

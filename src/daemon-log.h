@@ -13,8 +13,6 @@
 #ifndef BOXY_DAEMON_LOG_H
 #define BOXY_DAEMON_LOG_H
 
-#include <stddef.h>
-
 #define DLOG_MAX_BYTES    (1u << 20)
 #define DLOG_CLASS_BURST  5
 
@@ -30,8 +28,5 @@ void dlog_limited(const char *class, const char *fmt, ...)
 
 /* Once a second: write the counts of what was held back, rotate if needed. */
 void dlog_tick(void);
-
-/* Lines written and held back since the start (tests). */
-void dlog_counts(size_t *written, size_t *held);
 
 #endif

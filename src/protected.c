@@ -75,6 +75,7 @@ static size_t devino_chain(const char *path, struct devino *chain, size_t max)
 	return n;
 }
 
+/* Whether d is one of the n pairs in set. */
 static bool devino_in(const struct devino *d, const struct devino *set, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

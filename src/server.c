@@ -662,6 +662,7 @@ static void check_socket(struct server *srv)
 	note_socket(srv);
 }
 
+/* The once-a-second watcher: the socket file, then the log's counts and size. */
 static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
