@@ -55,7 +55,7 @@ sleep 1.2
 AFTER_LINES=$(grep -c 'refused a connection' "$LOG")
 LOGGED=$((AFTER_LINES - BEFORE_LINES))
 check "$N refused connects in 3 s wrote $LOGGED lines (at most 5 a second, plus counts)" \
-	'[ "${N:-0}" -ge 100 ] && [ "$LOGGED" -le 25 ] &&
+	'[ "${N:-0}" -ge 60 ] && [ "$LOGGED" -le 25 ] &&
 	grep -q "more refused connects in the last second" "$LOG"'
 
 rm -f "$SOCK"
