@@ -11,6 +11,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/limits.h>
 #include <pwd.h>
@@ -28,6 +29,7 @@
 
 #include "client.h"
 #include "msg.h"
+#include "protected.h"
 #include "util.h"
 #include "wire.h"
 
@@ -52,28 +54,6 @@ static int private_dir(const char *dir, char **err)
 	return 0;
 }
 
-int client_runtime_dir(char **out, char **err)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char *dir;
-
-	if (xdg && xdg[0] == '/')
-		dir = xasprintf("%s/boxy", xdg);
-	else
-		dir = xasprintf("/tmp/boxy-%u", (unsigned)getuid());
-	if (strlen(dir) + sizeof("/daemon.sock") > sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		set_err(err, "runtime directory %s is too long for a unix socket path", dir);
-		free(dir);
-		return -1;
-	}
-	if (private_dir(dir, err) < 0) {
-		free(dir);
-		return -1;
-	}
-	*out = dir;
-	return 0;
-}
-
 char *client_state_dir(void)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -86,6 +66,111 @@ char *client_state_dir(void)
 		return xasprintf("%s/.local/state/boxy", home);
 	pw = getpwuid(getuid());
 	return pw ? xasprintf("%s/.local/state/boxy", pw->pw_dir) : NULL;
+}
+
+/* mkdir -p path, each missing directory 0700; what exists is left as it is. */
+static void mkdir_parents(const char *path)
+{
+	char *p = xstrdup(path), *q = p;
+
+	while ((q = strchr(q + 1, '/'))) {
+		*q = '\0';
+		mkdir(p, 0700);
+		*q = '/';
+	}
+	mkdir(p, 0700);
+	free(p);
+}
+
+int client_state_dir_make(char **out, char **err)
+{
+	char *state = client_state_dir();
+	struct stat st;
+
+	if (!state)
+		return set_err(err, "cannot find a state directory (set HOME or XDG_STATE_HOME)");
+	mkdir_parents(state);
+	if (lstat(state, &st) < 0) {
+		set_err_errno(err, "%s", state);
+		free(state);
+		return -1;
+	}
+	/* The daemon's record and lock live here: nobody else may write it. */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0022) != 0) {
+		set_err(err, "%s must be a directory of yours that only you can write", state);
+		free(state);
+		return -1;
+	}
+	*out = state;
+	return 0;
+}
+
+/*
+ * Without XDG_RUNTIME_DIR the socket lives in the state directory
+ * (~/.local/state/boxy/run): a directory of the user's own, so no other
+ * user can create it first (as they could /tmp/boxy-UID) to block or
+ * hijack it.
+ */
+int client_runtime_dir(char **out, char **err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *dir, *state;
+
+	if (xdg && xdg[0] == '/') {
+		dir = xasprintf("%s/boxy", xdg);
+	} else {
+		if (client_state_dir_make(&state, err) < 0)
+			return -1;
+		dir = xasprintf("%s/run", state);
+		free(state);
+	}
+	if (private_dir(dir, err) < 0) {
+		free(dir);
+		return -1;
+	}
+	*out = dir;
+	return 0;
+}
+
+int client_sock_addr(const char *path, struct sockaddr_un *sa, socklen_t *len, int *dirfd)
+{
+	const char *slash;
+	char *dir;
+
+	*dirfd = -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (path[0] == '@') {
+		/* Abstract: a NUL, then the name, no terminator. */
+		size_t n = strlen(path + 1);
+
+		if (n == 0 || n >= sizeof(sa->sun_path) - 1) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(sa->sun_path + 1, path + 1, n);
+		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+		return 0;
+	}
+	if (strlen(path) < sizeof(sa->sun_path)) {
+		snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path);
+		*len = sizeof(*sa);
+		return 0;
+	}
+	/* Too long for sun_path: reach it through a descriptor of its directory. */
+	slash = strrchr(path, '/');
+	if (!slash || strlen(slash) > 64) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	dir = xstrndup(path, (size_t)(slash - path));
+	*dirfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (*dirfd < 0)
+		return -1;
+	snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d%s", *dirfd, slash);
+	*len = sizeof(*sa);
+	return 0;
 }
 
 /*
@@ -117,20 +202,41 @@ const char *build_id(void)
 	return id;
 }
 
-static int try_connect(const char *path)
+/* Connect to path (a file name, or "@name" for an abstract socket); -1 with errno. */
+static int connect_to(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, dirfd, rc, e;
 
-	if (fd < 0)
+	if (client_sock_addr(path, &sa, &len, &dirfd) < 0)
 		return -1;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		if (dirfd >= 0)
+			close(dirfd);
+		errno = e;
+		return -1;
+	}
+	rc = connect(fd, (struct sockaddr *)&sa, len);
+	e = errno;
+	if (dirfd >= 0)
+		close(dirfd);
+	if (rc < 0) {
 		close(fd);
 		errno = e;
 		return -1;
 	}
+	return fd;
+}
+
+static int try_connect(const char *path)
+{
+	int fd = connect_to(path);
+
+	if (fd < 0)
+		return -1;
 	/*
 	 * Whoever answers must be a process of ours outside every sandbox: a
 	 * payload that can write the socket's directory could otherwise put a
@@ -144,28 +250,112 @@ static int try_connect(const char *path)
 	return fd;
 }
 
+char *client_record_path(const char *state)
+{
+	return xasprintf("%s/daemon.lock", state);
+}
+
+void daemon_record_free(struct daemon_record *r)
+{
+	free(r->sock);
+	free(r->abstract);
+	memset(r, 0, sizeof(*r));
+}
+
+int client_record_read(const char *state, struct daemon_record *r)
+{
+	char *path = client_record_path(state), *text = NULL, *save = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = read_file(path, 4096, &text, NULL);
+	free(path);
+	if (rc < 0)
+		return -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "pid ", 4) == 0) {
+			char *end;
+			long v = strtol(line + 4, &end, 10);
+
+			if (!*end && v > 0 && v < (1L << 30))
+				r->pid = (pid_t)v;
+		} else if (strncmp(line, "socket /", 8) == 0 && !r->sock) {
+			r->sock = xstrdup(line + 7);
+		} else if (strncmp(line, "abstract @", 10) == 0 && !r->abstract) {
+			r->abstract = xstrdup(line + 9);
+		}
+	}
+	free(text);
+	if (r->pid <= 0) {
+		daemon_record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* The peer is the recorded daemon: ours, outside every sandbox, with its pid. */
+static bool peer_is_recorded(int fd, pid_t pid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return peer_is_local_user(fd) &&
+	       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid == pid;
+}
+
+/*
+ * The daemon the state directory's record names, reached through its
+ * abstract socket (no file a payload could unlink or replace), else its
+ * socket file. It finds the daemon of this store when this client's
+ * runtime directory differs from the one the daemon was started with (ssh
+ * and a desktop session), and when the socket file was tampered with.
+ */
+static int connect_recorded(const char *state)
+{
+	struct daemon_record r;
+	int fd = -1;
+
+	if (!state || client_record_read(state, &r) < 0)
+		return -1;
+	for (int i = 0; i < 2 && fd < 0; i++) {
+		const char *path = i == 0 ? r.abstract : r.sock;
+
+		if (!path || (fd = connect_to(path)) < 0)
+			continue;
+		if (!peer_is_recorded(fd, r.pid)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	daemon_record_free(&r);
+	return fd;
+}
+
+/* The daemon: on this client's socket, else the one the store's record names. */
+static int find_daemon(const char *sock, const char *state)
+{
+	int fd = try_connect(sock), e;
+
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	fd = connect_recorded(state);
+	if (fd >= 0)
+		return fd;
+	errno = e;
+	return -1;
+}
+
 /* Start `boxy daemon serve` detached: its own session, stdio to its log. */
 static int spawn_daemon(char **err)
 {
-	char *state = client_state_dir();
-	char *log;
+	char *state, *log;
 	pid_t pid;
 	int status;
 
-	if (!state)
-		return set_err(err, "cannot find a state directory (set HOME or XDG_STATE_HOME)");
+	if (client_state_dir_make(&state, err) < 0)
+		return -1;
 	log = xasprintf("%s/daemon.log", state);
-	{
-		/* mkdir -p the state directory, 0700. */
-		char *p = state;
-
-		while ((p = strchr(p + 1, '/'))) {
-			*p = '\0';
-			mkdir(state, 0700);
-			*p = '/';
-		}
-		mkdir(state, 0700);
-	}
 	pid = fork();
 	if (pid < 0) {
 		free(state);
@@ -184,7 +374,7 @@ static int spawn_daemon(char **err)
 		 * it never meant to share) would otherwise live as long as the daemon.
 		 */
 		close_range(3, ~0u, 0);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
@@ -281,22 +471,16 @@ int client_stop_daemon(int fd, char **err)
 	return rc;
 }
 
-/* Wait for a daemon's socket to go away after it was asked to stop (bounded). */
-static void wait_gone(const char *sock)
+/* Wait for a daemon that was asked to stop to be gone (bounded). */
+static void wait_gone(pid_t pid)
 {
-	for (int i = 0; i < 100; i++) {
-		int fd = try_connect(sock);
-
-		if (fd < 0)
-			return;
-		close(fd);
+	for (int i = 0; i < 100 && kill(pid, 0) == 0; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000 }, NULL);
-	}
 }
 
 int client_connect(bool start, bool replace_stale, struct daemon_info *info, char **err)
 {
-	char *dir = NULL, *sock = NULL, *lockpath = NULL;
+	char *dir = NULL, *sock = NULL, *lockpath = NULL, *state = NULL;
 	int fd = -1, lockfd = -1;
 	uint16_t refusal = 0;
 	bool replaced = false;
@@ -305,9 +489,9 @@ int client_connect(bool start, bool replace_stale, struct daemon_info *info, cha
 	if (client_runtime_dir(&dir, err) < 0)
 		return -1;
 	sock = xasprintf("%s/daemon.sock", dir);
-	lockpath = xasprintf("%s/daemon.lock", dir);
+	state = client_state_dir();
 again:
-	fd = try_connect(sock);
+	fd = find_daemon(sock, state);
 	if (fd < 0 && errno == EPERM) {
 		set_err(err, "the process listening on %s is not a boxy daemon of yours outside "
 			"the sandboxes (another pid namespace): refusing to talk to it; if that is "
@@ -317,28 +501,35 @@ again:
 	if (fd < 0 && start) {
 		uint64_t deadline;
 
-		/* Only one client starts a daemon; the others wait on the lock, then connect. */
-		lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		/*
+		 * Only one client starts a daemon for this store; the others wait on
+		 * the lock, then connect. The lock is beside the store, not the
+		 * socket: two clients with different runtime directories share it.
+		 */
+		free(state);
+		state = NULL;
+		if (client_state_dir_make(&state, err) < 0)
+			goto out;
+		free(lockpath);
+		lockpath = xasprintf("%s/daemon.start.lock", state);
+		lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
 			set_err_errno(err, "locking %s", lockpath);
 			goto out;
 		}
-		fd = try_connect(sock);
+		fd = find_daemon(sock, state);
 		if (fd < 0) {
 			if (spawn_daemon(err) < 0)
 				goto out;
 			deadline = now_mono_ms() + START_WAIT_MS;
-			while ((fd = try_connect(sock)) < 0 && now_mono_ms() < deadline)
+			while ((fd = find_daemon(sock, state)) < 0 && now_mono_ms() < deadline)
 				nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
 		}
 		close(lockfd);
 		lockfd = -1;
 		if (fd < 0) {
-			char *state = client_state_dir();
-
 			set_err(err, "the daemon did not start within %d s (see %s/daemon.log)",
-				START_WAIT_MS / 1000, state ? state : "the state directory");
-			free(state);
+				START_WAIT_MS / 1000, state);
 			goto out;
 		}
 	}
@@ -364,7 +555,7 @@ again:
 			free(*err);
 			*err = NULL;
 			if (kill((pid_t)info->pid, SIGTERM) == 0)
-				wait_gone(sock);
+				wait_gone((pid_t)info->pid);
 			replaced = true;
 			goto again;
 		}
@@ -376,5 +567,29 @@ out:
 	free(dir);
 	free(sock);
 	free(lockpath);
+	free(state);
 	return fd;
+}
+
+void client_protect_own_dirs(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *state = client_state_dir(), *dir;
+	struct daemon_record r;
+
+	if (!state)
+		return;
+	protected_add_dir(state);
+	dir = xdg && xdg[0] == '/' ? xasprintf("%s/boxy", xdg) : xasprintf("%s/run", state);
+	protected_add_dir(dir);
+	free(dir);
+	if (client_record_read(state, &r) == 0) {
+		if (r.sock && strrchr(r.sock, '/')) {
+			dir = xstrndup(r.sock, (size_t)(strrchr(r.sock, '/') - r.sock));
+			protected_add_dir(dir);
+			free(dir);
+		}
+		daemon_record_free(&r);
+	}
+	free(state);
 }

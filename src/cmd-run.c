@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "client.h"
 #include "client-run.h"
 #include "cmd.h"
 #include "event.h"
@@ -673,6 +674,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.session = NULL;
 	sctx.roots = &run_roots;
 
+	client_protect_own_dirs();      /* the daemon's directories stay out of reach here too */
 	code = sandbox_run(&rs, &sctx, &err);
 	if (err) {
 		/* A stage's words can quote what a payload wrote (a gitdir: line). */

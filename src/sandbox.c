@@ -46,6 +46,7 @@
 #include "net-policy.h"
 #include "path-guard.h"
 #include "plan.h"
+#include "protected.h"
 #include "sandbox-env.h"
 #include "sandbox-stages.h"
 #include "sandbox.h"
@@ -79,6 +80,7 @@ struct sandbox {
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
 			       char **err);
+static int sandbox_refuse_protected(const char *path, const char *what, char **err);
 
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
@@ -460,6 +462,10 @@ static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx
 		if (i > 0 && plan->mounts[i - 1].kind != MOUNT_RW &&
 		    plan->mounts[i - 1].kind != MOUNT_MKDIR)
 			continue;
+		if (sandbox_refuse_protected(path, what, err) < 0) {
+			rc = -1;
+			break;
+		}
 		p = realpath(path, NULL);
 		if (!p)
 			continue;       /* missing: skipped by the mount stage (mkdir creates it) */
@@ -877,4 +883,52 @@ int sandbox_take_tap(struct sandbox *sb)
 
 	sb->tap_fd = -1;
 	return fd;
+}
+
+/*
+ * path resolved as far as it exists: the deepest existing ancestor through
+ * realpath, the missing rest appended as written (a --mkdir creates it).
+ */
+static char *sandbox_resolve_partial(const char *path)
+{
+	char *abs = path_absolute(path, "/"), *cut, *real, *out;
+
+	for (cut = abs + strlen(abs);; ) {
+		char saved = *cut;
+
+		*cut = '\0';
+		real = realpath(abs[0] ? abs : "/", NULL);
+		*cut = saved;
+		if (real)
+			break;
+		while (cut > abs && *--cut != '/')
+			;
+		if (cut == abs) {
+			real = xstrdup("/");
+			break;
+		}
+	}
+	out = *cut ? xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, cut) : xstrdup(real);
+	free(real);
+	free(abs);
+	return out;
+}
+
+/*
+ * A writable mount over the daemon's own store, log, lock or socket
+ * directory (protected.h: as the daemon knows them, not as the client says)
+ * would let the payload delete the session records or take the socket over.
+ */
+static int sandbox_refuse_protected(const char *path, const char *what, char **err)
+{
+	char *p = sandbox_resolve_partial(path);
+	const char *dir = protected_find_conflict(p);
+	int rc = 0;
+
+	if (dir)
+		rc = set_err(err, _("refusing to expose %s read-write as %s: it is, contains or lies "
+				    "inside %s, where the boxy daemon keeps its session store, log "
+				    "and socket"), path, what, dir);
+	free(p);
+	return rc;
 }

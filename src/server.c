@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +27,8 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "daemon-log.h"
+#include "protected.h"
 #include "sandbox.h"
 #include "server.h"
 #include "store.h"
@@ -33,23 +36,7 @@
 #include "wire.h"
 
 #define IDLE_EXIT_S  (10 * 60.0)    /* an idle daemon exits after this long */
-
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The daemon's own health goes to its log (stderr, redirected by the client). */
-static void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-	time_t t = time(NULL);
-	char stamp[32];
-
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime(&t));
-	fprintf(stderr, "%s boxy-daemon[%d]: ", stamp, (int)getpid());
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+#define LOCK_WAIT_TRIES 100         /* 20 ms each: how long a new daemon waits for a stopping one */
 
 size_t server_nsubscribers(const struct server *srv)
 {
@@ -234,7 +221,7 @@ static void handle_hello(struct client *c, const struct msg *m)
 	build = wire_get_str(&r, 64);
 	if (!wire_done(&r) || !build) {
 		free(build);
-		logmsg("client pid %d: malformed hello; dropped", (int)c->pid);
+		dlog_msg("client pid %d: malformed hello; dropped", (int)c->pid);
 		client_kill(c);
 		return;
 	}
@@ -273,7 +260,7 @@ static void handle_shutdown(struct client *c)
 		client_send_error(c, 1, "%zu session(s) still running: refusing to stop the daemon", n);
 		return;
 	}
-	logmsg("stopping at a client's request");
+	dlog_msg("stopping at a client's request");
 	send_ok(c, "stopping");
 	srv->stopping = true;
 	ev_io_stop(srv->loop, &srv->accept_w);
@@ -324,8 +311,8 @@ static void dispatch(struct client *c, struct msg *m)
 		break;
 	}
 violation:
-	logmsg("client pid %d: message %#x not allowed in its state; dropped",
-	       (int)c->pid, m->type);
+	dlog_msg("client pid %d: message %#x not allowed in its state; dropped",
+		 (int)c->pid, m->type);
 	client_kill(c);
 }
 
@@ -357,7 +344,7 @@ static void client_readable(struct ev_loop *loop, ev_io *w, int revents)
 			return;
 		if (rc < 0) {
 			if (err)
-				logmsg("client pid %d: %s; dropped", (int)c->pid, err);
+				dlog_msg("client pid %d: %s; dropped", (int)c->pid, err);
 			free(err);
 			client_kill(c);
 			return;
@@ -370,18 +357,22 @@ static void client_readable(struct ev_loop *loop, ev_io *w, int revents)
 static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct server *srv = w->data;
-	struct ucred cred;
+	struct ucred cred = { .uid = (uid_t)-1 };
 	socklen_t len = sizeof(cred);
 	struct client *c;
 	int fd;
 
 	(void)revents;
-	fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	fd = accept4(w->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	/* The socket directory is 0700, but the check is made here too: only the user. */
+	/*
+	 * The socket directory is 0700, but the abstract socket has no directory:
+	 * any local user can connect to it. The check is made here for both.
+	 */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != getuid()) {
-		logmsg("refused a connection from uid %u", (unsigned)cred.uid);
+		dlog_limited("refused connects", "refused a connection from uid %u",
+			     (unsigned)cred.uid);
 		close(fd);
 		return;
 	}
@@ -392,8 +383,8 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	 * rules. Its pid namespace gives it away.
 	 */
 	if (!peer_is_local_user(fd)) {
-		logmsg("refused a connection from pid %d: it is not in the daemon's pid namespace "
-		       "(a sandboxed process?)", (int)cred.pid);
+		dlog_limited("refused connects", "refused a connection from pid %d: it is not in "
+			     "the daemon's pid namespace (a sandboxed process?)", (int)cred.pid);
 		close(fd);
 		return;
 	}
@@ -422,7 +413,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	if (server_nrunning(srv) > 0 && w->signum == SIGHUP)
 		return;
-	logmsg("signal %d: stopping; %zu session(s) will be killed", w->signum,
+	dlog_msg("signal %d: stopping; %zu session(s) will be killed", w->signum,
 	       server_nrunning(srv));
 	srv->stopping = true;
 	ev_break(loop, EVBREAK_ALL);
@@ -434,7 +425,7 @@ static void on_idle(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)revents;
 	if (server_nrunning(srv) == 0 && !srv->clients) {
-		logmsg("idle for %.0f s: exiting", IDLE_EXIT_S);
+		dlog_msg("idle for %.0f s: exiting", IDLE_EXIT_S);
 		srv->stopping = true;
 		ev_break(loop, EVBREAK_ALL);
 	}
@@ -458,45 +449,244 @@ static void on_flush(struct ev_loop *loop, ev_timer *w, int revents)
 	bus_flush(w->data);
 }
 
-/* Bind the socket, refusing to take over one that a live daemon answers on. */
-static int listen_socket(struct server *srv, char **err)
+/* A listening socket bound at path (a file, or "@name": abstract). */
+static int bind_listen(const char *path, char **err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, dirfd, rc;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return set_err_errno(err, "socket");
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", srv->sock_path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int probe;
+	if (client_sock_addr(path, &sa, &len, &dirfd) < 0) {
+		set_err_errno(err, "socket address %s", path);
+		close(fd);
+		return -1;
+	}
+	rc = bind(fd, (struct sockaddr *)&sa, len);
+	if (rc == 0 && path[0] != '@')
+		chmod(path, 0600);
+	if (rc == 0)
+		rc = listen(fd, 64);
+	if (rc < 0) {
+		set_err_errno(err, "bind %s", path);
+		close(fd);
+		fd = -1;
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+	return fd;
+}
 
-		if (errno != EADDRINUSE) {
-			close(fd);
-			return set_err_errno(err, "bind %s", srv->sock_path);
-		}
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-			close(probe);
-			close(fd);
+/* True when a daemon of ours, outside every sandbox, answers on path. */
+static bool path_has_daemon(const char *path)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int fd, dirfd;
+	bool yes = false;
+
+	if (client_sock_addr(path, &sa, &len, &dirfd) < 0)
+		return false;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, len) == 0)
+		yes = peer_is_local_user(fd);
+	if (fd >= 0)
+		close(fd);
+	if (dirfd >= 0)
+		close(dirfd);
+	return yes;
+}
+
+/* Remember which file the socket is, to notice when it is removed or replaced. */
+static void note_socket(struct server *srv)
+{
+	struct stat st;
+
+	srv->sock_known = lstat(srv->sock_path, &st) == 0;
+	srv->sock_dev = st.st_dev;
+	srv->sock_ino = st.st_ino;
+}
+
+/*
+ * Bind the socket file, refusing to take over one that a live daemon of
+ * ours answers on. A stale socket, or one a process in another pid
+ * namespace (a payload) bound there, is removed first.
+ */
+static int listen_socket(struct server *srv, char **err)
+{
+	int fd = bind_listen(srv->sock_path, err);
+
+	if (fd < 0) {
+		if (errno != EADDRINUSE)
+			return -1;
+		if (path_has_daemon(srv->sock_path))
 			return set_err(err, "another daemon is already listening on %s",
 				       srv->sock_path);
-		}
-		if (probe >= 0)
-			close(probe);
-		unlink(srv->sock_path);     /* a stale socket from a daemon that died */
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			close(fd);
-			return set_err_errno(err, "bind %s", srv->sock_path);
-		}
-	}
-	chmod(srv->sock_path, 0600);
-	if (listen(fd, 64) < 0) {
-		close(fd);
-		return set_err_errno(err, "listen");
+		unlink(srv->sock_path);
+		free(*err);
+		*err = NULL;
+		fd = bind_listen(srv->sock_path, err);
+		if (fd < 0)
+			return -1;
 	}
 	srv->listen_fd = fd;
+	note_socket(srv);
 	return 0;
+}
+
+/*
+ * The abstract socket, named at random so that nobody can take the name
+ * first; the name is in the record (client.h). It has no file to unlink or
+ * replace, and sandboxes cannot reach it (each has a network namespace of
+ * its own); other local users can, and accept_cb refuses them.
+ */
+static int listen_abstract(struct server *srv, char **err)
+{
+	unsigned char rnd[16];
+	char hex[33];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return set_err_errno(err, "getrandom");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	srv->abstract = xasprintf("@boxy-%u-%s", (unsigned)getuid(), hex);
+	srv->abs_fd = bind_listen(srv->abstract, err);
+	return srv->abs_fd < 0 ? -1 : 0;
+}
+
+/*
+ * One daemon per store: an exclusive flock on STATE/daemon.lock, held for
+ * the daemon's life (the descriptor stays open; it dies with the process).
+ * Returns 0 with the lock, 1 when another daemon holds it (*err says which),
+ * -1 on error.
+ */
+static int lock_store(struct server *srv, char **err)
+{
+	struct daemon_record r;
+	char *path = client_record_path(srv->state_dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		set_err_errno(err, "opening %s", path);
+		free(path);
+		return -1;
+	}
+	/* A daemon that is stopping lets go within moments: wait for it, bounded. */
+	for (int i = 0; i < LOCK_WAIT_TRIES && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+	     errno == EWOULDBLOCK; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000000 }, NULL);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		if (e != EWOULDBLOCK) {
+			errno = e;
+			set_err_errno(err, "locking %s", path);
+			free(path);
+			return -1;
+		}
+		if (client_record_read(srv->state_dir, &r) == 0) {
+			set_err(err, "another boxy daemon (pid %d, socket %s) already serves the "
+				"store in %s: not starting a second one", (int)r.pid,
+				r.sock ? r.sock : "unknown", srv->state_dir);
+			daemon_record_free(&r);
+		} else {
+			set_err(err, "another boxy daemon already serves the store in %s: not "
+				"starting a second one", srv->state_dir);
+		}
+		free(path);
+		return 1;
+	}
+	free(path);
+	srv->lock_fd = fd;
+	return 0;
+}
+
+/* Write the record into the locked file: pid, socket file, abstract name. */
+static void write_record(struct server *srv)
+{
+	char *text = xasprintf("pid %d\nsocket %s\nabstract %s\n", (int)getpid(),
+			       srv->sock_path, srv->abstract ? srv->abstract : "");
+
+	if (ftruncate(srv->lock_fd, 0) < 0 ||
+	    pwrite(srv->lock_fd, text, strlen(text), 0) != (ssize_t)strlen(text))
+		dlog_msg("writing the daemon record: %s", strerror(errno));
+	free(text);
+}
+
+/*
+ * Once a second: is the socket file still ours? Something that could write
+ * its directory may have removed it or bound another listener there; bind
+ * it again so that boxy finds the daemon by its usual name. (Clients also
+ * find it through the record's abstract socket meanwhile.) A live daemon
+ * of ours that took the name over is left alone.
+ */
+static void check_socket(struct server *srv)
+{
+	struct stat st;
+	char *err = NULL, *dir;
+	int fd;
+
+	if (srv->sock_given_up)
+		return;
+	if (lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
+	    st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino)
+		return;
+	if (path_has_daemon(srv->sock_path)) {
+		dlog_msg("%s is now another daemon's: leaving it (clients still find this one "
+			 "through %s/daemon.lock)", srv->sock_path, srv->state_dir);
+		srv->sock_given_up = true;
+		return;
+	}
+	dir = xstrdup(srv->sock_path);
+	*strrchr(dir, '/') = '\0';
+	mkdir(dir, 0700);
+	free(dir);
+	unlink(srv->sock_path);
+	fd = bind_listen(srv->sock_path, &err);
+	if (fd < 0) {
+		dlog_limited("socket re-binds", "%s was removed or replaced, and binding it again "
+			     "failed: %s", srv->sock_path, err);
+		free(err);
+		return;
+	}
+	dlog_limited("socket re-binds", "%s was removed or replaced: bound it again",
+		     srv->sock_path);
+	ev_io_stop(srv->loop, &srv->accept_w);
+	close(srv->listen_fd);
+	srv->listen_fd = fd;
+	ev_io_set(&srv->accept_w, fd, EV_READ);
+	ev_io_start(srv->loop, &srv->accept_w);
+	note_socket(srv);
+}
+
+/* The once-a-second watcher: the socket file, then the log's counts and size. */
+static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	check_socket(w->data);
+	dlog_tick();
+}
+
+/* Register the directories no sandbox may write (protected.h). */
+static void protect_own_dirs(struct server *srv, const char *dbpath)
+{
+	char *dir;
+
+	protected_add_dir(srv->state_dir);
+	dir = xstrdup(srv->sock_path);
+	*strrchr(dir, '/') = '\0';
+	protected_add_dir(dir);
+	free(dir);
+	if (dbpath && strrchr(dbpath, '/')) {
+		dir = xstrdup(dbpath);
+		*strrchr(dir, '/') = '\0';
+		protected_add_dir(dir);
+		free(dir);
+	}
 }
 
 /*
@@ -514,7 +704,7 @@ static double stop_grace(void)
 		return STOP_GRACE_S;
 	g = strtod(v, &end);
 	if (*end || !(g >= 0.1 && g <= 600.0)) {
-		logmsg("ignoring BOXY_DAEMON_STOP_GRACE=%s (want seconds, 0.1 to 600)", v);
+		dlog_msg("ignoring BOXY_DAEMON_STOP_GRACE=%s (want seconds, 0.1 to 600)", v);
 		return STOP_GRACE_S;
 	}
 	return g;
@@ -523,39 +713,70 @@ static double stop_grace(void)
 int server_main(void)
 {
 	struct server srv_, *srv = &srv_;
-	char *dir = NULL, *err = NULL, *dbpath;
+	char *dir = NULL, *err = NULL, *dbpath, *log;
 	int lost = 0;
 
 	memset(srv, 0, sizeof(*srv));
+	srv->listen_fd = srv->abs_fd = srv->lock_fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 	nofile_raise();         /* sandboxes and boxy-net get the original back */
+	if (client_state_dir_make(&srv->state_dir, &err) < 0) {
+		dlog_msg("%s", err);
+		free(err);
+		return EXIT_BOXY_FAILED;
+	}
+	log = xasprintf("%s/daemon.log", srv->state_dir);
+	dlog_set_path(log);
+	free(log);
+	/* Before anything else: a second daemon for this store stops here. */
+	if (lock_store(srv, &err) != 0) {
+		dlog_msg("%s", err);
+		free(err);
+		free(srv->state_dir);
+		return EXIT_BOXY_FAILED;
+	}
 	if (client_runtime_dir(&dir, &err) < 0) {
-		logmsg("%s", err);
+		dlog_msg("%s", err);
+		free(err);
+		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
 	}
 	srv->sock_path = xasprintf("%s/daemon.sock", dir);
 	free(dir);
-	if (listen_socket(srv, &err) < 0) {
-		logmsg("%s", err);
+	if (listen_socket(srv, &err) < 0 || listen_abstract(srv, &err) < 0) {
+		dlog_msg("%s", err);
 		free(err);
+		if (srv->listen_fd >= 0) {
+			close(srv->listen_fd);
+			unlink(srv->sock_path);
+		}
+		free(srv->sock_path);
+		free(srv->abstract);
+		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
 	}
+	write_record(srv);
 	srv->started_ms = now_real_ms();
 	srv->stop_grace_s = stop_grace();
-	logmsg("started, build %s, socket %s", build_id(), srv->sock_path);
+	dlog_msg("started, build %s, socket %s", build_id(), srv->sock_path);
 
-	/* A store that cannot be opened degrades to a warning: runs still work. */
+	/*
+	 * A store that cannot be opened degrades to a warning: runs still work.
+	 * Sessions it calls running belong to a daemon that died: the store's
+	 * lock (held above) says no other daemon serves it.
+	 */
 	dbpath = store_default_path();
+	protect_own_dirs(srv, dbpath);
 	if (!dbpath || store_open(dbpath, &srv->store, &err) < 0) {
-		logmsg("session store unavailable: %s", err ? err : "no state directory");
+		dlog_msg("session store unavailable: %s", err ? err : "no state directory");
 		free(err);
 		err = NULL;
 	} else if (store_mark_lost(srv->store, (int64_t)now_real_ms(), &lost, &err) < 0) {
-		logmsg("%s", err);
+		dlog_msg("%s", err);
 		free(err);
 		err = NULL;
 	} else if (lost > 0) {
-		logmsg("%d session(s) of a daemon that died were marked lost", lost);
+		dlog_msg("%d session(s) of a daemon that died were marked lost", lost);
 	}
 	free(dbpath);
 
@@ -563,6 +784,12 @@ int server_main(void)
 	ev_io_init(&srv->accept_w, accept_cb, srv->listen_fd, EV_READ);
 	srv->accept_w.data = srv;
 	ev_io_start(srv->loop, &srv->accept_w);
+	ev_io_init(&srv->accept_abs_w, accept_cb, srv->abs_fd, EV_READ);
+	srv->accept_abs_w.data = srv;
+	ev_io_start(srv->loop, &srv->accept_abs_w);
+	ev_timer_init(&srv->watch_w, on_watch, 1.0, 1.0);
+	srv->watch_w.data = srv;
+	ev_timer_start(srv->loop, &srv->watch_w);
 	ev_signal_init(&srv->sigterm_w, on_signal, SIGTERM);
 	ev_signal_init(&srv->sigint_w, on_signal, SIGINT);
 	ev_signal_init(&srv->sighup_w, on_signal, SIGHUP);
@@ -594,15 +821,16 @@ int server_main(void)
 	if (srv->store && server_nrunning(srv) > 0) {
 		lost = 0;
 		if (store_mark_lost(srv->store, (int64_t)now_real_ms(), &lost, &err) < 0) {
-			logmsg("%s", err);
+			dlog_msg("%s", err);
 			free(err);
 			err = NULL;
 		} else {
-			logmsg("%d running session(s) killed and marked lost", lost);
+			dlog_msg("%d running session(s) killed and marked lost", lost);
 		}
 	}
-	unlink(srv->sock_path);
 	close(srv->listen_fd);
+	close(srv->abs_fd);
+
 	while (srv->clients) {
 		struct client *c = srv->clients;
 
@@ -616,7 +844,23 @@ int server_main(void)
 		session_free(s);
 	}
 	store_close(srv->store);
+	/*
+	 * Last: the socket file (ours only while it is the one we bound), then the
+	 * lock; the store is another daemon's to open once the lock goes.
+	 */
+	{
+		struct stat st;
+
+		if (lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
+		    st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino)
+			unlink(srv->sock_path);
+	}
+	if (ftruncate(srv->lock_fd, 0) < 0)
+		dlog_msg("clearing the daemon record: %s", strerror(errno));
+	close(srv->lock_fd);
 	free(srv->sock_path);
-	logmsg("stopped");
+	free(srv->abstract);
+	free(srv->state_dir);
+	dlog_msg("stopped");
 	return 0;
 }

@@ -115,10 +115,17 @@ struct pending_event;
 
 struct server {
 	struct ev_loop *loop;
-	int listen_fd;
+	int listen_fd;              /* the socket file */
+	int abs_fd;                 /* the abstract socket (the record names it) */
+	int lock_fd;                /* STATE/daemon.lock, flocked for the daemon's life */
 	char *sock_path;
-	char *lock_path;
-	ev_io accept_w;
+	char *abstract;             /* "@boxy-UID-RANDOM" */
+	char *state_dir;
+	dev_t sock_dev;             /* the socket file as bound, to notice a replacement */
+	ino_t sock_ino;
+	bool sock_known, sock_given_up;
+	ev_io accept_w, accept_abs_w;
+	ev_timer watch_w;           /* once a second: the socket file, the log */
 	ev_signal sigterm_w, sigint_w, sighup_w;
 	ev_timer snapshot_w, flush_w, idle_w;
 	ev_prepare reap_w;          /* frees dead clients outside their callbacks */

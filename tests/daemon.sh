@@ -382,13 +382,16 @@ wait_until 5 bash -c "! kill -0 $OLDPID 2>/dev/null"
 wait "$OLDPID" 2>/dev/null
 
 ## ---- a sandboxed process that can reach the socket ------------------------------------
-# With the runtime directory exposed read-write (a workdir of /tmp with the /tmp
-# fallback does the same), a payload can connect to the socket: the daemon must
-# refuse it (another pid namespace), so it cannot ask for a sandbox with wider rules.
+# A --rw of the runtime directory is refused now (tests/e2e/daemon-store-guard.sh), but a
+# hard link of the socket in an exposed directory still lets a payload connect to it: the
+# daemon must refuse it (another pid namespace), so it cannot ask for a sandbox with wider rules.
 # (ASAN_OPTIONS: a sanitizer build of boxy inside the sandbox must not run LeakSanitizer,
 # whose exit-time ptrace the seccomp filter forbids; harmless in a normal build)
-B run --net none --rw "$XDG_RUNTIME_DIR" --ro "$(dirname "$BOXY")" -e XDG_RUNTIME_DIR \
-	-e ASAN_OPTIONS=detect_leaks=0 -- "$BOXY" run --net none -- true
+"$BOXY" run --net none -- true </dev/null >/dev/null 2>&1     # a daemon, for the link to reach
+mkdir -p -m 0700 "$SUITE/reach/boxy"
+ln "$SOCK" "$SUITE/reach/boxy/daemon.sock"
+XDG_RUNTIME_DIR=$SUITE/reach B run --net none --rw "$SUITE/reach" --ro "$(dirname "$BOXY")" \
+	-e XDG_RUNTIME_DIR -e ASAN_OPTIONS=detect_leaks=0 -- "$BOXY" run --net none -- true
 check "a sandboxed boxy run cannot use the daemon's socket, even when it can reach it" \
 	'[ "$RC" = 125 ] && grep -q "refused a connection from pid" "$LOG"'
 
