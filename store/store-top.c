@@ -125,13 +125,26 @@ static char *like_pattern(const char *s)
 	return out;
 }
 
+/*
+ * A session's refusals: the denials view's three tables asked directly. Asked
+ * through the view, SQLite runs the union as a co-routine per session, a
+ * hundred times slower than these three index lookups (measured: 0.5 s
+ * against 9 ms for 200 sessions of a 2,000,000-row store).
+ */
+#define DENIED_OF(id) \
+	"((SELECT coalesce(sum(count), 0) FROM connections WHERE session_id = " id \
+	"   AND verdict = 'deny')" \
+	" + (SELECT coalesce(sum(count), 0) FROM resolutions WHERE session_id = " id \
+	"   AND verdict = 'deny')" \
+	" + (SELECT coalesce(sum(count), 0) FROM decisions WHERE session_id = " id \
+	"   AND verdict = 'deny'))"
+
 /* The totals of one session row, summed over its own rows only. */
 #define SESSION_COLUMNS \
 	"s.id, s.state, coalesce(s.profile, ''), coalesce(json_extract(s.policy, '$.net.mode'), '')," \
 	" s.argv, s.cwd, s.started_ms, coalesce(s.ended_ms, 0), coalesce(s.exit_code, 0)," \
 	" (SELECT coalesce(sum(count), 0) FROM connections c WHERE c.session_id = s.id)," \
-	" (SELECT coalesce(sum(count), 0) FROM denials d WHERE d.session_id = s.id)" \
-	"   + s.overflow_denied," \
+	" " DENIED_OF("s.id") " + s.overflow_denied," \
 	" (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id)," \
 	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
 
@@ -140,7 +153,9 @@ static char *like_pattern(const char *s)
 	" OR s.state LIKE ?2 ESCAPE '\\' OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
 	" OR s.id LIKE substr(?2, 2))" \
 	" AND (?3 = 0 OR s.overflow_denied > 0" \
-	"  OR EXISTS (SELECT 1 FROM denials d WHERE d.session_id = s.id))"
+	"  OR EXISTS (SELECT 1 FROM connections d WHERE d.session_id = s.id AND verdict = 'deny')" \
+	"  OR EXISTS (SELECT 1 FROM resolutions d WHERE d.session_id = s.id AND verdict = 'deny')" \
+	"  OR EXISTS (SELECT 1 FROM decisions d WHERE d.session_id = s.id AND verdict = 'deny'))"
 
 int store_top_sessions(struct store_top *st, const char *filter, bool denied_only, size_t limit,
 		       void (*row)(void *ctx, const struct store_top_session *r), void *ctx,
@@ -196,12 +211,15 @@ int store_top_totals(struct store_top *st, int64_t since_ms, uint64_t *running,
 	sqlite3_stmt *q;
 
 	*running = *denied = 0;
+	/* Refusals since since_ms, of the sessions started a day before it (the
+	 * sessions_started index; a run older than that is not counted here). */
+#define RECENT_DENIED(table) \
+	" (SELECT coalesce(sum(count), 0) FROM " table " WHERE verdict = 'deny' AND t_ms >= ?1" \
+	"   AND session_id IN (SELECT id FROM sessions WHERE started_ms >= ?1 - 86400000))"
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT (SELECT count(*) FROM sessions WHERE state = 'running'),"
-			       " (SELECT coalesce(sum(count), 0) FROM denials d"
-			       "   WHERE d.session_id IN (SELECT id FROM sessions"
-			       "     WHERE started_ms >= ?1 - 86400000 OR state = 'running')"
-			       "   AND d.t_ms >= ?1)", -1, &q, NULL) != SQLITE_OK)
+			       RECENT_DENIED("connections") " + " RECENT_DENIED("resolutions") " + "
+			       RECENT_DENIED("decisions"), -1, &q, NULL) != SQLITE_OK)
 		return fail(st, err, "counting sessions");
 	sqlite3_bind_int64(q, 1, since_ms);
 	if (sqlite3_step(q) == SQLITE_ROW) {
@@ -254,11 +272,20 @@ int store_top_denials(struct store_top *st, size_t limit,
 {
 	sqlite3_stmt *q;
 
+	/* The denials view's rows, of the 200 newest sessions, each table on its index. */
+#define NEWEST " session_id IN (SELECT id FROM sessions ORDER BY started_ms DESC LIMIT 200)"
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT d.session_id, s.argv, d.layer, d.subject, d.reason, d.t_ms,"
-			       " d.count FROM denials d JOIN sessions s ON s.id = d.session_id"
-			       " WHERE d.session_id IN (SELECT id FROM sessions"
-			       "   ORDER BY started_ms DESC LIMIT 200)"
+			       " d.count FROM ("
+			       "  SELECT session_id, layer, proto || '://' || CASE WHEN host IS NULL"
+			       "   AND instr(addr, ':') > 0 THEN '[' || addr || ']'"
+			       "   ELSE coalesce(host, addr) END || ':' || port AS subject, reason,"
+			       "   t_ms, count FROM connections WHERE verdict = 'deny' AND" NEWEST
+			       "  UNION ALL SELECT session_id, coalesce(layer, 'net.dns'), name, reason,"
+			       "   t_ms, count FROM resolutions WHERE verdict = 'deny' AND" NEWEST
+			       "  UNION ALL SELECT session_id, layer, subject, reason, t_ms, count"
+			       "   FROM decisions WHERE verdict = 'deny' AND" NEWEST
+			       " ) d JOIN sessions s ON s.id = d.session_id"
 			       " ORDER BY d.t_ms DESC LIMIT ?1", -1, &q, NULL) != SQLITE_OK)
 		return fail(st, err, "listing denials");
 	sqlite3_bind_int64(q, 1, (sqlite3_int64)limit);

@@ -173,7 +173,7 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 	struct sigaction sa;
 	struct top_screen s = { 0 };
 	uint64_t last_tick = 0, last_paint = 0, key_at = 0;
-	bool dirty = true, first = true;
+	bool dirty = true, first = true, reload_pending = false;
 	int code = 0;
 
 	setlocale(LC_ALL, "");
@@ -222,6 +222,13 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 			first = false;
 			key_at = 0;
 		}
+		if (reload_pending && !dirty) {
+			/* The key's paint is on the screen: now the store (and paint again). */
+			reload_pending = false;
+			src->reload(src->ctx, m);
+			dirty = true;
+			continue;
+		}
 		if (dirty && wait > 100)
 			wait = 100;
 		if (wait < 0)
@@ -262,7 +269,8 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 				src->open(src->ctx, m);
 				break;
 			case TOP_DO_REFILTER:
-				src->reload(src->ctx, m);
+				/* Answer the key first; the lists are read right after. */
+				reload_pending = true;
 				break;
 			case TOP_DO_STOP:
 			case TOP_DO_KILL:
