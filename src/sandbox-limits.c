@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "memwatch.h"
 #include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
@@ -254,6 +255,9 @@ static bool cgroup_set(const char *dir, const char *file, const char *value, cha
 	return false;
 }
 
+static char *limits_watchdog_words(const char *sz, const char *why);
+static int limits_memory_child(const struct plan *plan, char **err);
+
 int limits_prepare(const struct runspec *rs, struct limits *lim,
 		   const struct event_sink *events, char **err)
 {
@@ -324,9 +328,7 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 			msg = xasprintf(_("memory.max = %s in %s"), sz, lim->cgroup_dir);
 			event_audit(events, "cgroup", "allow", "memory", msg);
 		} else {
-			msg = xasprintf(_("--memory %s is not enforced: %s; RLIMIT_AS would bound "
-					  "address space, not memory, so none is imposed (the /tmp "
-					  "and $HOME tmpfs are still sized from it)"), sz, why_mem);
+			msg = limits_watchdog_words(sz, why_mem);
 			event_audit(events, "cgroup", "degraded", "memory", msg);
 		}
 		free(msg);
@@ -404,5 +406,35 @@ int limits_apply_child(const struct plan *plan, char **err)
 			return set_err_errno(err, "setrlimit RLIMIT_NPROC %llu",
 					     (unsigned long long)plan->pids);
 	}
+	return limits_memory_child(plan, err);
+}
+
+/* ---- memory without a cgroup (the watchdog is memwatch.c) ---------------- */
+
+/* The audit words for --memory enforced by the watchdog instead of a cgroup (malloc'd). */
+static char *limits_watchdog_words(const char *sz, const char *why)
+{
+	return xasprintf(_("--memory %s is enforced by boxy's watchdog, not the kernel: %s. "
+			   "Every %d ms (%d ms past half the limit) it counts the memory of "
+			   "every process in the sandbox, its tmpfs mounts and its memfds, and "
+			   "kills the sandbox past the limit; an allocation faster than a sample "
+			   "can overshoot. RLIMIT_AS would bound address space, not memory, so "
+			   "none is imposed"), sz, why, MEMWATCH_SLOW_MS, MEMWATCH_FAST_MS);
+}
+
+/*
+ * In boxy-init, before the mounts: oom_score_adj 1000 makes the sandbox the
+ * kernel's first choice when the host runs out of memory anyway (a balloon
+ * faster than the watchdog's samples). Inherited by every process of the
+ * sandbox; an unprivileged payload can lower it back only to the user's own
+ * value, never below. (kernel.shmall, which would bound SysV segments, is
+ * not writable here: the sandbox's user namespace maps no uid 0, and the
+ * IPC sysctls belong to that uid. The watchdog counts them instead.)
+ */
+static int limits_memory_child(const struct plan *plan, char **err)
+{
+	(void)plan;
+	if (write_file("/proc/self/oom_score_adj", "1000\n", 5, 0644) < 0 && errno != ENOENT)
+		return set_err_errno(err, "writing /proc/self/oom_score_adj");
 	return 0;
 }
