@@ -29,6 +29,7 @@
 
 #include "doctor.h"
 #include "json.h"
+#include "memwatch.h"
 #include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
@@ -395,7 +396,7 @@ void doctor_check_cgroup(struct doctor_check *c)
 {
 	struct cgroup_info info;
 	char list[32] = "", *who;
-	const char *lost[3];
+	const char *lost[2];
 	size_t nlost = 0;
 	bool hybrid = false;
 
@@ -431,7 +432,7 @@ void doctor_check_cgroup(struct doctor_check *c)
 		check_note(c, _("--pids falls back to RLIMIT_NPROC (equivalent in the sandbox's "
 				"own user namespace)"));
 	if (!info.memory)
-		lost[nlost++] = "--memory";
+		check_note(c, _("--memory falls back to boxy's watchdog (the memory line below)"));
 	if (!info.cpu)
 		lost[nlost++] = "--cpus";
 	if (nlost == 2) {
@@ -454,6 +455,30 @@ void doctor_check_cgroup(struct doctor_check *c)
 	cgroup_info_free(&info);
 }
 
+/* ---- how --memory is enforced -------------------------------------------- */
+
+void doctor_check_memory(struct doctor_check *c)
+{
+	struct cgroup_info info;
+
+	cgroup_probe(&info);
+	if (info.memory) {
+		check_set(c, "memory", DOCTOR_OK,
+			  xasprintf(_("kernel cgroup: memory.max in a child of %s"), info.own));
+		cgroup_info_free(&info);
+		return;
+	}
+	cgroup_info_free(&info);
+	check_set(c, "memory", DOCTOR_WARN,
+		  xasprintf(_("boxy's watchdog: --memory is sampled every %d ms (%d ms past half "
+			      "the limit) and the sandbox killed past it"),
+			    MEMWATCH_SLOW_MS, MEMWATCH_FAST_MS));
+	check_note(c, _("counted: its processes' anonymous and shared memory, its tmpfs, "
+			"memfds and SysV segments; not kernel memory (sockets, pipes, page tables)"));
+	check_note(c, _("an allocation faster than a sample overshoots before the kill; "
+			"delegate the memory controller to have the kernel enforce it"));
+}
+
 /* ---- the report -------------------------------------------------------- */
 
 void doctor_run(struct doctor_report *r)
@@ -461,6 +486,7 @@ void doctor_run(struct doctor_report *r)
 	void (*const probes[DOCTOR_NCHECKS])(struct doctor_check *) = {
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
 		doctor_check_userns, doctor_check_tun, doctor_check_cgroup,
+		doctor_check_memory,
 	};
 
 	memset(r, 0, sizeof(*r));
