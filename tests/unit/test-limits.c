@@ -79,7 +79,7 @@ static void test_one_event_per_limit(void **state)
 			assert_string_equal(seen.subject[k], "memory");
 			assert_string_equal(seen.verdict[k], lim.memory_enforced ? "allow" : "degraded");
 			if (!lim.memory_enforced) {
-				assert_non_null(strstr(seen.detail[k], "not enforced"));
+				assert_non_null(strstr(seen.detail[k], "watchdog"));
 				assert_non_null(strstr(seen.detail[k], "RLIMIT_AS"));
 			}
 			k++;
