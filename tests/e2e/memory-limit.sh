@@ -38,7 +38,7 @@ else
 fi
 
 # A balloon of 512 MiB under 256 MiB: python's bytes are touched as they are made.
-timeout -s KILL 60 "$BOXY" run --net none --memory 256MiB -- \
+timeout -s KILL 60 "$BOXY" run --net none --memory 256MiB --audit-log "$SUITE/audit.jsonl" -- \
 	python3 -c 'import time; b = b"x" * (512 << 20); time.sleep(3); print("held")' \
 	>"$SUITE/out" 2>"$SUITE/err"
 rc=$?
@@ -47,6 +47,19 @@ if [ $rc -eq 137 ] && ! grep -q held "$SUITE/out" && grep -q 'memory limit excee
 else
 	not_ok "a run past --memory: exit $rc (want 137), output: $(head -c 200 "$SUITE/out")"
 	diag_file "$SUITE/err" 5
+fi
+
+# How it was enforced, in the audit log; with no user manager in this suite's
+# XDG_RUNTIME_DIR, the systemd scope was considered and said not to be there.
+mem=$(grep '"layer":"cgroup"' "$SUITE/audit.jsonl" | grep '"subject":"memory"')
+if [ $delegated = yes ] && echo "$mem" | grep -q '"verdict":"allow"'; then
+	ok "audit: --memory enforced by a cgroup"
+elif [ $delegated = no ] && echo "$mem" | grep -q "enforced by boxy's watchdog" &&
+	echo "$mem" | grep -q 'no systemd user manager'; then
+	ok "audit: --memory enforced by the watchdog, the systemd scope tried and said absent"
+else
+	not_ok "audit: how --memory was enforced"
+	diag_file "$SUITE/audit.jsonl" 10
 fi
 
 id=$("$BOXY" ps -a 2>/dev/null | awk 'NR == 2 { print $1 }')
