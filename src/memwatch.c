@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@
 
 struct memwatch;
 static void memwatch_shm_helper_stop(struct memwatch *mw);
+static uint64_t mono_us(void);
 
 struct file_id {
 	dev_t dev;
@@ -79,8 +81,12 @@ struct memwatch {
 	size_t ntmpfs;
 	pid_t *pids;                    /* the last sample's processes */
 	size_t npids, cappids;
-	struct file_id memfds[MEMWATCH_MEMFD_MAX];
+	struct file_id memfds[MEMWATCH_MEMFD_MAX];     /* the descriptor scan's */
 	size_t nmemfds;
+	_Atomic uint64_t memfd_bytes;   /* the descriptor scan's last complete total */
+	_Atomic uint64_t fdscan_slowest_us;
+	pthread_t fd_thread;
+	bool fd_thread_started;
 	int userns, ipcns;              /* the sandbox's, for the SysV helper */
 	pid_t shm_pid;                  /* the SysV helper, or -1 */
 	int shm_req, shm_resp;          /* its pipes: a byte asks, a uint64_t answers */
@@ -305,6 +311,60 @@ static bool memwatch_is_ours(const struct memwatch *mw, pid_t pid)
 	return strcmp(link, mw->nsid) == 0;
 }
 
+/*
+ * The descriptor scan, in a thread of its own: reading /proc/PID/fd costs
+ * some 20 us a descriptor, so a payload holding tens of thousands of them
+ * would otherwise stretch every sample. Here it only makes the memfd count
+ * older (by one pass, recorded as the slowest pass); processes, tmpfs and
+ * SysV shared memory keep their sample rate.
+ */
+static void *memwatch_fd_main(void *arg)
+{
+	struct memwatch *mw = arg;
+	struct pollfd pfd = { .fd = mw->stopfd, .events = POLLIN };
+	int procfd = dup(mw->procfd);
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	for (;;) {
+		uint64_t t0 = mono_us(), sum = 0, took;
+		struct dirent *de;
+		DIR *d;
+		int fd, rc;
+
+		fd = procfd >= 0 ? dup(procfd) : -1;
+		d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		rewinddir(d);
+		mw->nmemfds = 0;
+		while ((de = readdir(d)) != NULL) {
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+
+			if (de->d_name[0] < '1' || de->d_name[0] > '9' || *end || pid > INT32_MAX ||
+			    !memwatch_is_ours(mw, (pid_t)pid))
+				continue;
+			sum += memwatch_memfds(mw, (pid_t)pid);
+		}
+		closedir(d);
+		atomic_store(&mw->memfd_bytes, sum);
+		took = mono_us() - t0;
+		if (took > atomic_load(&mw->fdscan_slowest_us))
+			atomic_store(&mw->fdscan_slowest_us, took);
+		rc = poll(&pfd, 1, MEMWATCH_FAST_MS);
+		if (rc > 0 || (rc < 0 && errno != EINTR))
+			break;
+	}
+	if (procfd >= 0)
+		close(procfd);
+	return NULL;
+}
+
 /* One sample: every process of the namespace, the tmpfs mounts, the memfds. */
 static void memwatch_sample(struct memwatch *mw, struct memwatch_usage *u)
 {
@@ -315,7 +375,6 @@ static void memwatch_sample(struct memwatch *mw, struct memwatch_usage *u)
 
 	memset(u, 0, sizeof(*u));
 	mw->npids = 0;
-	mw->nmemfds = 0;
 	fd = dup(mw->procfd);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
@@ -336,7 +395,6 @@ static void memwatch_sample(struct memwatch *mw, struct memwatch_usage *u)
 			continue;   /* gone meanwhile */
 		u->procs += (memwatch_parse_kb(text, "RssAnon") + memwatch_parse_kb(text, "RssShmem")) *
 			    1024;
-		u->memfd += memwatch_memfds(mw, (pid_t)pid);
 		u->nprocs++;
 		if (mw->npids == mw->cappids) {
 			mw->cappids = mw->cappids ? 2 * mw->cappids : 64;
@@ -345,6 +403,7 @@ static void memwatch_sample(struct memwatch *mw, struct memwatch_usage *u)
 		mw->pids[mw->npids++] = (pid_t)pid;
 	}
 	closedir(d);
+	u->memfd = atomic_load(&mw->memfd_bytes);
 	for (size_t i = 0; i < mw->ntmpfs; i++) {
 		struct statfs sf;
 
@@ -568,8 +627,20 @@ int memwatch_start(pid_t init, uint64_t limit, struct memwatch **out, char **err
 		return -1;
 	}
 	mw->nsid[n] = '\0';
-	rc = pthread_create(&mw->thread, NULL, memwatch_main, mw);
+	rc = pthread_create(&mw->fd_thread, NULL, memwatch_fd_main, mw);
+	if (rc == 0) {
+		mw->fd_thread_started = true;
+		rc = pthread_create(&mw->thread, NULL, memwatch_main, mw);
+	}
 	if (rc != 0) {
+		if (mw->fd_thread_started) {
+			uint64_t one = 1;
+
+			if (write(mw->stopfd, &one, sizeof(one)) < 0) {
+				/* the join below waits for its next pass either way */
+			}
+			pthread_join(mw->fd_thread, NULL);
+		}
 		errno = rc;
 		set_err_errno(err, _("starting the memory watchdog"));
 		memwatch_free(mw);
@@ -589,6 +660,8 @@ void memwatch_stop(struct memwatch *mw, struct memwatch_report *rep)
 		/* an eventfd counter cannot overflow from one write; join regardless */
 	}
 	pthread_join(mw->thread, NULL);
+	pthread_join(mw->fd_thread, NULL);
+	mw->rep.fdscan_slowest_us = atomic_load(&mw->fdscan_slowest_us);
 	if (rep)
 		*rep = mw->rep;
 	memwatch_free(mw);

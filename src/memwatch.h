@@ -32,6 +32,7 @@ struct memwatch_report {
 	uint64_t peak;                  /* the highest total counted */
 	uint64_t samples;
 	uint64_t slowest_us;            /* the longest single sample */
+	uint64_t fdscan_slowest_us;     /* the longest pass over the descriptors (memfds) */
 	size_t ntmpfs;                  /* tmpfs mounts watched */
 	size_t tmpfs_skipped;           /* tmpfs mounts of the sandbox that could not be opened */
 	bool sysv_lost;                 /* SysV shared memory could not be counted (all or part) */

@@ -907,9 +907,11 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 	format_size(r.peak, peak, sizeof(peak));
 	if (!r.killed) {
 		d = xasprintf(_("memory watchdog: %llu samples, at most %s counted of --memory %s, "
-				"slowest sample %llu us, %zu tmpfs watched%s%s"),
+				"slowest sample %llu us, slowest memfd pass %llu us, %zu tmpfs "
+				"watched%s%s"),
 			      (unsigned long long)r.samples, peak, lim,
-			      (unsigned long long)r.slowest_us, r.ntmpfs,
+			      (unsigned long long)r.slowest_us,
+			      (unsigned long long)r.fdscan_slowest_us, r.ntmpfs,
 			      r.tmpfs_skipped ? _(" (some could not be opened: not counted)") : "",
 			      r.sysv_lost ? _("; SysV shared memory could not be counted") : "");
 		sandbox_audit(events, sb->session, "limits", "info", "memory", d);

@@ -70,6 +70,19 @@ memory_cases() {
 		'./balloon shared 512 3000'
 	memory_attack memory-sysv "512 MiB of detached SysV segments under --memory 256MiB are killed" \
 		'./balloon sysv 512 3000'
+	# Reading /proc/PID/fd costs ~20 us a descriptor: 20000 of them must not slow the
+	# samples of everything else down to one every half second.
+	memory_attack memory-fdflood "a balloon of 512 MiB next to 19900 open descriptors under --memory 256MiB is killed" '
+python3 -c "
+import os, resource, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
+fds = [os.open(\"/dev/null\", os.O_RDONLY) for _ in range(min(hard, 20000) - 100)]
+time.sleep(0.5)
+b = b\"x\" * (512 << 20)
+time.sleep(3)
+print(\"held 512 MiB with\", len(fds), \"descriptors\", flush=True)
+"'
 	# Each tmpfs is sized from --memory alone; together they hold three times it.
 	memory_attack memory-tmpfs "200 MiB each in /tmp, \$HOME and /dev/shm under --memory 256MiB is killed" '
 for d in /tmp "$HOME" /dev/shm; do
