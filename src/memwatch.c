@@ -18,7 +18,11 @@
  *   - every tmpfs mounted in the sandbox (/, /tmp, $HOME, /dev/shm, …): the
  *     blocks used, through descriptors opened once at the start;
  *   - every memfd a process holds open, by its allocated blocks (a memfd
- *     written with write() and never mapped shows in no RSS).
+ *     written with write() and never mapped shows in no RSS), as last found
+ *     by a second thread that walks the descriptors (about 20 us each: a
+ *     payload with thousands of them must not slow the samples down);
+ *   - the SysV shared memory of its IPC namespace, asked of a helper process
+ *     that joined it (a detached segment is in no process and on no tmpfs).
  * Memory both mapped and on a tmpfs or in a memfd is counted twice: the
  * watchdog errs towards stopping early. Kernel memory (socket and pipe
  * buffers, page tables) is not counted.
