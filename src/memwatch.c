@@ -469,15 +469,28 @@ static void memwatch_shm_helper_start(struct memwatch *mw)
 		struct shm_info si;
 		char c;
 
+		int in, out;
+
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setns(mw->userns, CLONE_NEWUSER) < 0 ||
 		    setns(mw->ipcns, CLONE_NEWIPC) < 0)
 			_exit(1);
-		while (read(req[0], &c, 1) == 1) {
+		/*
+		 * Keep nothing of the owner's: a copy of a client's socket or of a
+		 * session's pty held here would keep its peer from seeing it close.
+		 * Lift the two pipe ends above anything they could overwrite, place
+		 * them at 0 and 1, close the rest.
+		 */
+		in = fcntl(req[0], F_DUPFD, 10);
+		out = fcntl(resp[1], F_DUPFD, 10);
+		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+		    syscall(SYS_close_range, 2, ~0U, 0) < 0)
+			_exit(1);
+		while (read(0, &c, 1) == 1) {
 			uint64_t pages = 0;
 
 			if (shmctl(0, SHM_INFO, (struct shmid_ds *)&si) >= 0)
 				pages = (uint64_t)si.shm_rss;
-			if (write(resp[1], &pages, sizeof(pages)) != (ssize_t)sizeof(pages))
+			if (write(1, &pages, sizeof(pages)) != (ssize_t)sizeof(pages))
 				_exit(1);
 		}
 		_exit(0);
