@@ -116,7 +116,11 @@ static int exit_from(const struct msg *m)
 	if (reason && code >= 124) {
 		char *clean = watch_sanitize(reason);
 
-		fprintf(stderr, "boxy: %s\n", clean);
+		/* A limit that killed the run is a finding: red on a terminal. */
+		if (isatty(STDERR_FILENO) && (code == 124 || code > 127))
+			fprintf(stderr, "\033[31mboxy: %s\033[0m\n", clean);
+		else
+			fprintf(stderr, "boxy: %s\n", clean);
 		free(clean);
 	}
 	free(reason);

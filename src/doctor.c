@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 
 #include "doctor.h"
 #include "json.h"
+#include "memwatch.h"
 #include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
@@ -395,7 +397,7 @@ void doctor_check_cgroup(struct doctor_check *c)
 {
 	struct cgroup_info info;
 	char list[32] = "", *who;
-	const char *lost[3];
+	const char *lost[2];
 	size_t nlost = 0;
 	bool hybrid = false;
 
@@ -431,7 +433,7 @@ void doctor_check_cgroup(struct doctor_check *c)
 		check_note(c, _("--pids falls back to RLIMIT_NPROC (equivalent in the sandbox's "
 				"own user namespace)"));
 	if (!info.memory)
-		lost[nlost++] = "--memory";
+		check_note(c, _("--memory falls back to boxy's watchdog (the memory line below)"));
 	if (!info.cpu)
 		lost[nlost++] = "--cpus";
 	if (nlost == 2) {
@@ -454,6 +456,94 @@ void doctor_check_cgroup(struct doctor_check *c)
 	cgroup_info_free(&info);
 }
 
+/* ---- how --memory is enforced -------------------------------------------- */
+
+/*
+ * Whether the user's systemd gives a scope that enforces a memory limit: the
+ * real thing, for a child that only waits. True with *where (malloc'd) when
+ * memory.max in the scope reads what was asked; else *why says why not.
+ */
+static bool memory_scope_probe(const struct cgroup_info *info, char **where, char **why)
+{
+	char *unit = NULL, *cg = NULL, *dir, *got = NULL;
+	bool ok;
+	pid_t pid;
+
+	if (!info->mount) {
+		*why = xstrdup(_("no cgroup v2 hierarchy"));
+		return false;
+	}
+	if (!limits_scope_available(why))
+		return false;
+	pid = fork();
+	if (pid < 0) {
+		*why = xasprintf("fork: %s", strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	ok = limits_scope_request(pid, 64u << 20, 0, 0, &unit, &cg, why) == 0;
+	if (ok) {
+		dir = xasprintf("%s%s", info->mount, cg);
+		{
+			char *path = xasprintf("%s/memory.max", dir);
+			size_t len;
+
+			if (read_file(path, 64, &got, &len) < 0)
+				got = xstrdup("");
+			free(path);
+		}
+		ok = strtoull(got, NULL, 10) == (64u << 20);
+		if (ok)
+			*where = xasprintf(_("systemd scope (memory.max in %s)"), dir);
+		else
+			*why = xasprintf(_("the systemd user manager made %s, but applies no memory "
+					   "limit there (no memory controller delegated to it)"), unit);
+		free(got);
+		free(dir);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(unit);
+	free(cg);
+	return ok;
+}
+
+void doctor_check_memory(struct doctor_check *c)
+{
+	struct cgroup_info info;
+	char *where = NULL, *why = NULL, *note;
+
+	cgroup_probe(&info);
+	if (info.memory) {
+		check_set(c, "memory", DOCTOR_OK,
+			  xasprintf(_("kernel cgroup: memory.max in a child of %s"), info.own));
+		cgroup_info_free(&info);
+		return;
+	}
+	if (memory_scope_probe(&info, &where, &why)) {
+		check_set(c, "memory", DOCTOR_OK, where);
+		cgroup_info_free(&info);
+		return;
+	}
+	cgroup_info_free(&info);
+	check_set(c, "memory", DOCTOR_WARN,
+		  xasprintf(_("boxy's watchdog: --memory is sampled every %d ms (%d ms past half "
+			      "the limit) and the sandbox killed past it"),
+			    MEMWATCH_SLOW_MS, MEMWATCH_FAST_MS));
+	check_note(c, _("counted: its processes' anonymous and shared memory, its tmpfs, "
+			"memfds and SysV segments; not kernel memory (sockets, pipes, page tables)"));
+	check_note(c, _("an allocation faster than a sample overshoots before the kill; "
+			"delegate the memory controller to have the kernel enforce it"));
+	note = xasprintf(_("no systemd scope: %s"), why);
+	check_note(c, note);
+	free(note);
+	free(why);
+}
+
 /* ---- the report -------------------------------------------------------- */
 
 void doctor_run(struct doctor_report *r)
@@ -461,6 +551,7 @@ void doctor_run(struct doctor_report *r)
 	void (*const probes[DOCTOR_NCHECKS])(struct doctor_check *) = {
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
 		doctor_check_userns, doctor_check_tun, doctor_check_cgroup,
+		doctor_check_memory,
 	};
 
 	memset(r, 0, sizeof(*r));

@@ -17,13 +17,13 @@ enum doctor_status {
 };
 
 struct doctor_check {
-	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "tun", "cgroup2" */
+	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "tun", "cgroup2", "memory" */
 	enum doctor_status status;
 	char *detail;               /* one line, malloc'd */
 	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
 };
 
-#define DOCTOR_NCHECKS 6
+#define DOCTOR_NCHECKS 7
 
 struct doctor_report {
 	struct doctor_check checks[DOCTOR_NCHECKS];
@@ -37,6 +37,8 @@ void doctor_check_seccomp(struct doctor_check *c);
 void doctor_check_userns(struct doctor_check *c);
 void doctor_check_tun(struct doctor_check *c);
 void doctor_check_cgroup(struct doctor_check *c);
+/* How --memory is enforced here: the kernel (a delegated cgroup) or boxy's watchdog. */
+void doctor_check_memory(struct doctor_check *c);
 void doctor_check_free(struct doctor_check *c);
 
 /* Run every check, in the order the specification prints them. */

@@ -29,6 +29,15 @@ struct limits {
 	char *cgroup_dir;           /* the run's own cgroup, NULL when none could be made */
 	bool memory_enforced, pids_enforced, cpu_enforced;
 	bool pids_rlimit;           /* --pids falls back to RLIMIT_NPROC inside */
+	uint64_t memory, pids;      /* what was asked: bytes, processes (0: not asked) */
+	uint32_t cpus_milli;
+	/* No cgroup could be made here but a systemd user manager runs: limits_attach()
+	 * asks it for a scope, and only then records how each limit is enforced. */
+	bool scope_pending;
+	const struct event_sink *events;    /* valid until limits_attach() */
+	char *why_mem, *why_pids, *why_cpu; /* why no cgroup of our own enforces each */
+	char *scope_mount;          /* the cgroup2 mount */
+	char *scope_unit, *scope_cgroup;    /* the scope systemd made, its cgroup path */
 };
 
 /*
@@ -38,8 +47,22 @@ struct limits {
  */
 int limits_prepare(const struct runspec *rs, struct limits *lim,
 		   const struct event_sink *events, char **err);
-/* Move pid into the run's cgroup (no-op when there is none). */
-int limits_attach(const struct limits *lim, pid_t pid, char **err);
+/*
+ * Move pid into the run's cgroup (no-op when there is none); or, when
+ * limits_prepare() deferred to the user's systemd, ask it for a scope with
+ * pid in it and record the limits' audit events.
+ */
+int limits_attach(struct limits *lim, pid_t pid, char **err);
+/* limits-scope.c: whether a systemd user manager can be asked (else *why, malloc'd). */
+bool limits_scope_available(char **why);
+/*
+ * Ask it for a transient scope "boxy-….scope" holding pid, Delegate=yes, with
+ * the limits (0: not asked) as MemoryMax/MemorySwapMax=0, TasksMax and
+ * CPUQuotaPerSecUSec. On success *unit and *cgroup (the scope's path in the
+ * cgroup2 hierarchy), both malloc'd; -1 with *why otherwise.
+ */
+int limits_scope_request(pid_t pid, uint64_t memory, uint64_t pids, uint32_t cpus_milli,
+			 char **unit, char **cgroup, char **why);
 /* Remove the run's cgroup after the sandbox exited. */
 void limits_release(struct limits *lim);
 

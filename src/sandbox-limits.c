@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "memwatch.h"
 #include "run-limits.h"
 #include "sandbox-stages.h"
 #include "util.h"
@@ -254,12 +255,61 @@ static bool cgroup_set(const char *dir, const char *file, const char *value, cha
 	return false;
 }
 
+static char *limits_watchdog_words(const char *sz, const char *why);
+static bool limits_scope_defer(struct limits *lim, const struct cgroup_info *info,
+			       const struct event_sink *events, char **why_mem, char **why_pids,
+			       char **why_cpu);
+static void limits_scope_attach(struct limits *lim, pid_t pid);
+
+/* One "cgroup" audit event per requested limit: enforced in cgroup `where`, or how not. */
+static void limits_audit(const struct limits *lim, const struct event_sink *events,
+			 const char *where, const char *why_mem, const char *why_pids,
+			 const char *why_cpu)
+{
+	char sz[32], *msg;
+
+	if (lim->memory) {
+		format_size(lim->memory, sz, sizeof(sz));
+		if (lim->memory_enforced) {
+			msg = xasprintf(_("memory.max = %s in %s"), sz, where);
+			event_audit(events, "cgroup", "allow", "memory", msg);
+		} else {
+			msg = limits_watchdog_words(sz, why_mem);
+			event_audit(events, "cgroup", "degraded", "memory", msg);
+		}
+		free(msg);
+	}
+	if (lim->pids) {
+		if (lim->pids_enforced)
+			msg = xasprintf(_("pids.max = %llu in %s"), (unsigned long long)lim->pids,
+					where);
+		else
+			msg = xasprintf(_("--pids %llu falls back to RLIMIT_NPROC, counted in the "
+					  "sandbox's own user namespace: %s"),
+					(unsigned long long)lim->pids, why_pids);
+		event_audit(events, "cgroup", lim->pids_enforced ? "allow" : "degraded", "pids", msg);
+		free(msg);
+	}
+	if (lim->cpus_milli) {
+		if (lim->cpu_enforced)
+			msg = xasprintf(_("cpu.max = %u.%03u CPUs in %s"), lim->cpus_milli / 1000,
+					lim->cpus_milli % 1000, where);
+		else
+			msg = xasprintf(_("--cpus %u.%03u is not enforced: %s"), lim->cpus_milli / 1000,
+					lim->cpus_milli % 1000, why_cpu);
+		event_audit(events, "cgroup", lim->cpu_enforced ? "allow" : "degraded", "cpu", msg);
+		free(msg);
+	}
+}
+
+static int limits_memory_child(const struct plan *plan, char **err);
+
 int limits_prepare(const struct runspec *rs, struct limits *lim,
 		   const struct event_sink *events, char **err)
 {
 	struct cgroup_info info;
 	char *why_mem = NULL, *why_pids = NULL, *why_cpu = NULL, *why_cg = NULL;
-	char sz[32], *msg, *val;
+	char *val;
 	bool mem, pids, cpu;
 
 	(void)err;
@@ -318,40 +368,11 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 		lim->cgroup_dir = NULL;
 	}
 
-	if (rs->memory) {
-		format_size(rs->memory, sz, sizeof(sz));
-		if (mem) {
-			msg = xasprintf(_("memory.max = %s in %s"), sz, lim->cgroup_dir);
-			event_audit(events, "cgroup", "allow", "memory", msg);
-		} else {
-			msg = xasprintf(_("--memory %s is not enforced: %s; RLIMIT_AS would bound "
-					  "address space, not memory, so none is imposed (the /tmp "
-					  "and $HOME tmpfs are still sized from it)"), sz, why_mem);
-			event_audit(events, "cgroup", "degraded", "memory", msg);
-		}
-		free(msg);
-	}
-	if (rs->pids) {
-		if (pids)
-			msg = xasprintf(_("pids.max = %llu in %s"), (unsigned long long)rs->pids,
-					lim->cgroup_dir);
-		else
-			msg = xasprintf(_("--pids %llu falls back to RLIMIT_NPROC, counted in the "
-					  "sandbox's own user namespace: %s"),
-					(unsigned long long)rs->pids, why_pids);
-		event_audit(events, "cgroup", pids ? "allow" : "degraded", "pids", msg);
-		free(msg);
-	}
-	if (rs->cpus_milli) {
-		if (cpu)
-			msg = xasprintf(_("cpu.max = %u.%03u CPUs in %s"), rs->cpus_milli / 1000,
-					rs->cpus_milli % 1000, lim->cgroup_dir);
-		else
-			msg = xasprintf(_("--cpus %u.%03u is not enforced: %s"), rs->cpus_milli / 1000,
-					rs->cpus_milli % 1000, why_cpu);
-		event_audit(events, "cgroup", cpu ? "allow" : "degraded", "cpu", msg);
-		free(msg);
-	}
+	lim->memory = rs->memory;
+	lim->pids = rs->pids;
+	lim->cpus_milli = rs->cpus_milli;
+	if (!limits_scope_defer(lim, &info, events, &why_mem, &why_pids, &why_cpu))
+		limits_audit(lim, events, lim->cgroup_dir, why_mem, why_pids, why_cpu);
 	free(why_mem);
 	free(why_pids);
 	free(why_cpu);
@@ -360,10 +381,12 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	return 0;
 }
 
-int limits_attach(const struct limits *lim, pid_t pid, char **err)
+int limits_attach(struct limits *lim, pid_t pid, char **err)
 {
 	char val[24];
 
+	if (lim->scope_pending)
+		limits_scope_attach(lim, pid);
 	if (!lim->cgroup_dir)
 		return 0;
 	snprintf(val, sizeof(val), "%ld", (long)pid);
@@ -381,6 +404,12 @@ void limits_release(struct limits *lim)
 			usleep(10000);
 		free(lim->cgroup_dir);
 	}
+	free(lim->why_mem);
+	free(lim->why_pids);
+	free(lim->why_cpu);
+	free(lim->scope_unit);
+	free(lim->scope_cgroup);
+	free(lim->scope_mount);
 	memset(lim, 0, sizeof(*lim));
 }
 
@@ -404,5 +433,126 @@ int limits_apply_child(const struct plan *plan, char **err)
 			return set_err_errno(err, "setrlimit RLIMIT_NPROC %llu",
 					     (unsigned long long)plan->pids);
 	}
+	return limits_memory_child(plan, err);
+}
+
+/* ---- memory without a cgroup (the watchdog is memwatch.c) ---------------- */
+
+/* The audit words for --memory enforced by the watchdog instead of a cgroup (malloc'd). */
+static char *limits_watchdog_words(const char *sz, const char *why)
+{
+	return xasprintf(_("--memory %s is enforced by boxy's watchdog, not the kernel: %s. "
+			   "Every %d ms (%d ms past half the limit) it counts the memory of "
+			   "every process in the sandbox, its tmpfs mounts and its memfds, and "
+			   "kills the sandbox past the limit; an allocation faster than a sample "
+			   "can overshoot. RLIMIT_AS would bound address space, not memory, so "
+			   "none is imposed"), sz, why, MEMWATCH_SLOW_MS, MEMWATCH_FAST_MS);
+}
+
+/*
+ * In boxy-init, before the mounts: oom_score_adj 1000 makes the sandbox the
+ * kernel's first choice when the host runs out of memory anyway (a balloon
+ * faster than the watchdog's samples). Inherited by every process of the
+ * sandbox; an unprivileged payload can lower it back only to the user's own
+ * value, never below. (kernel.shmall, which would bound SysV segments, is
+ * not writable here: the sandbox's user namespace maps no uid 0, and the
+ * IPC sysctls belong to that uid. The watchdog counts them instead.)
+ */
+static int limits_memory_child(const struct plan *plan, char **err)
+{
+	(void)plan;
+	if (write_file("/proc/self/oom_score_adj", "1000\n", 5, 0644) < 0 && errno != ENOENT)
+		return set_err_errno(err, "writing /proc/self/oom_score_adj");
 	return 0;
+}
+
+/* ---- a scope from the user's systemd (the request is limits-scope.c) ----- */
+
+/*
+ * Nothing could be made here, but a systemd user manager runs: keep the
+ * reasons and let limits_attach() ask it for a scope once the sandbox's pid
+ * exists, recording the events then. True when deferred (the reasons are
+ * taken). A cgroup made here for some limits is never mixed with a scope.
+ */
+static bool limits_scope_defer(struct limits *lim, const struct cgroup_info *info,
+			       const struct event_sink *events, char **why_mem, char **why_pids,
+			       char **why_cpu)
+{
+	char *why = NULL;
+
+	if (lim->cgroup_dir || !info->mount)
+		return false;
+	if (!limits_scope_available(&why)) {
+		/* Say what was tried in each reason. */
+		char **whys[] = { why_mem, why_pids, why_cpu };
+
+		for (size_t i = 0; i < ARRAY_SIZE(whys); i++)
+			if (*whys[i]) {
+				char *w = xasprintf("%s; %s", *whys[i], why);
+
+				free(*whys[i]);
+				*whys[i] = w;
+			}
+		free(why);
+		return false;
+	}
+	lim->scope_pending = true;
+	lim->events = events;
+	lim->scope_mount = xstrdup(info->mount);
+	lim->why_mem = *why_mem;
+	lim->why_pids = *why_pids;
+	lim->why_cpu = *why_cpu;
+	*why_mem = *why_pids = *why_cpu = NULL;
+	return true;
+}
+
+/* True when dir/file holds exactly want (a first word of it, for cpu.max). */
+static bool limits_scope_reads(const char *dir, const char *file, const char *want)
+{
+	char *got = cg_read(dir, file);
+	size_t n = strlen(want);
+	bool ok = strncmp(got, want, n) == 0 && (got[n] == '\n' || got[n] == ' ' || !got[n]);
+
+	free(got);
+	return ok;
+}
+
+/* Ask for the scope, read back what the kernel enforces in it, record every limit. */
+static void limits_scope_attach(struct limits *lim, pid_t pid)
+{
+	char *why = NULL, *dir = NULL, *where = NULL, val[48];
+	char *whys[3] = { lim->why_mem, lim->why_pids, lim->why_cpu };
+
+	lim->scope_pending = false;
+	if (limits_scope_request(pid, lim->memory, lim->pids, lim->cpus_milli, &lim->scope_unit,
+				 &lim->scope_cgroup, &why) == 0) {
+		dir = xasprintf("%s%s", lim->scope_mount, lim->scope_cgroup);
+		where = xasprintf(_("systemd scope %s (%s)"), lim->scope_unit, dir);
+		/* systemd starts the scope even when it has no controller to apply the
+		 * limits with: only the kernel's files say what is enforced. */
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->memory);
+		lim->memory_enforced = lim->memory && limits_scope_reads(dir, "memory.max", val);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->pids);
+		lim->pids_enforced = lim->pids && limits_scope_reads(dir, "pids.max", val);
+		snprintf(val, sizeof(val), "%llu",
+			 (unsigned long long)lim->cpus_milli * CPU_PERIOD_US / 1000);
+		lim->cpu_enforced = lim->cpus_milli && limits_scope_reads(dir, "cpu.max", val);
+		free(why);
+		why = xasprintf(_("systemd scope %s was made, but its cgroup %s does not apply "
+				  "the limit (the user manager has no such controller delegated)"),
+				lim->scope_unit, dir);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(whys); i++) {
+		char *w = xasprintf("%s; %s", whys[i] ? whys[i] : "", why);
+
+		free(whys[i]);
+		whys[i] = w;
+	}
+	lim->why_mem = lim->why_pids = lim->why_cpu = NULL;
+	limits_audit(lim, lim->events, where, whys[0], whys[1], whys[2]);
+	for (size_t i = 0; i < ARRAY_SIZE(whys); i++)
+		free(whys[i]);
+	free(why);
+	free(where);
+	free(dir);
 }

@@ -42,6 +42,7 @@
 
 #include <linux/sched.h>
 
+#include "memwatch.h"
 #include "run-limits.h"
 #include "net-policy.h"
 #include "path-guard.h"
@@ -76,11 +77,15 @@ struct sandbox {
 	char *start_err;            /* that stage's one line */
 	int tap_fd;                 /* tap0, from stage 2 (networked runs), or -1 */
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
+	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
+	uint64_t memory;            /* the limit it watches */
 };
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
 			       char **err);
 static int sandbox_refuse_protected(const char *path, const char *what, char **err);
+static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
+static void sandbox_memwatch_end(struct sandbox *sb, char **err);
 
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
@@ -643,6 +648,7 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	return -1;
 
 ready:
+	sandbox_memwatch_begin(sb, rs);
 	free(buf);
 	plan_free(&plan);
 	*out = sb;
@@ -705,6 +711,7 @@ int sandbox_reap(struct sandbox *sb, int status, char **err)
 		return sb->start_code;
 	}
 	sb->reaped = true;
+	sandbox_memwatch_end(sb, err);
 	if (sb->have_limits) {
 		limits_release(&sb->lim);
 		sb->have_limits = false;
@@ -739,6 +746,7 @@ void sandbox_free(struct sandbox *sb)
 		return;
 	if (sb->tap_fd >= 0)
 		close(sb->tap_fd);
+	memwatch_stop(sb->mw, NULL);
 	if (sb->have_limits)
 		limits_release(&sb->lim);
 	if (sb->pidfd >= 0)
@@ -931,4 +939,65 @@ static int sandbox_refuse_protected(const char *path, const char *what, char **e
 				    "and socket"), path, what, dir);
 	free(p);
 	return rc;
+}
+
+/* ---- the memory watchdog ------------------------------------------------ */
+
+/* --memory with no cgroup behind it: start the watchdog (memwatch.c) on the running sandbox. */
+static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	char *why = NULL, *d;
+
+	if (!rs->memory || sb->lim.memory_enforced)
+		return;
+	sb->memory = rs->memory;
+	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) == 0)
+		return;
+	d = xasprintf(_("--memory is not enforced after all: %s"), why);
+	sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
+	free(d);
+	free(why);
+}
+
+/* The sandbox exited: stop the watchdog and record what it saw, or that it killed. */
+static void sandbox_memwatch_end(struct sandbox *sb, char **err)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	struct memwatch_report r;
+	char lim[32], tot[32], procs[32], tmpfs[32], memfd[32], sysv[32], peak[32], *d;
+
+	if (!sb->mw)
+		return;
+	memwatch_stop(sb->mw, &r);
+	sb->mw = NULL;
+	format_size(sb->memory, lim, sizeof(lim));
+	format_size(r.peak, peak, sizeof(peak));
+	if (!r.killed) {
+		d = xasprintf(_("memory watchdog: %llu samples, at most %s counted of --memory %s, "
+				"slowest sample %llu us, slowest memfd pass %llu us, %zu tmpfs "
+				"watched%s%s"),
+			      (unsigned long long)r.samples, peak, lim,
+			      (unsigned long long)r.slowest_us,
+			      (unsigned long long)r.fdscan_slowest_us, r.ntmpfs,
+			      r.tmpfs_skipped ? _(" (some could not be opened: not counted)") : "",
+			      r.sysv_lost ? _("; SysV shared memory could not be counted") : "");
+		sandbox_audit(events, sb->session, "limits", "info", "memory", d);
+		free(d);
+		return;
+	}
+	format_size(memwatch_usage_total(&r.at_kill), tot, sizeof(tot));
+	format_size(r.at_kill.procs, procs, sizeof(procs));
+	format_size(r.at_kill.tmpfs, tmpfs, sizeof(tmpfs));
+	format_size(r.at_kill.memfd, memfd, sizeof(memfd));
+	format_size(r.at_kill.sysv, sysv, sizeof(sysv));
+	d = xasprintf(_("memory limit exceeded (watchdog, %d ms samples): %s counted (%s in %llu "
+			"processes, %s on tmpfs, %s in memfds, %s SysV shared) > --memory %s; "
+			"every process of the sandbox was killed (exit 137)"),
+		      MEMWATCH_SLOW_MS, tot, procs, (unsigned long long)r.at_kill.nprocs, tmpfs, memfd,
+		      sysv, lim);
+	sandbox_audit(events, sb->session, "limits", "deny", "memory", d);
+	free(d);
+	set_err(err, _("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory %s; "
+		       "the sandbox was killed"), MEMWATCH_SLOW_MS, tot, lim);
 }

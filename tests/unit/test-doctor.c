@@ -81,7 +81,7 @@ static void test_json_format(void **state)
 static void test_real_run_is_well_formed(void **state)
 {
 	static const char *const names[] = { "kernel", "landlock", "seccomp", "userns", "tun",
-					     "cgroup2" };
+					     "cgroup2", "memory" };
 	struct doctor_report r;
 
 	(void)state;
