@@ -32,13 +32,13 @@
 #include "wire.h"
 
 #define TOP_SESSIONS_AHEAD 200      /* rows loaded past the selection; the list pages within them */
-#define TOP_WINDOW_MS    (24LL * 3600 * 1000)
 
 struct top_data {
 	char *store_path;
 	/* what the lists were last loaded for: reloaded when it or the store changes */
 	char loaded_filter[128];
 	bool loaded_denied_only, loaded;
+	int loaded_window;
 	enum top_view loaded_view;
 	struct store_top *st;
 	char *store_err;
@@ -146,11 +146,13 @@ static void data_refresh(void *ctx, struct top_model *m)
 	/* Idle: nothing written, nothing asked for anew — nothing to read. */
 	if (!store_top_changed(d->st) && d->loaded && d->loaded_view == m->view &&
 	    m->sel[TOP_SESSIONS] + TOP_SESSIONS_AHEAD / 2 < m->nsessions + (m->nsessions < 200) &&
-	    d->loaded_denied_only == m->denied_only && strcmp(d->loaded_filter, m->filter) == 0)
+	    d->loaded_denied_only == m->denied_only && d->loaded_window == m->window &&
+	    strcmp(d->loaded_filter, m->filter) == 0)
 		return;
 	d->loaded = true;
 	d->loaded_view = m->view;
 	d->loaded_denied_only = m->denied_only;
+	d->loaded_window = m->window;
 	snprintf(d->loaded_filter, sizeof(d->loaded_filter), "%s", m->filter);
 	top_model_clear_sessions(m);
 	top_model_clear_dests(m);
@@ -162,7 +164,8 @@ static void data_refresh(void *ctx, struct top_model *m)
 	    store_top_totals(d->st, m->now_ms - 3600 * 1000, &(uint64_t){ 0 }, &m->denied_hour,
 			     &err) < 0 ||
 	    (m->view == TOP_DESTS &&
-	     store_top_dests(d->st, m->now_ms - TOP_WINDOW_MS, 1000, add_dest, m, &err) < 0) ||
+	     store_top_dests(d->st, TOP_WINDOW_MS[m->window] ? m->now_ms - TOP_WINDOW_MS[m->window] : 0,
+			     1000, add_dest, m, &err) < 0) ||
 	    (m->view == TOP_DENIALS && store_top_denials(d->st, 1000, add_denial, m, &err) < 0)) {
 		top_model_say(m, err);
 		free(err);

@@ -14,10 +14,14 @@
 #include "top-model.h"
 #include "util.h"
 
+const int64_t TOP_WINDOW_MS[TOP_NWINDOWS] = { 3600000LL, 86400000LL, 7 * 86400000LL, 0 };
+const char *const TOP_WINDOW_NAME[TOP_NWINDOWS] = { "last hour", "last day", "last week", "all" };
+
 void top_model_init(struct top_model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->view = m->back = TOP_SESSIONS;
+	m->window = 1;
 }
 
 void top_model_clear_sessions(struct top_model *m)
@@ -337,6 +341,12 @@ enum top_do top_key(struct top_model *m, int key, int page)
 		m->mode = TOP_FILTER_EDIT;
 		snprintf(m->edit, sizeof(m->edit), "%s", m->filter);
 		return TOP_DO_REDRAW;
+	case 't':
+		if (m->view != TOP_DESTS)
+			return TOP_DO_NOTHING;
+		m->window = (m->window + 1) % TOP_NWINDOWS;
+		m->sel[TOP_DESTS] = m->top[TOP_DESTS] = 0;
+		return TOP_DO_REFILTER;
 	case 'd':
 		m->denied_only = !m->denied_only;
 		memset(m->sel, 0, sizeof(m->sel));

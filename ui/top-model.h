@@ -89,6 +89,7 @@ struct top_model {
 
 	size_t sel[TOP_NVIEWS], top[TOP_NVIEWS];    /* selected row and first row shown */
 
+	int window;                 /* destinations: TOP_WINDOWS[window] back from now */
 	char filter[128];           /* command, host or state substring; "" for none */
 	char edit[128];             /* the filter being typed */
 	bool denied_only;
@@ -103,6 +104,11 @@ struct top_model {
 	int confirm_action;         /* TOP_DO_STOP or TOP_DO_KILL */
 	char *message;              /* one line at the bottom until the next key */
 };
+
+/* The destinations view's time windows ('t' cycles): an hour, a day, a week, everything. */
+#define TOP_NWINDOWS 4
+extern const int64_t TOP_WINDOW_MS[TOP_NWINDOWS];
+extern const char *const TOP_WINDOW_NAME[TOP_NWINDOWS];
 
 /* Keys, as the driver hands them over. Printable ASCII is itself. */
 enum {

@@ -415,8 +415,11 @@ static void draw_dests(struct top_model *m, struct top_screen *s)
 
 	if (s->cols < 100)
 		n = 6;          /* first and last seen need the room */
+	char title[64];
+
 	layout(c, n, s->cols);
-	draw_header(m, s, "destinations");
+	snprintf(title, sizeof(title), "destinations, %s (t: window)", TOP_WINDOW_NAME[m->window]);
+	draw_header(m, s, title);
 	put_heads(s, c, n);
 	for (size_t i = 0; i < m->ndests; i++)
 		visible += top_dest_visible(m, &m->dests[i]);
@@ -539,6 +542,7 @@ static void draw_help(const struct top_model *m, struct top_screen *s)
 		"Move    ↑ ↓ j k   PgUp PgDn   Home End   the mouse wheel; a click selects",
 		"Open    Enter: a session's record (live while it runs)   Esc/Backspace: back",
 		"Filter  / then text (command, host, state; Enter keeps it, Esc drops it)",
+		"        t in destinations: the time window (an hour, a day, a week, all)",
 		"        d: only what was refused something   Esc in a list: clear both",
 		"Act     s stop (SIGTERM, then SIGKILL)   K SIGKILL now   (both ask y first)",
 		"        a attach (Ctrl-] comes back)   w watch (Ctrl-C comes back)",

@@ -82,6 +82,26 @@ fi
 tm send-keys -t top Escape
 wait_for "boxy top · sessions" 3
 
+## ---- the destinations and denials views ---------------------------------------------------------
+tm send-keys -t top 3
+if wait_for "destinations, last day" 3 && wait_for "other.example.test" 3; then
+	ok "3 shows the destinations across sessions, the refused name among them"
+else
+	not_ok "3 shows the destinations across sessions, the refused name among them"
+	screen | diag "$(cat)"
+fi
+tm send-keys -t top 4
+tm resize-window -t top -x 170 -y 30
+if wait_for "hostname not on the allowlist" 3 && wait_for "--allow-host other.example.test" 3; then
+	ok "4 shows the denials feed with the fix (at 170 columns)"
+else
+	not_ok "4 shows the denials feed with the fix (at 170 columns)"
+	screen | diag "$(cat)"
+fi
+tm resize-window -t top -x 100 -y 30
+tm send-keys -t top 1
+wait_for "boxy top · sessions" 3
+
 ## ---- / filters --------------------------------------------------------------------------------------
 tm send-keys -t top / c u r l Enter
 sleep 1.5
@@ -175,6 +195,19 @@ else
 	not_ok "boxy top on a pipe prints one plain snapshot; --json prints the sessions"
 	diag_file "$W/snap.txt" 5
 	diag_file "$W/snap.json" 3
+fi
+
+## ---- a store of a newer schema is refused in one line ------------------------------------------------
+tn_boxy daemon stop >/dev/null 2>&1
+tn_user sqlite3 "$TN/state/boxy/sessions.db" 'PRAGMA user_version = 99' 2>/dev/null
+(cd "$W" && tn_boxy top) >"$W/newer.out" 2>"$W/newer.err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$(wc -l <"$W/newer.err")" -eq 1 ] && grep -q 'newer than this build' "$W/newer.err"; then
+	ok "a store of a newer schema is refused in one line"
+else
+	not_ok "a store of a newer schema is refused in one line"
+	diag "exit $rc"
+	diag_file "$W/newer.err" 3
 fi
 
 done_testing

@@ -260,6 +260,14 @@ static void test_keys(void **state)
 	assert_int_equal(m.view, TOP_DESTS);
 	top_key(&m, TOP_KEY_TAB, 10);
 	assert_int_equal(m.view, TOP_DENIALS);
+	assert_int_equal(m.window, 1);
+	assert_int_equal(top_key(&m, 't', 10), TOP_DO_NOTHING);     /* not in this view */
+	top_key(&m, '3', 10);
+	assert_int_equal(top_key(&m, 't', 10), TOP_DO_REFILTER);
+	assert_int_equal(m.window, 2);
+	for (int i = 0; i < TOP_NWINDOWS - 1; i++)
+		top_key(&m, 't', 10);
+	assert_int_equal(m.window, 1);
 	top_key(&m, '1', 10);
 	assert_int_equal(m.view, TOP_SESSIONS);
 	top_key(&m, '?', 10);
