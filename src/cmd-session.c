@@ -138,6 +138,8 @@ static char *argv_line(const char *json)
 			*o++ = ' ';
 			continue;
 		}
+		if (!in && *p == ' ')
+			continue;       /* JSON's own spacing, not the command's */
 		if (*p == '\\' && p[1])
 			p++;
 		*o++ = *p;
