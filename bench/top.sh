@@ -145,6 +145,38 @@ idle=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN {printf "%.2f", (b - a) / hz
 rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
 as_user tmux -S "$B/tmux" send-keys -t top q
 
+## ---- under load: the daemon's bus and store with and without top reading them ---------------
+# bench-bus drives the daemon's own bus and store code as fast as it can (a busy networked
+# mix of events, a watcher attached): the events/s it reaches with a boxy top open on the
+# same store (re-reading it every second as it changes, a session open), against without.
+make -s -C "$dir" bench/bench-bus >/dev/null 2>&1 || true
+BB=$dir/bench/bench-bus
+load_line="not measured (bench/bench-bus is not built)"
+if [ -x "$BB" ]; then
+	mkdir -p "$B/load/boxy" && chmod -R 700 "$B/load"
+	[ "$(id -u)" -eq 0 ] && chown -R boxytest: "$B/load"
+	rate() { sed -n 's/.*events_per_s \([0-9]*\).*/\1/p'; }
+	LOADENV="HOME=$B/home XDG_STATE_HOME=$B/load XDG_RUNTIME_DIR=$B/run BOXY_BENCH_DB=$B/load/boxy/sessions.db"
+	plain=() with=()
+	for i in 1 2 3; do
+		plain+=("$(as_user env $LOADENV "$BB" "$B/load" 1000000 | rate)")
+		as_user env $LOADENV "$BB" "$B/load" 1000000 >"$B/load.out" &
+		bb=$!
+		sleep 0.3
+		as_user tmux -S "$B/tmux" -f /dev/null new-session -d -s load -x 120 -y 40 \
+			"exec env $LOADENV TERM=xterm-256color '$BOXY' top"
+		sleep 0.5
+		as_user tmux -S "$B/tmux" send-keys -t load Enter 2>/dev/null
+		wait "$bb"
+		with+=("$(rate <"$B/load.out")")
+		as_user tmux -S "$B/tmux" kill-session -t load 2>/dev/null || true
+	done
+	p=$(printf '%s\n' "${plain[@]}" | median)
+	w=$(printf '%s\n' "${with[@]}" | median)
+	cost=$(awk -v p="$p" -v w="$w" 'BEGIN {printf "%.1f", (p - w) / p * 100}')
+	load_line=$(printf '%s events/s alone, %s with top (median of 3): top costs %s %%' "$p" "$w" "$cost")
+fi
+
 verdict() { awk -v v="$1" -v lim="$2" 'BEGIN {print (v != "-" && v + 0 <= lim + 0) ? "met" : "NOT met"}'; }
 printf '\nboxy top, %d sessions, %d rows (load %s)\n' "$SESSIONS" "$ROWS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  %-36s %10s   %-10s %s\n' "figure" "measured" "bound" ""
@@ -153,3 +185,5 @@ printf '  %-36s %8s ms   %-10s %s\n' "keypress to paint (median, $nkeys keys)" "
 printf '  %-36s %8s ms   %-10s %s\n' "keypress to paint (worst)" "$key_max" "≤ 30 ms" "$(verdict "$key_max" 30)"
 printf '  %-36s %8s %%    %-10s %s\n' "idle CPU over 10 s" "$idle" "≤ 1 %" "$(verdict "$idle" 1)"
 printf '  %-36s %7s MiB   %-10s %s\n' "peak RSS" "$rss" "≤ 32 MiB" "$(verdict "$rss" 32)"
+printf '  %-36s %s   ≤ 5 %%  %s\n' "daemon bus+store under load" "$load_line" \
+	"$( [ -n "${cost:-}" ] && verdict "$cost" 5 || echo)"
