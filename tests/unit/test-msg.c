@@ -368,9 +368,10 @@ static void test_recv_fd_limit(void **state)
 }
 
 /*
- * The length cap, both ends: a payload of MSG_MAX_LEN crosses (a child
- * reads it while the parent sends), MSG_MAX_LEN + 1 is refused by the
- * sender before a byte is written.
+ * The length cap, both ends: MSG_MAX_LEN + 1 is refused by the sender with
+ * EMSGSIZE, MSG_MAX_LEN crosses. A child reads while the parent sends (so a
+ * sender that let the oversized frame through cannot hang the test): the
+ * first frame it gets must be the one of MSG_MAX_LEN.
  */
 static void test_len_limit(void **state)
 {
@@ -382,10 +383,6 @@ static void test_len_limit(void **state)
 	assert_non_null(big);
 	big[MSG_MAX_LEN - 1] = 0x5a;
 	pair(sv);
-	errno = 0;
-	assert_int_equal(msg_send(sv[0], MSG_OUTPUT, big, MSG_MAX_LEN + 1, NULL, 0), -1);
-	assert_int_equal(errno, EMSGSIZE);
-	assert_nothing_sent(sv[1]);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -393,13 +390,16 @@ static void test_len_limit(void **state)
 		char *err = NULL;
 
 		close(sv[0]);
-		if (msg_recv(sv[1], &m, &err) != 1 || m.len != MSG_MAX_LEN ||
-		    m.payload[MSG_MAX_LEN - 1] != 0x5a)
+		if (msg_recv(sv[1], &m, &err) != 1 || m.type != MSG_INPUT ||
+		    m.len != MSG_MAX_LEN || m.payload[MSG_MAX_LEN - 1] != 0x5a)
 			_exit(1);
 		_exit(0);
 	}
 	close(sv[1]);
-	assert_int_equal(msg_send(sv[0], MSG_OUTPUT, big, MSG_MAX_LEN, NULL, 0), 0);
+	errno = 0;
+	assert_int_equal(msg_send(sv[0], MSG_OUTPUT, big, MSG_MAX_LEN + 1, NULL, 0), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_int_equal(msg_send(sv[0], MSG_INPUT, big, MSG_MAX_LEN, NULL, 0), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(sv[0]);
