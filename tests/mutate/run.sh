@@ -83,6 +83,8 @@ mkdir "$work/src"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
 	tar --null -T - -cf -) | tar -xf - -C "$work/src" || exit 2
 src=$work/src
+# From here on the mutants are read from the copy: editing them mid-run is safe.
+mutdir=$src/tests/mutate/mutants
 echo "run.sh: building the unmutated tree" >&2
 build=$(sh "$src/tools/build.sh" 2>"$work/build.log") || {
 	echo "run.sh: the unmutated tree does not build:" >&2

@@ -770,6 +770,68 @@ static void test_answer_class(void **state)
 	}
 }
 
+/*
+ * A CNAME whose rdata ends one byte before its name does, in the last record:
+ * the name must not be completed from the byte after the message. The byte
+ * after it here is a 0 that would complete the name, so a parser that read
+ * past the rdata would find a whole name (and say so with a different
+ * error); the exact-size copy catches the read itself under ASan.
+ */
+static void test_answer_cname_cut(void **state)
+{
+	struct msg qm, m;
+	struct dns_question q;
+	struct dns_answer a;
+	uint8_t *roomy;
+
+	(void)state;
+	query(&qm, "a.example", DNS_TYPE_A, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
+	memcpy(m.b, qm.b, qm.n);
+	m.n = qm.n;
+	m.b[2] = 0x81;
+	m.b[7] = 1;
+	put16(&m, 0xc00c);
+	put16(&m, DNS_TYPE_CNAME);
+	put16(&m, DNS_CLASS_IN);
+	put32(&m, 60);
+	put16(&m, 16);                          /* "cdn.example.net" needs 17 */
+	put8(&m, 3);
+	putbytes(&m, "cdn", 3);
+	put8(&m, 7);
+	putbytes(&m, "example", 7);
+	put8(&m, 3);
+	putbytes(&m, "net", 3);                 /* its final 0 is not in the rdata */
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_SHORT);
+	roomy = calloc(1, m.n + 1);             /* the byte after: a 0 */
+	assert_non_null(roomy);
+	memcpy(roomy, m.b, m.n);
+	assert_int_equal(dns_answer_parse(roomy, m.n, &q, &a), DNS_ERR_SHORT);
+	free(roomy);
+}
+
+/* The answer builder's labels: 63 bytes are a label, 64 are refused (no answer built). */
+static void test_build_label_limit(void **state)
+{
+	struct msg qm;
+	struct dns_question q;
+	uint8_t out[512];
+
+	(void)state;
+	query(&qm, "a.example", DNS_TYPE_A, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
+	for (size_t l = 63; l <= 64; l++) {
+		memset(q.name, 'a', l);
+		memcpy(q.name + l, ".example", sizeof(".example"));
+		memcpy(q.name_as_sent, q.name, l + sizeof(".example"));
+		size_t n = dns_build_rcode(&q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
+		if (l == 63 && (n == 0 || out[DNS_HEADER_LEN] != 63))
+			fail_msg("a 63-byte label: no answer built");
+		if (l == 64 && n != 0)
+			fail_msg("a 64-byte label: an answer of %zu bytes built", n);
+	}
+}
+
 struct name_row {
 	const char *in;
 	size_t len;             /* 0: strlen */
@@ -845,6 +907,8 @@ int main(void)
 		cmocka_unit_test(test_answer_parse),
 		cmocka_unit_test(test_answer_pointer_loops),
 		cmocka_unit_test(test_answer_class),
+		cmocka_unit_test(test_answer_cname_cut),
+		cmocka_unit_test(test_build_label_limit),
 		cmocka_unit_test(test_answer_records),
 		cmocka_unit_test(test_name_normalize),
 	};
