@@ -18,9 +18,6 @@
 #include "net-policy.h"
 #include "net-sni.h"
 
-/* Bound names examined per address; a CDN address rarely carries more. */
-#define MAX_NAMES_PER_ADDR 64
-
 static const struct {
 	const char *code;
 	const char *words;
@@ -266,14 +263,34 @@ static bool name_fits(const struct net_policy *p, const struct net_bind *binds,
 	       name_bound(p, binds, &f->dst, name, now_ms);
 }
 
+/* What a bound name of the flow's address must satisfy (net_bind_find's arg). */
+struct bound_query {
+	const struct net_policy *p;
+	uint16_t port;
+};
+
+/* Is a bound name listed? */
+static bool permit_listed(const char *name, void *arg)
+{
+	const struct bound_query *q = arg;
+
+	return net_policy_host_listed(q->p, name);
+}
+
+/* Is a bound name listed with the flow's port allowed? */
+static bool permit_listed_port(const char *name, void *arg)
+{
+	const struct bound_query *q = arg;
+
+	return net_policy_host_listed(q->p, name) && net_policy_port_ok(q->p, name, q->port);
+}
+
 /* The decision (see the header for the order). */
 bool net_policy_decide(const struct net_policy *p, const struct net_bind *binds,
 		       const struct net_flow *f, uint64_t now_ms, struct net_verdict *v)
 {
-	const char *names[MAX_NAMES_PER_ADDR];
+	struct bound_query q;
 	const char *host = NULL;
-	bool listed = false;
-	size_t n;
 
 	memset(v, 0, sizeof(*v));
 	v->layer = NET_LAYER_IP;
@@ -291,20 +308,16 @@ bool net_policy_decide(const struct net_policy *p, const struct net_bind *binds,
 		return deny(v, NET_LAYER_IP, NET_DENY_QUIC);
 	if (binds == NULL)
 		return deny(v, NET_LAYER_DNS, NET_DENY_NO_BINDING);
-	n = net_bind_names(binds, &f->dst, now_ms, names, MAX_NAMES_PER_ADDR);
-	if (n > MAX_NAMES_PER_ADDR)
-		n = MAX_NAMES_PER_ADDR;
-	for (size_t i = 0; i < n && host == NULL; i++) {
-		if (!net_policy_host_listed(p, names[i]))
-			continue;
-		listed = true;
-		if (net_policy_port_ok(p, names[i], f->port))
-			host = names[i];
-	}
-	if (!listed)
-		return deny(v, NET_LAYER_DNS, NET_DENY_NO_BINDING);
-	if (host == NULL)
+	/* Every live name of the address is examined, however many a payload
+	 * bound to it (a wildcard-listed name can bind thousands to one CDN
+	 * address): no copy into a fixed array, so no count to clamp. */
+	q.p = p;
+	q.port = f->port;
+	if (!net_bind_find(binds, &f->dst, now_ms, permit_listed_port, &q, &host)) {
+		if (!net_bind_find(binds, &f->dst, now_ms, permit_listed, &q, NULL))
+			return deny(v, NET_LAYER_DNS, NET_DENY_NO_BINDING);
 		return deny(v, NET_LAYER_IP, NET_DENY_PORT);
+	}
 	if (f->proto != NET_PROTO_TCP)
 		return allow(v, NET_LAYER_DNS, host);   /* UDP: address only, by design */
 

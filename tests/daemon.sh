@@ -16,8 +16,31 @@
 # stop -k is told apart from it even in a sanitizer build on a loaded machine).
 
 . "$(dirname "$0")/lib/harness.sh"
+# The daemon's peer-uid refusal needs a client of another uid, which the test
+# user cannot become: started as root, run tests/lib/other-uid-agent.py as a
+# second unprivileged user (BOXY_TEST_OTHER_USER, default boxytest2, created when
+# missing) and hand its socket to the test user's run as an argument.
+if [ "$(id -u)" = 0 ] && [ -z "${BOXY_HARNESS_CHILD:-}" ]; then
+	harness_locate
+	other=${BOXY_TEST_OTHER_USER:-boxytest2}
+	if ! id "$other" >/dev/null 2>&1; then
+		echo "daemon.sh: creating a second unprivileged user $other (useradd -M)" >&2
+		useradd -M -s /usr/sbin/nologin "$other" || harness_die "useradd $other failed"
+	fi
+	agentdir=$(mktemp -d /tmp/boxy-other-uid.XXXXXX) || harness_die "mktemp failed"
+	HARNESS_DIRS+=("$agentdir")
+	chown "$other" "$agentdir" && chmod 0755 "$agentdir"
+	runuser -u "$other" -- python3 - "$agentdir/agent.sock" $$ \
+		<"$BOXY_SRCDIR/tests/lib/other-uid-agent.py" &
+	for _ in $(seq 50); do [ -S "$agentdir/agent.sock" ] && break; sleep 0.1; done
+	set -- --other-uid-agent="$agentdir/agent.sock" "$@"
+fi
 harness_as_test_user "$0" "$@"
 harness_locate
+OTHER_UID_AGENT=
+for a in "$@"; do
+	case $a in --other-uid-agent=*) OTHER_UID_AGENT=${a#*=} ;; esac
+done
 
 if [ ! -x "$BOXY" ]; then
 	echo "1..0 # SKIP no boxy binary at $BOXY"
@@ -425,12 +448,16 @@ B run --net none -- true
 ## ---- protocol tests against this suite's daemon --------------------------------------
 PROTO=$BOXY_BUILDDIR/tests/unit/test-daemon-proto
 if [ -x "$PROTO" ]; then
-	if BOXY_PROTO_SOCK=$SOCK "$PROTO" >"$SUITE/proto.out" 2>&1; then
+	if BOXY_PROTO_SOCK=$SOCK BOXY_PROTO_LOG=$LOG BOXY_PROTO_OTHER_UID=$OTHER_UID_AGENT "$PROTO" \
+		>"$SUITE/proto.out" 2>&1; then
 		ok "protocol tests (test-daemon-proto) against a live daemon"
 	else
 		not_ok "protocol tests (test-daemon-proto) against a live daemon"
 		diag_file "$SUITE/proto.out" 40
 	fi
+	# Run, not skipped: a client of another uid (the agent's) is refused as $(id -un).
+	check "the live daemon refuses a client of another uid (test_other_uid_refused, as $(id -un))" \
+		'grep -q "^ok [0-9]* - test_other_uid_refused$" "$SUITE/proto.out"'
 else
 	skip "protocol tests against a live daemon" "tests/unit/test-daemon-proto not built"
 fi

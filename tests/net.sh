@@ -95,12 +95,20 @@ else
 		"resolver log: $(tr '\n' ' ' <"$TN/dns.queries")"
 fi
 
-run_case rebind --allow-host rebind.example.test -- curl -sS -m 10 http://rebind.example.test/hello.txt
-if [ "$RC" -ne 0 ] && audit_has net.ip deny "$TN_PRIV" && ! grep -q "^10\.9\.0\.1 " "$TN/http.log"; then
+# The rebinding filter itself, not only the connect-time range check behind it
+# (which alone would also refuse the connection): the answer the payload gets
+# must not carry the private address, and the audit names the dropped answer.
+run_case rebind --allow-host rebind.example.test -- sh -c \
+	'getent ahostsv4 rebind.example.test; echo "getent=$?"; curl -sS -m 10 http://rebind.example.test/hello.txt'
+if [ "$RC" -ne 0 ] && grep -q '^getent=2$' "$C/out" && ! grep -qF "$TN_PRIV" "$C/out" &&
+	audit_has net.ip deny "answered with $TN_PRIV, in the private" &&
+	! grep -q "^10\.9\.0\.1 " "$TN/http.log"; then
 	ok "a DNS answer with a private address is dropped (rebinding)"
 else
 	fail_case "a DNS answer with a private address is dropped (rebinding)" \
-		"want a deny at net.ip naming $TN_PRIV, and no request at the private bait"
+		"want no $TN_PRIV in the payload's DNS answer (getent exit 2), an audit line" \
+		"'answered with $TN_PRIV, in the private (RFC 1918) range: dropped' at net.ip, and no request at the private bait" \
+		"payload: $(tr '\n' ' ' <"$C/out")"
 fi
 
 run_case sni --allow-host www.example.test -- curl -sS -m 10 --cacert ca.pem \

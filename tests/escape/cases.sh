@@ -140,6 +140,26 @@ pwhome_plant() {
 }
 pwhome_clean() { rm -f "$PWHOME/.ssh/boxy-escape-bait"; return 0; }
 
+## ---- the witnesses of the quiet cases (see quiet_witness in escape.sh) ------------------
+quiet_witness proc-kcore case:proc-masks-mounted
+quiet_witness proc-kallsyms case:proc-masks-mounted
+quiet_witness proc-sysrq case:proc-masks-mounted
+quiet_witness proc-kmsg case:proc-masks-mounted
+quiet_witness proc-1-environ case:pid-namespace case:env-secrets
+quiet_witness daemon-socket case:agent-socket case:docker-socket
+quiet_witness write-system case:system-mounts-ro "unit:tests/unit/test-landlock.c:write /etc/hostname"
+quiet_witness dev-nodes case:dev-minimal
+quiet_witness mount 'unit:tests/unit/test-seccomp.c:{ "mount", V_DENY }'
+quiet_witness setns 'unit:tests/unit/test-seccomp.c:{ "setns", V_DENY }'
+quiet_witness bpf 'unit:tests/unit/test-seccomp.c:{ "bpf", V_DENY }'
+quiet_witness af-packet 'unit:tests/unit/test-seccomp.c:{ "AF_PACKET", "socket", { 17, 3, 0x300 }, V_DENY }'
+quiet_witness chroot 'unit:tests/unit/test-seccomp.c:{ "chroot", V_DENY }'
+quiet_witness kexec 'unit:tests/unit/test-seccomp.c:{ "kexec_load", V_DENY }' \
+	'unit:tests/unit/test-seccomp.c:{ "kexec_file_load", V_DENY }'
+quiet_witness init-module 'unit:tests/unit/test-seccomp.c:{ "init_module", V_DENY }' \
+	'unit:tests/unit/test-seccomp.c:{ "finit_module", V_DENY }'
+quiet_witness open-by-handle 'unit:tests/unit/test-seccomp.c:{ "open_by_handle_at", V_DENY }'
+
 ## ---- the cases ------------------------------------------------------------------------
 all_cases() {
 	local f n
@@ -226,6 +246,21 @@ k=$(head -3 /proc/keys 2>/dev/null | tr "\n" ";")
 	attack proc-kmsg quiet "cannot read /proc/kmsg" -- '
 n=$(timeout 1 head -c 16 /proc/kmsg 2>/dev/null | wc -c)
 [ "$n" -eq 0 ] || echo "ESCAPED: read /proc/kmsg"'
+	# The masks themselves, read from the sandbox's own mountinfo: each file boxy
+	# masks is, where this kernel has it, a read-only mount (/dev/null, or an
+	# empty tmpfs for a directory). Holds whatever the host lets a user read, so
+	# it witnesses the quiet proc-* cases; unsandboxed nothing is masked: it fires.
+	attack proc-masks-mounted fires "every /proc file boxy masks is a read-only mount in the sandbox mountinfo" -- '
+for f in kcore kallsyms keys key-users timer_list sched_debug sysrq-trigger kmsg latency_stats \
+	timer_stats modules iomem ioports slabinfo vmallocinfo pagetypeinfo zoneinfo buddyinfo \
+	lockdep lockdep_chains lockdep_stats config.gz mtrr kpagecount kpageflags kpagecgroup \
+	softirqs interrupts acpi asound bus driver fs irq scsi tty dynamic_debug sysvipc sys; do
+	p=/proc/$f
+	[ -e "$p" ] || continue
+	awk -v p="$p" "\$5 == p && \$6 ~ /^ro(,|\$)/ { m = 1 } END { exit !m }" /proc/self/mountinfo ||
+		echo "ESCAPED: $p is not masked (no read-only mount on it)"
+done
+:'
 	attack pid-namespace fires "host processes are invisible: /proc, ps, kill -0 of a host pid and of the caller" -- '
 [ "$HP" -gt 300 ] && ls /proc | grep -qx "$HP" && echo "ESCAPED: host pid $HP listed in /proc"
 [ "$HP" -gt 300 ] && kill -0 "$HP" 2>/dev/null && echo "ESCAPED: kill -0 host pid $HP"
@@ -243,6 +278,15 @@ done
 :'
 
 	# -- the read-only system and the host home
+	# The mount each system path lives on (the last, longest mount point above
+	# it in mountinfo) is read-only: witnesses write-system, which an
+	# unprivileged user cannot do anyway; unsandboxed the host's / is writable.
+	attack system-mounts-ro fires "/, /usr, /usr/bin, /etc and /etc/passwd lie on read-only mounts" -- '
+for p in / /usr /usr/bin /etc /etc/passwd; do
+	o=$(awk -v p="$p" "{ mp = \$5; if (mp == p || mp == \"/\" || index(p, mp \"/\") == 1)
+		if (length(mp) >= length(best)) { best = mp; opt = \$6 } } END { print opt }" /proc/self/mountinfo)
+	case $o in ro|ro,*) ;; *) echo "ESCAPED: $p is on a writable mount ($o)" ;; esac
+done'
 	attack write-system quiet "cannot write /usr or /etc" -- '
 touch "/usr/boxy-escape-$M" 2>/dev/null && echo "ESCAPED: created a file in /usr"
 touch "/usr/bin/boxy-escape-$M" 2>/dev/null && echo "ESCAPED: created a file in /usr/bin"
@@ -351,6 +395,22 @@ for d in /dev/kmsg /dev/mem /dev/kmem /dev/port /dev/sda /dev/vda /dev/nvme0n1 /
 	/dev/tty0 /dev/tty1 /dev/console /dev/fuse /dev/net/tun /dev/btrfs-control /dev/cpu/0/msr; do
 	[ -e "$d" ] || continue
 	(: <"$d") 2>/dev/null && echo "ESCAPED: opened $d"
+done
+:'
+	# /dev holds only what boxy puts there, each device node a bind of the host
+	# node of the same name: witnesses dev-nodes, whose devices a user cannot
+	# open anyway; unsandboxed the host /dev has many more entries.
+	attack dev-minimal fires "/dev holds only null zero full random urandom tty pts ptmx shm and the fd links" -- '
+for e in /dev/* /dev/.[!.]*; do
+	[ -e "$e" ] || [ -L "$e" ] || continue
+	case ${e#/dev/} in
+	null|zero|full|random|urandom|tty|pts|ptmx|shm|fd|stdin|stdout|stderr) ;;
+	*) echo "ESCAPED: /dev/${e#/dev/} exists" ;;
+	esac
+done
+for n in null zero full random urandom; do
+	awk -v p="/dev/$n" -v r="/$n" "\$5 == p && \$4 == r { m = 1 } END { exit !m }" /proc/self/mountinfo ||
+		echo "ESCAPED: /dev/$n is not a bind of the host node of that name"
 done
 :'
 	SETUP=shm_plant HOSTCHECK=shm_clean attack dev-shm fires "the host's /dev/shm is not shared" -- '

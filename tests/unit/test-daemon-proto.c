@@ -231,9 +231,12 @@ static int group_setup(void **state)
 
 	(void)state;
 	signal(SIGPIPE, SIG_IGN);
-	if (s && *s)
+	if (s && *s) {
 		sock_path = xstrdup(s);
-	else if (start_daemon() < 0)
+		/* The live daemon's log, when the caller names it (tests/daemon.sh does). */
+		if (getenv("BOXY_PROTO_LOG") && *getenv("BOXY_PROTO_LOG"))
+			log_path = xstrdup(getenv("BOXY_PROTO_LOG"));
+	} else if (start_daemon() < 0)
 		return -1;
 	/* Learn the daemon's build from its refusal of a made-up one. */
 	fd = conn();
@@ -660,27 +663,52 @@ static void test_reply_flood(void **state)
 }
 
 /*
- * Another uid: as root only. The socket's directory is 0700, which stops
- * another user before the daemon sees it; to test the daemon's own
- * SO_PEERCRED check, this opens our private directory and socket to everyone
- * for the length of the case (they are this test's own, under /tmp).
+ * Opens every directory above path that we own and others cannot search to
+ * o+x, and path itself to 0666, recording the old modes in saved (restored by
+ * restore_modes). The socket's directory is 0700, which stops another user
+ * before the daemon sees it; to test the daemon's own SO_PEERCRED check the
+ * case opens our private directories and socket for its length.
  */
-static void test_other_uid_refused(void **state)
+struct saved_mode {
+	char *path;
+	mode_t mode;
+};
+
+static size_t open_modes(const char *path, struct saved_mode *saved, size_t max)
 {
-	char *dir;
-	pid_t pid;
+	char *p = xstrdup(path), *slash;
+	struct stat st;
+	size_t n = 0;
+
+	if (stat(p, &st) == 0 && n < max) {
+		saved[n++] = (struct saved_mode){ xstrdup(p), st.st_mode & 07777 };
+		chmod(p, 0666);
+	}
+	while ((slash = strrchr(p, '/')) != NULL && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0001) || n >= max)
+			continue;
+		saved[n++] = (struct saved_mode){ xstrdup(p), st.st_mode & 07777 };
+		chmod(p, (st.st_mode & 07777) | 0011);
+	}
+	free(p);
+	return n;
+}
+
+static void restore_modes(struct saved_mode *saved, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		chmod(saved[i].path, saved[i].mode);
+		free(saved[i].path);
+	}
+}
+
+/* As root: a forked child turned nobody says hello; 0 when it was hung up on. */
+static int other_uid_as_root(void)
+{
+	pid_t pid = fork();
 	int status;
 
-	(void)state;
-	if (geteuid() != 0 || !tmpdir) {
-		skip();
-		return;
-	}
-	dir = xasprintf("%s/boxy", tmpdir);
-	assert_int_equal(chmod(tmpdir, 0711), 0);
-	assert_int_equal(chmod(dir, 0711), 0);
-	assert_int_equal(chmod(sock_path, 0666), 0);
-	pid = fork();
 	if (pid == 0) {
 		/* No cmocka here: plain exits. 0: hung up on; 1: served; 2: could not connect. */
 		struct passwd *pw = getpwnam("nobody");
@@ -704,13 +732,79 @@ static void test_other_uid_refused(void **state)
 		rc = recv_msg(fd, &m, 3000);
 		_exit(rc == 0 || rc == -1 ? 0 : 1);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	chmod(sock_path, 0600);
-	chmod(dir, 0700);
-	chmod(tmpdir, 0700);
-	free(dir);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * As the unprivileged test user: ask the agent tests/daemon.sh runs as a
+ * second user (tests/lib/other-uid-agent.py, socket in BOXY_PROTO_OTHER_UID)
+ * to say hello; its one-line answer, "refused" when it was hung up on.
+ */
+static char *other_uid_by_agent(const char *agent)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char line[256];
+	size_t got = 0;
+	ssize_t n;
+	char *req;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", agent);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return xasprintf("cannot reach the agent at %s: %s", agent, strerror(errno));
+	}
+	req = xasprintf("%s\t%s\n", sock_path, build);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		free(req);
+		close(fd);
+		return xstrdup("cannot write to the agent");
+	}
+	free(req);
+	while (got < sizeof(line) - 1 && (n = read(fd, line + got, sizeof(line) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	line[got] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	return xstrdup(line);
+}
+
+/*
+ * Another uid is refused: as root through a child turned nobody, as anyone
+ * else through the agent of a second user (tests/daemon.sh). Never skipped:
+ * without either, the case fails and says what it needs.
+ */
+static void test_other_uid_refused(void **state)
+{
+	struct saved_mode saved[16];
+	const char *agent = getenv("BOXY_PROTO_OTHER_UID");
+	size_t nsaved;
+
+	(void)state;
+	if (geteuid() != 0 && (agent == NULL || *agent == '\0'))
+		fail_msg("as uid %d this needs another uid's client: run as root, or under "
+			 "tests/daemon.sh started as root (BOXY_PROTO_OTHER_UID)", (int)geteuid());
+	nsaved = open_modes(sock_path, saved, ARRAY_SIZE(saved));
+	if (geteuid() == 0) {
+		int rc = other_uid_as_root();
+
+		restore_modes(saved, nsaved);
+		assert_int_equal(rc, 0);
+	} else {
+		char *answer = other_uid_by_agent(agent);
+
+		restore_modes(saved, nsaved);
+		if (strcmp(answer, "refused") != 0)
+			fail_msg("a client of another uid: '%s', want 'refused'", answer);
+		free(answer);
+	}
+	/* Refused by the uid check itself (not only by a later one, such as the
+	 * pid-namespace check, which another user's process also fails). */
+	if (log_path == NULL)
+		fail_msg("no daemon log to tell which check refused (BOXY_PROTO_LOG)");
 	assert_true(log_has("refused a connection from uid"));
 	assert_daemon_answers();
 }

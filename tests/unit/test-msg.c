@@ -11,12 +11,14 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -286,6 +288,148 @@ static void test_packet_violations(void **state)
 	packet_violation(big, sizeof(big), false, "over the");
 }
 
+/* ---- the limits, at the limit and one past it ---------------------------------- */
+
+/* Nothing at all is waiting on fd (a refused send wrote no byte). */
+static void assert_nothing_sent(int fd)
+{
+	char c;
+
+	assert_int_equal(recv(fd, &c, 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+}
+
+/*
+ * The sender's descriptor cap: MSG_MAX_FDS go, MSG_MAX_FDS + 1 is refused
+ * with EMSGSIZE before anything is written (its control buffer holds
+ * MSG_MAX_FDS: one more would be written past it).
+ */
+static void test_send_fd_limit(void **state)
+{
+	int sv[2], p[2], fds[MSG_MAX_FDS + 1];
+	struct msg m;
+	char *err = NULL;
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(pipe(p), 0);
+	for (size_t i = 0; i < MSG_MAX_FDS + 1; i++)
+		fds[i] = p[1];
+	errno = 0;
+	assert_int_equal(msg_send(sv[0], MSG_RUN, "x", 1, fds, MSG_MAX_FDS + 1), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_nothing_sent(sv[1]);
+	assert_int_equal(msg_send(sv[0], MSG_RUN, "x", 1, fds, MSG_MAX_FDS), 0);
+	assert_int_equal(msg_recv(sv[1], &m, &err), 1);
+	assert_int_equal(m.nfds, MSG_MAX_FDS);
+	for (size_t i = 0; i < MSG_MAX_FDS; i++)
+		assert_int_equal(write(m.fds[i], "y", 1), 1);
+	msg_free(&m);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The receiver's descriptor cap: MSG_MAX_FDS + 1 on one frame ends the connection. */
+static void test_recv_fd_limit(void **state)
+{
+	int sv[2], p[2];
+	uint8_t h[8];
+	struct msg m;
+	char *err = NULL;
+	union { struct cmsghdr a; char buf[CMSG_SPACE(sizeof(int) * (MSG_MAX_FDS + 1))]; } ctl;
+	struct iovec iov = { .iov_base = h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int fds[MSG_MAX_FDS + 1];
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(pipe(p), 0);
+	for (size_t i = 0; i < MSG_MAX_FDS + 1; i++)
+		fds[i] = p[0];
+	raw_header(h, 0, MSG_RUN, MSG_MAX_FDS + 1);
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	assert_int_equal(sendmsg(sv[0], &mh, 0), 8);
+	assert_int_equal(msg_recv(sv[1], &m, &err), -1);
+	assert_non_null(err);
+	free(err);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * The length cap, both ends: MSG_MAX_LEN + 1 is refused by the sender with
+ * EMSGSIZE, MSG_MAX_LEN crosses. A child reads while the parent sends (so a
+ * sender that let the oversized frame through cannot hang the test): the
+ * first frame it gets must be the one of MSG_MAX_LEN.
+ */
+static void test_len_limit(void **state)
+{
+	int sv[2], status;
+	uint8_t *big = calloc(1, MSG_MAX_LEN + 1);
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(big);
+	big[MSG_MAX_LEN - 1] = 0x5a;
+	pair(sv);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct msg m;
+		char *err = NULL;
+
+		close(sv[0]);
+		if (msg_recv(sv[1], &m, &err) != 1 || m.type != MSG_INPUT ||
+		    m.len != MSG_MAX_LEN || m.payload[MSG_MAX_LEN - 1] != 0x5a)
+			_exit(1);
+		_exit(0);
+	}
+	close(sv[1]);
+	errno = 0;
+	assert_int_equal(msg_send(sv[0], MSG_OUTPUT, big, MSG_MAX_LEN + 1, NULL, 0), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_int_equal(msg_send(sv[0], MSG_INPUT, big, MSG_MAX_LEN, NULL, 0), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(sv[0]);
+	free(big);
+}
+
+/* A packet of MSG_PACKET_MAX payload bytes is read whole; one more is refused. */
+static void test_packet_len_limit(void **state)
+{
+	static uint8_t big[8 + MSG_PACKET_MAX + 1];
+	int sv[2], sz = 4 * (int)sizeof(big);
+	struct msg m;
+	char *err = NULL;
+
+	(void)state;
+	packet_pair(sv);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	raw_header(big, MSG_PACKET_MAX, MSG_OUTPUT, 0);
+	big[8 + MSG_PACKET_MAX - 1] = 0x5a;
+	assert_int_equal(send(sv[0], big, 8 + MSG_PACKET_MAX, 0), 8 + MSG_PACKET_MAX);
+	assert_int_equal(msg_read_packet(sv[1], &m, &err), 1);
+	assert_int_equal(m.len, MSG_PACKET_MAX);
+	assert_int_equal(m.payload[MSG_PACKET_MAX - 1], 0x5a);
+	msg_free(&m);
+	close(sv[0]);
+	close(sv[1]);
+	raw_header(big, MSG_PACKET_MAX + 1, MSG_OUTPUT, 0);
+	packet_violation(big, sizeof(big), false, "over the");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +441,10 @@ int main(void)
 		cmocka_unit_test(test_dribble),
 		cmocka_unit_test(test_packet_round_trip),
 		cmocka_unit_test(test_packet_violations),
+		cmocka_unit_test(test_send_fd_limit),
+		cmocka_unit_test(test_recv_fd_limit),
+		cmocka_unit_test(test_len_limit),
+		cmocka_unit_test(test_packet_len_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,6 +204,42 @@ static void test_expire_and_bad_names(void **state)
 	net_bind_free(NULL);
 }
 
+/*
+ * 63, 64, 65 and 1000 live names on one address (a wildcard-listed name
+ * answered by one IP lets a payload bind as many as it likes): the count is
+ * exact, names[] is filled up to max and never past it (a sentinel follows),
+ * and net_bind_find reaches the last name bound.
+ */
+static void test_names_limit(void **state)
+{
+	static const size_t counts[] = { 63, 64, 65, 1000 };
+	struct net_addr a = addr("104.16.0.34");
+	const char *names[64 + 1];
+	const char *which = NULL;
+	char name[64];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		struct net_bind *t = net_bind_create(2048);
+		size_t filled = counts[c] < 64 ? counts[c] : 64;
+
+		for (size_t i = 0; i < counts[c]; i++) {
+			snprintf(name, sizeof(name), "n%zu.example", i);
+			assert_int_equal(net_bind_add(t, &a, name, 300, 0), 0);
+		}
+		names[64] = "sentinel";
+		assert_int_equal(net_bind_names(t, &a, 0, names, 64), counts[c]);
+		assert_string_equal(names[64], "sentinel");
+		assert_string_equal(names[0], "n0.example");
+		snprintf(name, sizeof(name), "n%zu.example", filled - 1);
+		assert_string_equal(names[filled - 1], name);
+		snprintf(name, sizeof(name), "n%zu.example", counts[c] - 1);
+		assert_true(net_bind_find(t, &a, 0, permit_only, name, &which));
+		assert_string_equal(which, name);
+		net_bind_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_ttl_clamp),
 		cmocka_unit_test(test_extend_not_shorten),
 		cmocka_unit_test(test_many_names),
+		cmocka_unit_test(test_names_limit),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_bounded),

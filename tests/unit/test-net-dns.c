@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -21,6 +22,37 @@ struct msg {
 	uint8_t b[4096];
 	size_t n;
 };
+
+/*
+ * The parsers always see their input in a buffer of exactly its size,
+ * copied to the heap, so AddressSanitizer catches a read one byte past
+ * the end (inside struct msg's 4096 bytes it would go unnoticed).
+ */
+static enum dns_status query_parse_exact(const uint8_t *b, size_t n, struct dns_question *q)
+{
+	uint8_t *copy = malloc(n ? n : 1);
+	enum dns_status st;
+
+	assert_non_null(copy);
+	memcpy(copy, b, n);
+	st = dns_query_parse(copy, n, q);
+	free(copy);
+	return st;
+}
+
+/* dns_answer_parse on an exact-size copy. */
+static enum dns_status answer_parse_exact(const uint8_t *b, size_t n,
+					  const struct dns_question *q, struct dns_answer *a)
+{
+	uint8_t *copy = malloc(n ? n : 1);
+	enum dns_status st;
+
+	assert_non_null(copy);
+	memcpy(copy, b, n);
+	st = dns_answer_parse(copy, n, q, a);
+	free(copy);
+	return st;
+}
 
 static void put8(struct msg *m, unsigned v)
 {
@@ -100,7 +132,7 @@ static void test_query_good(void **state)
 
 	(void)state;
 	query(&m, "WWW.Example.COM", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_int_equal(q.id, 0x1234);
 	assert_true(q.rd);
 	assert_false(q.edns);
@@ -110,19 +142,19 @@ static void test_query_good(void **state)
 	assert_int_equal(q.qclass, DNS_CLASS_IN);
 
 	query(&m, "registry.npmjs.org", DNS_TYPE_AAAA, 4096);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_true(q.edns);
 	assert_int_equal(q.edns_size, 4096);
 	assert_int_equal(q.qtype, DNS_TYPE_AAAA);
 
 	/* an EDNS size below 512 means 512 */
 	query(&m, "a.example", DNS_TYPE_A, 100);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_int_equal(q.edns_size, 512);
 
 	/* the root (priming queries) */
 	query(&m, "", 2, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_string_equal(q.name, "");
 
 	/* OPT with options (cookie) */
@@ -136,7 +168,7 @@ static void test_query_good(void **state)
 	put16(&m, 10);
 	put16(&m, 8);
 	putbytes(&m, "\1\2\3\4\5\6\7\10", 8);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_true(q.edns);
 }
 
@@ -150,9 +182,7 @@ static void test_query_truncated(void **state)
 	for (int edns = -1; edns <= 1232; edns += 1233) {
 		query(&m, "deep.sub.example.com", DNS_TYPE_A, edns);
 		for (size_t k = 0; k < m.n; k++) {
-			uint8_t copy[4096];
-			memcpy(copy, m.b, k);
-			enum dns_status st = dns_query_parse(copy, k, &q);
+			enum dns_status st = query_parse_exact(m.b, k, &q);
 			if (st == DNS_OK)
 				fail_msg("truncated at %zu accepted", k);
 			if (k < DNS_HEADER_LEN)
@@ -301,7 +331,7 @@ static void test_query_hostile(void **state)
 		enum dns_status st;
 
 		hostile_rows[i].build(&m);
-		st = dns_query_parse(m.b, m.n, &q);
+		st = query_parse_exact(m.b, m.n, &q);
 		if (st != hostile_rows[i].want)
 			fail_msg("%s: got '%s', want '%s'", hostile_rows[i].what,
 				 dns_status_words(st), dns_status_words(hostile_rows[i].want));
@@ -320,7 +350,7 @@ static void test_query_253(void **state)
 	n[63] = n[127] = n[191] = '.';
 	n[253] = '\0';
 	query(&m, n, 1, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	assert_int_equal(strlen(q.name), 253);
 }
 
@@ -338,7 +368,7 @@ static void test_build_rcode(void **state)
 
 	(void)state;
 	query(&m, "A.example", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_rcode(&q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
 	assert_int_equal(n, sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
@@ -347,7 +377,7 @@ static void test_build_rcode(void **state)
 
 	/* with EDNS the response carries boxy's OPT */
 	query(&m, "a.example", DNS_TYPE_A, 4096);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_rcode(&q, DNS_RCODE_REFUSED, out, sizeof(out));
 	assert_int_equal(n, sizeof(want) + 11);
 	assert_int_equal(out[3], 0x80 | DNS_RCODE_REFUSED);
@@ -385,7 +415,7 @@ static void test_build_answer(void **state)
 
 	(void)state;
 	query(&m, "a.example", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_answer(&q, addrs, 3, 300, out, sizeof(out));
 	assert_int_equal(n, qend + 2 * 16);
 	assert_int_equal(out[2], 0x81);
@@ -394,7 +424,7 @@ static void test_build_answer(void **state)
 	static const uint8_t rr[] = { 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0x01, 0x2c, 0, 4,
 				      104, 16, 0, 34 };
 	assert_memory_equal(out + qend, rr, sizeof(rr));
-	assert_int_equal(dns_answer_parse(out, n, &q, &a), DNS_OK);
+	assert_int_equal(answer_parse_exact(out, n, &q, &a), DNS_OK);
 	assert_int_equal(a.rcode, 0);
 	assert_int_equal(a.naddrs, 2);
 	assert_true(net_addr_equal(&a.addrs[1], &addrs[2]));
@@ -402,16 +432,16 @@ static void test_build_answer(void **state)
 
 	/* AAAA takes the IPv6 one */
 	query(&m, "a.example", DNS_TYPE_AAAA, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_answer(&q, addrs, 3, 60, out, sizeof(out));
 	assert_int_equal(n, qend + 28);
-	assert_int_equal(dns_answer_parse(out, n, &q, &a), DNS_OK);
+	assert_int_equal(answer_parse_exact(out, n, &q, &a), DNS_OK);
 	assert_int_equal(a.naddrs, 1);
 	assert_true(net_addr_equal(&a.addrs[0], &addrs[1]));
 
 	/* other types get "no data" */
 	query(&m, "a.example", 65, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_answer(&q, addrs, 3, 60, out, sizeof(out));
 	assert_int_equal(n, qend);
 	assert_int_equal(out[7], 0);
@@ -432,7 +462,7 @@ static void test_build_answer_limit(void **state)
 		net_addr_set_v4(&addrs[i], b);
 	}
 	query(&m, "example.com", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(m.b, m.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(m.b, m.n, &q), DNS_OK);
 	n = dns_build_answer(&q, addrs, 40, 60, out, DNS_UDP_MAX);
 	assert_int_equal(n, qend + 30 * 16);            /* (512 - 29) / 16 = 30 */
 	assert_int_equal(out[7], 30);
@@ -507,9 +537,9 @@ static void test_answer_parse(void **state)
 
 	(void)state;
 	query(&qm, "www.example.com", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(qm.b, qm.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
 	build_upstream(&m);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_OK);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_OK);
 	assert_int_equal(a.naddrs, 2);
 	assert_string_equal(net_addr_format(&a.addrs[0], text), "1.2.3.4");
 	assert_int_equal(a.ttls[0], 20);
@@ -519,18 +549,18 @@ static void test_answer_parse(void **state)
 
 	/* every truncation is refused */
 	for (size_t k = 0; k < m.n; k++)
-		if (dns_answer_parse(m.b, k, &q, &a) == DNS_OK)
+		if (answer_parse_exact(m.b, k, &q, &a) == DNS_OK)
 			fail_msg("answer truncated at %zu accepted", k);
 
 	/* an answer to another query */
 	m.b[1] ^= 1;
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_ID);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_ID);
 	m.b[1] ^= 1;
 	m.b[2] &= 0x7f;
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NOT_QUERY);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NOT_QUERY);
 	m.b[2] |= 0x80;
 	m.b[13] = 'x';      /* www -> xww */
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_ID);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_ID);
 }
 
 /* Compression pointers that loop, point forward or at themselves. */
@@ -542,7 +572,7 @@ static void test_answer_pointer_loops(void **state)
 
 	(void)state;
 	query(&qm, "a.example", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(qm.b, qm.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
 
 	/* owner is a pointer to itself */
 	memcpy(m.b, qm.b, qm.n);
@@ -555,7 +585,7 @@ static void test_answer_pointer_loops(void **state)
 	put32(&m, 1);
 	put16(&m, 4);
 	put32(&m, 0x01020304);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NAME);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NAME);
 
 	/* owner points forward */
 	m.n = qm.n;
@@ -565,7 +595,7 @@ static void test_answer_pointer_loops(void **state)
 	put32(&m, 1);
 	put16(&m, 4);
 	put32(&m, 0x01020304);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NAME);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NAME);
 
 	/* two labels that point at each other: X -> Y -> X */
 	m.n = qm.n;
@@ -581,7 +611,7 @@ static void test_answer_pointer_loops(void **state)
 	put32(&m, 1);
 	put16(&m, 4);
 	put32(&m, 0x01020304);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NAME);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NAME);
 
 	/* a label and a pointer back to that label: the segment rule stops it */
 	m.n = qm.n;
@@ -594,7 +624,7 @@ static void test_answer_pointer_loops(void **state)
 	put32(&m, 1);
 	put16(&m, 4);
 	put32(&m, 0x01020304);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NAME);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NAME);
 
 	/*
 	 * A pointer chain that lengthens the name past 253 characters: 70
@@ -626,7 +656,7 @@ static void test_answer_pointer_loops(void **state)
 	put32(&m, 1);
 	put16(&m, 4);
 	put32(&m, 0x01020304);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_NAME);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_NAME);
 }
 
 /* Bad rdata lengths, and more addresses than we keep. */
@@ -638,7 +668,7 @@ static void test_answer_records(void **state)
 
 	(void)state;
 	query(&qm, "a.example", DNS_TYPE_A, -1);
-	assert_int_equal(dns_query_parse(qm.b, qm.n, &q), DNS_OK);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
 
 	memcpy(m.b, qm.b, qm.n);
 	m.n = qm.n;
@@ -650,7 +680,7 @@ static void test_answer_records(void **state)
 	put32(&m, 1);
 	put16(&m, 5);
 	putbytes(&m, "\1\2\3\4\5", 5);
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_ERR_RECORDS);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_RECORDS);
 
 	m.n = qm.n;
 	m.b[6] = 0;
@@ -663,7 +693,7 @@ static void test_answer_records(void **state)
 		put16(&m, 4);
 		put32(&m, 0x08080000u | (uint32_t)i);
 	}
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_OK);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_OK);
 	assert_int_equal(a.naddrs, DNS_ANSWER_MAX);
 
 	/* rcode and TC are reported */
@@ -671,10 +701,135 @@ static void test_answer_records(void **state)
 	m.b[6] = m.b[7] = 0;
 	m.b[2] = 0x83;
 	m.b[3] = 0x83;
-	assert_int_equal(dns_answer_parse(m.b, m.n, &q, &a), DNS_OK);
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_OK);
 	assert_int_equal(a.rcode, DNS_RCODE_NXDOMAIN);
 	assert_true(a.truncated);
 	assert_int_equal(a.naddrs, 0);
+}
+
+/*
+ * Only class IN carries addresses: an A or AAAA record of class CH, HS or
+ * ANY in the answer section (a hostile upstream's) is skipped, never
+ * taken as an address and bound.
+ */
+static void test_answer_class(void **state)
+{
+	static const unsigned classes[] = { 3 /* CH */, 4 /* HS */, 255 /* ANY */, 254 /* NONE */ };
+	struct msg qm, m;
+	struct dns_question q, q6;
+	struct dns_answer a;
+	char text[NET_ADDR_STRLEN];
+
+	(void)state;
+	query(&qm, "a.example", DNS_TYPE_A, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		/* Only the foreign-class record: no address. */
+		memcpy(m.b, qm.b, qm.n);
+		m.n = qm.n;
+		m.b[2] = 0x81;
+		m.b[7] = 1;
+		put16(&m, 0xc00c);
+		put16(&m, DNS_TYPE_A);
+		put16(&m, classes[i]);
+		put32(&m, 60);
+		put16(&m, 4);
+		putbytes(&m, "\x0a\0\0\x01", 4);
+		assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_OK);
+		if (a.naddrs != 0)
+			fail_msg("class %u: an A record taken as an address", classes[i]);
+		/* Followed by an IN record: that one alone. */
+		m.b[7] = 2;
+		put16(&m, 0xc00c);
+		put16(&m, DNS_TYPE_A);
+		put16(&m, DNS_CLASS_IN);
+		put32(&m, 60);
+		put16(&m, 4);
+		putbytes(&m, "\5\6\7\10", 4);
+		assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_OK);
+		assert_int_equal(a.naddrs, 1);
+		assert_string_equal(net_addr_format(&a.addrs[0], text), "5.6.7.8");
+	}
+	/* The same for AAAA. */
+	query(&qm, "a.example", DNS_TYPE_AAAA, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q6), DNS_OK);
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		memcpy(m.b, qm.b, qm.n);
+		m.n = qm.n;
+		m.b[2] = 0x81;
+		m.b[7] = 1;
+		put16(&m, 0xc00c);
+		put16(&m, DNS_TYPE_AAAA);
+		put16(&m, classes[i]);
+		put32(&m, 60);
+		put16(&m, 16);
+		putbytes(&m, "\xfd\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
+		assert_int_equal(answer_parse_exact(m.b, m.n, &q6, &a), DNS_OK);
+		if (a.naddrs != 0)
+			fail_msg("class %u: an AAAA record taken as an address", classes[i]);
+	}
+}
+
+/*
+ * A CNAME whose rdata ends one byte before its name does, in the last record:
+ * the name must not be completed from the byte after the message. The byte
+ * after it here is a 0 that would complete the name, so a parser that read
+ * past the rdata would find a whole name (and say so with a different
+ * error); the exact-size copy catches the read itself under ASan.
+ */
+static void test_answer_cname_cut(void **state)
+{
+	struct msg qm, m;
+	struct dns_question q;
+	struct dns_answer a;
+	uint8_t *roomy;
+
+	(void)state;
+	query(&qm, "a.example", DNS_TYPE_A, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
+	memcpy(m.b, qm.b, qm.n);
+	m.n = qm.n;
+	m.b[2] = 0x81;
+	m.b[7] = 1;
+	put16(&m, 0xc00c);
+	put16(&m, DNS_TYPE_CNAME);
+	put16(&m, DNS_CLASS_IN);
+	put32(&m, 60);
+	put16(&m, 16);                          /* "cdn.example.net" needs 17 */
+	put8(&m, 3);
+	putbytes(&m, "cdn", 3);
+	put8(&m, 7);
+	putbytes(&m, "example", 7);
+	put8(&m, 3);
+	putbytes(&m, "net", 3);                 /* its final 0 is not in the rdata */
+	assert_int_equal(answer_parse_exact(m.b, m.n, &q, &a), DNS_ERR_SHORT);
+	roomy = calloc(1, m.n + 1);             /* the byte after: a 0 */
+	assert_non_null(roomy);
+	memcpy(roomy, m.b, m.n);
+	assert_int_equal(dns_answer_parse(roomy, m.n, &q, &a), DNS_ERR_SHORT);
+	free(roomy);
+}
+
+/* The answer builder's labels: 63 bytes are a label, 64 are refused (no answer built). */
+static void test_build_label_limit(void **state)
+{
+	struct msg qm;
+	struct dns_question q;
+	uint8_t out[512];
+
+	(void)state;
+	query(&qm, "a.example", DNS_TYPE_A, -1);
+	assert_int_equal(query_parse_exact(qm.b, qm.n, &q), DNS_OK);
+	for (size_t l = 63; l <= 64; l++) {
+		memset(q.name, 'a', l);
+		memcpy(q.name + l, ".example", sizeof(".example"));
+		memcpy(q.name_as_sent, q.name, l + sizeof(".example"));
+		size_t n = dns_build_rcode(&q, DNS_RCODE_NXDOMAIN, out, sizeof(out));
+		if (l == 63 && (n == 0 || out[DNS_HEADER_LEN] != 63))
+			fail_msg("a 63-byte label: no answer built");
+		if (l == 64 && n != 0)
+			fail_msg("a 64-byte label: an answer of %zu bytes built", n);
+	}
 }
 
 struct name_row {
@@ -751,6 +906,9 @@ int main(void)
 		cmocka_unit_test(test_build_answer_limit),
 		cmocka_unit_test(test_answer_parse),
 		cmocka_unit_test(test_answer_pointer_loops),
+		cmocka_unit_test(test_answer_class),
+		cmocka_unit_test(test_answer_cname_cut),
+		cmocka_unit_test(test_build_label_limit),
 		cmocka_unit_test(test_answer_records),
 		cmocka_unit_test(test_name_normalize),
 	};

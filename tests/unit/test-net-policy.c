@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -711,6 +712,49 @@ static void test_read_name(void **state)
 	assert_string_equal(name, "public.example");
 }
 
+/*
+ * Many names on one address: a wildcard-listed name answered by one IP lets a
+ * payload bind as many names as it likes to that address. The one listed
+ * name is bound last, behind count - 1 unlisted ones: every name must be
+ * examined (an early version copied 64 into a stack array and stopped
+ * there, or, without its clamp, read past the array).
+ */
+static void test_many_names(void **state)
+{
+	static const size_t counts[] = { 1, 63, 64, 65, 1000 };
+	struct net_addr a = addr("93.184.216.80");
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		struct net_bind *tb = net_bind_create(2048);
+		struct net_flow f = { .proto = TCP, .dst = a, .port = 443,
+				      .name_kind = NET_NAME_NONE };
+		struct net_verdict v;
+		char name[64];
+
+		for (size_t i = 0; i + 1 < counts[c]; i++) {
+			snprintf(name, sizeof(name), "n%zu.unlisted.example.net", i);
+			assert_int_equal(net_bind_add(tb, &a, name, 300, 0), 0);
+		}
+		/* Unlisted names only: no binding. */
+		if (net_policy_decide(&pol, tb, &f, 0, &v) || v.deny != NET_DENY_NO_BINDING)
+			fail_msg("%zu unlisted names: got %s", counts[c] - 1,
+				 net_deny_code(v.deny));
+		assert_int_equal(net_bind_add(tb, &a, "last.example.com", 300, 0), 0);
+		assert_int_equal(net_bind_names(tb, &a, 0, NULL, 0), counts[c]);
+		if (!net_policy_decide(&pol, tb, &f, 0, &v) || v.host == NULL ||
+		    strcmp(v.host, "last.example.com") != 0)
+			fail_msg("%zu names, listed one last: got %s", counts[c],
+				 v.allow ? "allow, other host" : net_deny_code(v.deny));
+		/* Listed, but not on this port: refused for the port, not the binding. */
+		f.port = 22;
+		if (net_policy_decide(&pol, tb, &f, 0, &v) || v.deny != NET_DENY_PORT)
+			fail_msg("%zu names, port 22: got %s", counts[c],
+				 v.allow ? "allow" : net_deny_code(v.deny));
+		net_bind_free(tb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_from_runspec),
 		cmocka_unit_test(test_read_name),
 		cmocka_unit_test(test_landlock_ports),
+		cmocka_unit_test(test_many_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -746,6 +746,11 @@ static const struct env_case env_cases[] = {
 		  "COLORTERM=truecolor", "NO_COLOR=1", "COLUMNS=80", "LINES=24", NULL },
 	},
 	{
+		"a prefix of an allowlisted name is not that name",
+		{ "TER=1", "LAN=1", "T=1", "COLORTER=1", "TZ=UTC", NULL }, { { 0 } }, 0,
+		{ BOXY_SET(SANDBOX_DEFAULT_PATH), "TZ=UTC", NULL },
+	},
+	{
 		"a PATH with a relative entry is replaced",
 		{ "PATH=node_modules/.bin:/usr/bin", NULL }, { { 0 } }, 0,
 		{ BOXY_SET(SANDBOX_DEFAULT_PATH), NULL },
