@@ -206,7 +206,7 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
  * A policy decision for the audit log (kind "audit", which is what
  * --audit-log records): refusals, with their layer, and allows that needed
  * a range exception, which the audit log must name verbatim. Each is a
- * mirror of a flow or dns event, which is what the store keeps (one row per
+ * mirror of a flow event, which is what the store keeps (one row per
  * refusal, not two).
  */
 static void emit_audit(struct broker *b, const char *layer, const char *verdict,
@@ -215,6 +215,22 @@ static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 	struct event ev = {
 		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
 		.detail = detail, .mirror = true,
+	};
+
+	emit(b, &ev);
+}
+
+/*
+ * A decision about a name (refused, or an answer of it dropped, with addr):
+ * its audit line, which is also the store's resolution row (host is the
+ * name), so not a mirror, and one line in boxy watch.
+ */
+static void emit_audit_name(struct broker *b, const char *layer, const char *name,
+			    const char *detail, const char *addr)
+{
+	struct event ev = {
+		.kind = "audit", .verdict = "deny", .layer = layer, .subject = name,
+		.detail = detail, .host = name, .addr = addr,
 	};
 
 	emit(b, &ev);
@@ -999,9 +1015,7 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 		net_addr_format(&dropped[i].judged, a);
 		words = xasprintf("answer %s dropped (DNS rebinding): %s", a,
 				  net_range_words(dropped[i].range));
-		emit_audit(b, NET_LAYER_IP, "deny", q->name, words);
-		/* The store's row: the address the layer refused, with the name. */
-		emit_dns(b, "deny", NET_LAYER_IP, q->name, words, a, 0);
+		emit_audit_name(b, NET_LAYER_IP, q->name, words, a);
 		free(words);
 	}
 	for (size_t i = 0; i < nk; i++) {
@@ -1049,8 +1063,7 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	}
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
-		emit_audit(b, v.layer, "deny", name[0] ? name : ".", net_verdict_words(&v));
-		emit_dns(b, "deny", v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL, 0);
+		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
 		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
 		goto out;
 	}
