@@ -208,7 +208,7 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
  * A policy decision for the audit log (kind "audit", which is what
  * --audit-log records): refusals, with their layer, and allows that needed
  * a range exception, which the audit log must name verbatim. Each is a
- * mirror of a flow or dns event, which is what the store keeps (one row per
+ * mirror of a flow event, which is what the store keeps (one row per
  * refusal, not two).
  */
 static void emit_audit(struct broker *b, const char *layer, const char *verdict,
@@ -217,6 +217,22 @@ static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 	struct event ev = {
 		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
 		.detail = detail, .mirror = true,
+	};
+
+	emit(b, &ev);
+}
+
+/*
+ * A decision about a name (refused, or an answer of it dropped, with addr):
+ * its audit line, which is also the store's resolution row (host is the
+ * name), so not a mirror, and one line in boxy watch.
+ */
+static void emit_audit_name(struct broker *b, const char *layer, const char *name,
+			    const char *detail, const char *addr)
+{
+	struct event ev = {
+		.kind = "audit", .verdict = "deny", .layer = layer, .subject = name,
+		.detail = detail, .host = name, .addr = addr,
 	};
 
 	emit(b, &ev);
@@ -1067,9 +1083,7 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 				  "--allow-cidr %s/%u)",
 				  a, net_range_words(dropped[i].range), a,
 				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
-		emit_audit(b, NET_LAYER_IP, "deny", name, words);
-		/* The store's row: the address the layer refused, with the name. */
-		emit_dns(b, "deny", NET_LAYER_IP, name, words, a, 0);
+		emit_audit_name(b, NET_LAYER_IP, name, words, a);
 		free(words);
 	}
 	for (size_t i = 0; i < nk; i++) {
@@ -1138,8 +1152,7 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	}
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
-		emit_audit(b, v.layer, "deny", name[0] ? name : ".", net_verdict_words(&v));
-		emit_dns(b, "deny", v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL, 0);
+		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
 		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
 		goto out;
 	}

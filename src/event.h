@@ -24,12 +24,12 @@ struct event {
 	/* Network events (kind "tcp", "udp", "dns"); NULL/0 elsewhere. */
 	const char *addr;       /* destination address, textual */
 	uint16_t port;
-	const char *host;       /* the name the address is bound to */
+	const char *host;       /* the name the address is bound to; audit: the name decided about */
 	const char *sni;        /* TLS SNI or HTTP Host the client sent */
 	uint32_t ttl;           /* dns: the answer's TTL */
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
-	bool mirror;            /* audit: a copy, for --audit-log, of a network event the store keeps */
+	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
 };
 
 struct event_sink {

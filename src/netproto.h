@@ -19,6 +19,8 @@
  *                                                   → VERDICT dialled+fd | refused
  * UDP:                 FLOW_OPEN proto 17           → VERDICT dialled+fd (connected) | refused
  * Then:                FLOW_STATS about 3×/s, FLOW_CLOSE once.
+ * At the end:          the broker shuts its sending half; boxy-net, at EOF, sends
+ *                      FLOW_CLOSE with the final totals of every open flow, and exits.
  * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
  *                      the DNS response itself from the answer's fields.
  */

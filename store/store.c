@@ -1042,7 +1042,18 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 		};
 
 		if (ev->mirror || !ev->layer)
-			return 0;       /* its network event is the row */
+			return 0;       /* its flow event is the row */
+		if (ev->host) {
+			/* About a name: refused, or one of its answers dropped (addr). */
+			struct store_resolution r = {
+				.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
+				.t_rel_ms = (int64_t)ev->t_rel_ms, .name = ev->host,
+				.addr = ev->addr, .verdict = deny ? "deny" : "allow",
+				.reason = ev->detail, .layer = ev->layer,
+			};
+
+			return store_add_resolution(st, &r, err);
+		}
 		return store_add_decision(st, &d, err);
 	}
 	if (is_one_of(ev->kind, flows) && is_one_of(ev->verdict, decided) && ev->addr) {

@@ -120,9 +120,10 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 int store_add_bytes(struct store *st, const char *session_id, uint64_t flow, int64_t up,
 		    int64_t down, bool closed, char **err);
 /*
- * One bus event as rows: "audit" → decisions (except mirrors, whose network
- * event is the row), "tcp"/"udp" allow/deny → connections, bytes/close →
- * that connection's counters, "dns" → resolutions. Other events: nothing.
+ * One bus event as rows: "audit" → decisions (except mirrors, whose flow
+ * event is the row, and those about a name, host set, which are
+ * resolutions), "tcp"/"udp" allow/deny → connections, bytes/close → that
+ * connection's counters, "dns" → resolutions. Other events: nothing.
  */
 int store_add_event(struct store *st, const struct event *ev, char **err);
 

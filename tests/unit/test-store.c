@@ -393,13 +393,27 @@ static void test_resolution_columns(void **state)
 	event_ok(st, &answer);
 	event_ok(st, &dropped);
 	event_ok(st, &none);
+	/* The broker's audit line about a name is that name's row (not a decision). */
+	{
+		struct event refused = {
+			.session = id, .kind = "audit", .verdict = "deny", .layer = "net.dns",
+			.subject = "c2.example.net", .host = "c2.example.net",
+			.detail = "hostname not on the allowlist", .t_ms = 1700000000400,
+			.t_rel_ms = 400,
+		};
+
+		event_ok(st, &refused);
+	}
+	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions"), 0);
 	assert_int_equal(store_exec(st, "SELECT name, addr, ttl, verdict, reason, layer, t_ms,"
 				    " t_rel_ms FROM resolutions ORDER BY id", collect, buf, &err), 0);
 	assert_string_equal(buf,
 			    "www.example.test|93.184.216.34|300|allow|NULL|net.dns|1700000000123|123|"
 			    "rebind.example.test|10.9.0.5|NULL|deny|answer 10.9.0.5 dropped|net.ip|"
 			    "1700000000200|200|"
-			    "gone.example.test|NULL|NULL|allow|NXDOMAIN|net.dns|1700000000300|300");
+			    "gone.example.test|NULL|NULL|allow|NXDOMAIN|net.dns|1700000000300|300|"
+			    "c2.example.net|NULL|NULL|deny|hostname not on the allowlist|net.dns|"
+			    "1700000000400|400");
 	store_close(st);
 }
 
