@@ -5,6 +5,20 @@
  * copies keystrokes to the daemon and output back, forwards window-size
  * changes, and watches for Ctrl-] which leaves the session running. The
  * terminal is restored on every way out, before anything is printed.
+ *
+ * Keystrokes are read only when stdin is a terminal: `boxy run -- cmd < in`
+ * with a terminal on stdout relays output only, and the terminal stays in
+ * its own mode, so ^C and ^Z act on this client as on any command (^C asks
+ * the daemon to stop the session). In raw mode ^C and ^Z are bytes for the
+ * session's pty: its line discipline turns them into signals for the
+ * payload's foreground group, as ssh and tmux do (doc/sessions.md).
+ *
+ * Everything written to the terminal passes through the output filter
+ * (termfilter.h) unless the session was started with --raw-terminal; on the
+ * way out the modes the session left on (mouse reports, bracketed paste, the
+ * alternate screen, ...) are turned off and the terminal is restored with
+ * TCSAFLUSH, so nothing the terminal typed back in the meantime is left for
+ * the user's shell to read.
  */
 #include <config.h>
 
@@ -23,6 +37,7 @@
 #include "client-tty.h"
 #include "msg.h"
 #include "session-net.h"
+#include "termfilter.h"
 #include "util.h"
 #include "watch.h"
 #include "wire.h"
@@ -30,13 +45,75 @@
 static struct termios saved_tio;
 static bool tio_saved;
 static int sig_pipe[2] = { -1, -1 };
+static int out_fd = STDOUT_FILENO;      /* the terminal the session's output goes to */
+static struct termfilter out_filter;
+static bool filtering;
 
+/* Turn off the modes the session left on; restore the saved terminal mode, dropping input. */
 static void restore_terminal(void)
 {
+	if (filtering) {
+		uint8_t b[TERMFILTER_FINISH_MAX];
+		size_t n = termfilter_finish(&out_filter, b);
+
+		if (n && write_all(out_fd, b, n) < 0) {
+			/* the terminal is gone: nothing to reset */
+		}
+	}
 	if (tio_saved) {
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
 		tio_saved = false;
 	}
+}
+
+/* Put the terminal on stdin in raw mode, saving its mode for restore_terminal(). */
+static void raw_terminal(void)
+{
+	struct termios raw;
+
+	if (tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+		tio_saved = true;
+		raw = saved_tio;
+		cfmakeraw(&raw);
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+	}
+}
+
+unsigned client_terminal_fds(void)
+{
+	unsigned t = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (isatty(i))
+			t |= 1u << i;
+	return t;
+}
+
+int client_terminal_fd(unsigned ttys)
+{
+	if (ttys & 2)
+		return STDOUT_FILENO;
+	if (ttys & 4)
+		return STDERR_FILENO;
+	return STDIN_FILENO;
+}
+
+/* Write what the session printed to the terminal, through the filter; -1 on a write error. */
+static int relay_output(const uint8_t *p, size_t n)
+{
+	uint8_t buf[4096 + TERMFILTER_SEQ_MAX];
+
+	if (!filtering)
+		return write_all(out_fd, p, n);
+	while (n) {
+		size_t k = n < 4096 ? n : 4096, o = termfilter_feed(&out_filter, p, k, buf);
+
+		if (o && write_all(out_fd, buf, o) < 0)
+			return -1;
+		p += k;
+		n -= k;
+	}
+	return 0;
 }
 
 static void on_signal(int sig)
@@ -68,7 +145,7 @@ static void send_winsize(int fd)
 	struct winsize ws;
 	struct wbuf w;
 
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
+	if (ioctl(out_fd, TIOCGWINSZ, &ws) < 0)
 		return;
 	wbuf_init(&w);
 	wire_put_u16(&w, ws.ws_row);
@@ -163,35 +240,37 @@ int client_request_stop(const char *id, bool now, char **err)
 	return rc;
 }
 
-int client_relay_tty(int fd, const char *id, bool verbose)
+/*
+ * SIGTSTP sent to a client in raw mode (kill -TSTP; ^Z itself is a byte for
+ * the session): give the terminal back, stop, and take it again on SIGCONT.
+ * The session keeps running meanwhile; its output waits in the daemon.
+ */
+static void suspend_client(int fd)
 {
-	static const int sigs[] = { SIGWINCH, SIGTERM, SIGHUP };
-	struct termios raw;
-	int code = 0;
-	struct msg_reader rd;
+	struct sigaction dfl, old;
 
-	catch_signals(sigs, ARRAY_SIZE(sigs));
-	if (tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
-		tio_saved = true;
-		atexit(restore_terminal);
-		raw = saved_tio;
-		cfmakeraw(&raw);
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
-	}
-	/*
-	 * Non-blocking: the loop drains every whole frame msg_read() has, and on
-	 * a blocking socket the read after the last one would wait for the
-	 * daemon's next output while the user's keystrokes go unread. msg_send()
-	 * waits out EAGAIN itself.
-	 */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	restore_terminal();
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGTSTP, &dfl, &old);
+	raise(SIGTSTP);
+	sigaction(SIGTSTP, &old, NULL);
+	raw_terminal();
 	send_winsize(fd);
+}
+
+/* The relay's loop, once the terminal is set up; returns the exit code. */
+static int relay_loop(int fd, const char *id, bool verbose, bool input)
+{
+	struct msg_reader rd;
+	int interrupts = 0;
+
 	msg_reader_init(&rd);
 	for (;;) {
 		struct pollfd p[3] = {
-			{ .fd = STDIN_FILENO, .events = POLLIN },
 			{ .fd = fd, .events = POLLIN },
 			{ .fd = sig_pipe[0], .events = POLLIN },
+			{ .fd = input ? STDIN_FILENO : -1, .events = POLLIN },
 		};
 
 		if (poll(p, 3, -1) < 0) {
@@ -199,12 +278,22 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 				continue;
 			break;
 		}
-		if (p[2].revents & POLLIN) {
+		if (p[1].revents & POLLIN) {
 			unsigned char sig;
 
 			while (read(sig_pipe[0], &sig, 1) == 1) {
+				char *err = NULL;
+
 				if (sig == SIGWINCH) {
 					send_winsize(fd);
+				} else if (sig == SIGTSTP) {
+					suspend_client(fd);
+				} else if (sig == SIGINT || sig == SIGQUIT) {
+					/* no raw mode (stdin is not a terminal): ^C stops the session */
+					if (client_request_stop(id, ++interrupts > 1, &err) < 0) {
+						fprintf(stderr, "boxy: %s\n", err);
+						free(err);
+					}
 				} else {
 					/* Killing the client leaves the session running. */
 					restore_terminal();
@@ -212,11 +301,13 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 				}
 			}
 		}
-		if (p[0].revents & (POLLIN | POLLHUP)) {
+		if (p[2].revents & (POLLIN | POLLHUP | POLLERR)) {
 			unsigned char buf[4096];
 			ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
 			unsigned char *det;
 
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
 			if (n <= 0) {
 				/* The terminal went away: leave the session running. */
 				msg_send(fd, MSG_DETACH, NULL, 0, NULL, 0);
@@ -235,15 +326,15 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 			}
 			msg_send(fd, MSG_INPUT, buf, (size_t)n, NULL, 0);
 		}
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			struct msg m;
 			char *err = NULL;
-			int rc;
+			int rc, code;
 
 			while ((rc = msg_read(&rd, fd, &m, &err)) == 1) {
 				switch (m.type) {
 				case MSG_OUTPUT:
-					if (write_all(STDOUT_FILENO, m.payload, m.len) < 0) {
+					if (relay_output(m.payload, m.len) < 0) {
 						msg_free(&m);
 						restore_terminal();
 						return EXIT_BOXY_FAILED;
@@ -251,7 +342,7 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 					break;
 				case MSG_EVENT:
 					if (verbose)
-						print_event(&m, true);
+						print_event(&m, input);
 					break;
 				case MSG_SNAPSHOT:
 					keep_snapshot(&m);
@@ -280,12 +371,39 @@ int client_relay_tty(int fd, const char *id, bool verbose)
 				free(err);
 				return EXIT_BOXY_FAILED;
 			}
-			if (rc == 0 && (p[1].revents & POLLHUP))
+			if (rc == 0 && (p[0].revents & POLLHUP))
 				break;
 		}
 	}
 	restore_terminal();
 	return EXIT_BOXY_FAILED;
+}
+
+int client_relay_tty(int fd, const char *id, bool verbose, unsigned ttys, bool raw)
+{
+	static const int sigs[] = { SIGWINCH, SIGTERM, SIGHUP, SIGTSTP };
+	static const int cooked_sigs[] = { SIGWINCH, SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+	bool input = (ttys & 1) != 0;
+
+	out_fd = client_terminal_fd(ttys);
+	filtering = !raw;
+	termfilter_init(&out_filter);
+	if (input) {
+		catch_signals(sigs, ARRAY_SIZE(sigs));
+		raw_terminal();
+	} else {
+		catch_signals(cooked_sigs, ARRAY_SIZE(cooked_sigs));
+	}
+	atexit(restore_terminal);
+	/*
+	 * Non-blocking: the loop drains every whole frame msg_read() has, and on
+	 * a blocking socket the read after the last one would wait for the
+	 * daemon's next output while the user's keystrokes go unread. msg_send()
+	 * waits out EAGAIN itself.
+	 */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	send_winsize(fd);
+	return relay_loop(fd, id, verbose, input);
 }
 
 int client_wait_run(int fd, const char *id, bool verbose)

@@ -15,8 +15,14 @@
 /*
  * Relay the terminal to session id over fd until it exits (returns its exit
  * code) or the user detaches (returns 0 after saying how to come back).
+ * ttys: which of fds 0-2 are terminals (bit i for fd i); keystrokes are read
+ * (in raw mode) only when stdin is one. raw: no output filter (termfilter.h).
  */
-int client_relay_tty(int fd, const char *id, bool verbose);
+int client_relay_tty(int fd, const char *id, bool verbose, unsigned ttys, bool raw);
+/* Which of fds 0-2 are terminals: bit i set for fd i. */
+unsigned client_terminal_fds(void);
+/* The terminal fd the relay writes the session's output to, among ttys. */
+int client_terminal_fd(unsigned ttys);
 /* Wait for a non-terminal run to end; returns its exit code. Ctrl-C stops the session. */
 int client_wait_run(int fd, const char *id, bool verbose);
 /* Send a stop request for id on a new connection (used on Ctrl-C). */

@@ -67,6 +67,7 @@ enum {
 	OPT_PCAP_MAX,
 	OPT_SECCOMP,
 	OPT_TTY,
+	OPT_RAW_TERMINAL,
 	OPT_NO_DAEMON,
 };
 
@@ -95,6 +96,7 @@ static const struct option run_options[] = {
 	{ "pcap-max", required_argument, NULL, OPT_PCAP_MAX },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "tty", no_argument, NULL, OPT_TTY },
+	{ "raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "detach", no_argument, NULL, 'd' },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
@@ -143,7 +145,8 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
 	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
 	   "      --seccomp MODE     strict (default) or compat\n"
-	   "      --tty              expose /dev/tty to the sandbox\n"
+	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
+	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
 	   "  -v, --verbose          report denials on stderr\n"
 	   "  -d, --detach           print the session id and do not attach\n"
 	   "      --no-daemon        run in this process: no session record, no watch\n"
@@ -299,6 +302,9 @@ static int run_apply_option(struct runspec *rs, int opt, const char *arg, char *
 		return parse_seccomp_mode(arg, &rs->seccomp, err);
 	case OPT_TTY:
 		rs->tty = true;
+		return 0;
+	case OPT_RAW_TERMINAL:
+		rs->raw_terminal = true;
 		return 0;
 	case 'v':
 		rs->verbose = true;

@@ -7,9 +7,12 @@
  * Terminal runs get a pty the daemon owns: the client relays its terminal
  * to it, and can leave (Ctrl-] on the client side) without ending the run;
  * output produced while nobody is attached is kept in a ring for the next
- * attach. Non-terminal runs are given the client's own stdin, stdout and
- * stderr descriptors, so `boxy run -- cmd <in >out 2>err` behaves exactly
- * like `cmd <in >out 2>err`, EOF included, with no relay in between.
+ * attach. A run is a terminal run when any of the client's fds 0-2 is a
+ * terminal: the pty's slave takes the place of each terminal one, so the
+ * payload never holds a descriptor of the caller's terminal. The client's
+ * other descriptors are given to the payload as they are, so `boxy run --
+ * cmd <in >out 2>err` behaves exactly like `cmd <in >out 2>err`, EOF
+ * included, with no relay in between.
  */
 #include <config.h>
 
@@ -175,6 +178,7 @@ static void send_started(struct client *c, const struct session *s)
 
 	wbuf_init(&w);
 	wire_put_str(&w, s->id);
+	wire_put_u8(&w, s->rs.raw_terminal);
 	client_send(c, MSG_STARTED, w.p, w.len);
 	wbuf_free(&w);
 }
@@ -281,10 +285,11 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
 }
 
 /*
- * MSG_RUN: runspec, environment, cwd, home, u8 tty, u16 rows, u16 cols,
- * u8 has_audit[, u8 has_netlog, u8 has_pcap]; descriptors: stdin, stdout,
- * stderr unless tty, then the audit log, the net-log and the pcap file, each
- * if announced. The two network bytes came later: a request without them has
+ * MSG_RUN: runspec, environment, cwd, home, u8 ttys, u16 rows, u16 cols,
+ * u8 has_audit[, u8 has_netlog, u8 has_pcap]; ttys has bit i set when the
+ * client's fd i is a terminal (the pty replaces it); descriptors: those of
+ * stdin, stdout, stderr that are not terminals (none with -d), then the
+ * audit log, the net-log and the pcap file, each if announced. The two network bytes came later: a request without them has
  * neither.
  */
 void session_handle_run(struct client *c, const struct msg *m)
@@ -298,8 +303,9 @@ void session_handle_run(struct client *c, const struct msg *m)
 	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL, *tailnet = NULL;
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
+	uint8_t ttys;
 	bool tty, has_audit, has_netlog = false, has_pcap = false;
-	size_t want_fds;
+	size_t want_fds, nstdio = 0;
 
 	rbuf_init(&r, m->payload, m->len);
 	if (runspec_decode(&r, &rs, &err) < 0) {
@@ -310,7 +316,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 	env = wire_get_strv(&r, MAX_ENV, MAX_ENV_LEN);
 	cwd = wire_get_str(&r, 4096);
 	home = wire_get_str(&r, 4096);
-	tty = wire_get_u8(&r) != 0;
+	ttys = wire_get_u8(&r);
+	tty = ttys != 0;
 	rows = wire_get_u16(&r);
 	cols = wire_get_u16(&r);
 	has_audit = wire_get_u8(&r) != 0;
@@ -318,9 +325,13 @@ void session_handle_run(struct client *c, const struct msg *m)
 		has_netlog = wire_get_u8(&r) != 0;
 		has_pcap = wire_get_u8(&r) != 0;
 	}
-	want_fds = (tty || rs.detach ? 0 : 3) + has_audit + has_netlog + has_pcap;
+	for (int i = 0; i < 3; i++)
+		nstdio += !(ttys & (1u << i));
+	if (rs.detach)
+		nstdio = 0;
+	want_fds = nstdio + has_audit + has_netlog + has_pcap;
 	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
-	    m->nfds != want_fds) {
+	    ttys > 7 || (rs.detach && ttys) || m->nfds != want_fds) {
 		client_send_error(c, 2, "malformed run request");
 		goto out;
 	}
@@ -353,10 +364,21 @@ void session_handle_run(struct client *c, const struct msg *m)
 			session_free(s);
 			goto out;
 		}
-		fds[0] = fds[1] = fds[2] = slave;
+		/* the pty takes the place of each terminal; the other ends are the client's own */
+		for (int i = 0, k = 0; i < 3; i++)
+			fds[i] = s->rs.detach || (ttys & (1u << i)) ? slave : m->fds[k++];
 	} else {
 		for (int i = 0; i < 3; i++)
 			fds[i] = m->fds[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		/* Never a terminal of the caller's: only the session's own pty. */
+		if (fds[i] != slave && isatty(fds[i])) {
+			client_send_error(c, 125, "fd %d of the run request is a terminal; the "
+					  "client must announce it (ttys)", i);
+			session_free(s);
+			goto out;
+		}
 	}
 
 	pw = getpwuid(getuid());
@@ -364,13 +386,17 @@ void session_handle_run(struct client *c, const struct msg *m)
 		.environ = env, .cwd = cwd, .uid = getuid(), .gid = getgid(),
 		.user = pw ? pw->pw_name : "user", .home = home,
 		.stdin_fd = fds[0], .stdout_fd = fds[1], .stderr_fd = fds[2],
-		.foreground = s->pty >= 0, .new_session = s->pty >= 0,
+		.foreground = s->pty >= 0, .new_session = true,
 		.events = &s->sink, .session = s->id,
 	};
 	s->next = srv->sessions;
 	srv->sessions = s;
 	s->running = true;
 	bus_session_begin(s);
+	if (s->rs.raw_terminal && s->pty >= 0)
+		event_audit(&s->sink, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
 	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
 	tailnet = session_net_tailnet(s);
 	ctx.dns_search = tailnet;

@@ -429,6 +429,7 @@ enum run_variant {
 	RUN_TRAILING_BYTES,
 	RUN_RELATIVE_CWD,
 	RUN_FDS_MISSING,            /* a non-tty run with no descriptors */
+	RUN_TTYS_RANGE,             /* a terminal mask naming fd 3 */
 };
 
 /* A whole MSG_RUN payload, valid except for what the variant breaks. */
@@ -487,6 +488,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_u8(w, 0);                              /* tty */
 	wire_put_u8(w, 0);                              /* verbose */
 	wire_put_u8(w, 0);                              /* detach */
+	wire_put_u8(w, 0);                              /* raw_terminal */
 	/* the request around the run-spec */
 	wire_put_strv(w, env);
 	if (v == RUN_CWD_WITH_NUL) {
@@ -498,7 +500,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 		wire_put_str(w, v == RUN_RELATIVE_CWD ? "tmp" : "/tmp");
 	}
 	wire_put_str(w, "/tmp");                        /* home */
-	wire_put_u8(w, 0);                              /* tty */
+	wire_put_u8(w, v == RUN_TTYS_RANGE ? 8 : 0);    /* ttys */
 	wire_put_u16(w, 24);
 	wire_put_u16(w, 80);
 	wire_put_u8(w, 0);                              /* has_audit */
@@ -523,6 +525,7 @@ static const struct {
 	{ RUN_TRAILING_BYTES, "trailing bytes" },
 	{ RUN_RELATIVE_CWD, "a relative cwd" },
 	{ RUN_FDS_MISSING, "non-tty run without its descriptors" },
+	{ RUN_TTYS_RANGE, "terminal mask beyond fds 0-2" },
 };
 
 static void test_hostile_run(void **state)
