@@ -12,7 +12,8 @@
 #     terminal, or reads what the user types into the host shell;
 #   - the payload's OSC 52 (clipboard), titles (OSC 0/1/2, ESC k), DCS/APC/PM
 #     strings and queries (DA, DSR, XTVERSION, DECRQSS, OSC 11) reach the
-#     terminal, and a terminal's late answer waits in the host shell's input.
+#     terminal (boxy run attached, boxy attach), and a terminal's late answer
+#     waits in the host shell's input.
 # What must keep working: `> log` and `| tee` get exactly the bytes, EOF
 # through the pty, exit statuses, an interactive shell with colours, ^Z,
 # less and vi on the alternate screen, --raw-terminal (and its audit line).
@@ -159,6 +160,18 @@ if [ -s "$SUITE/pending" ]; then
 	not_ok "ESCAPED: the terminal's answers wait in the host shell's input: $(od -c "$SUITE/pending" | head -n 2 | tr '\n' ' ')"
 else
 	ok "no answer of the terminal is left for the host shell after the run"
+fi
+
+id=$($B -d -- sh -c 'sh inject.sh; sleep 1; sh inject.sh' 2>"$SUITE/d.err")
+harness --capture "$SUITE/cap" -- "$BOXY attach $id"
+if grep -aqP '\x1b\]52|\x1b\]0;|\x1b\[6n|\x1b\[c|\x1bP' "$SUITE/cap"; then
+	not_ok "ESCAPED: boxy attach passes the payload's clipboard, title and query sequences"
+elif [ "$(grep -ac END "$SUITE/cap")" -lt 1 ] || [ "$STATUS" != 0 ]; then
+	not_ok "boxy attach to a -d session (id '$id', status $STATUS)"
+	diag_file "$SUITE/d.err"
+	diag_file "$SUITE/cap"
+else
+	ok "boxy attach filters the same way (the ring replayed and live output)"
 fi
 
 rm -f audit.jsonl
