@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -256,7 +258,8 @@ static void suspend_client(int fd)
 	raise(SIGTSTP);
 	sigaction(SIGTSTP, &old, NULL);
 	raw_terminal();
-	send_winsize(fd);
+	if (fd >= 0)
+		send_winsize(fd);
 }
 
 /* The relay's loop, once the terminal is set up; returns the exit code. */
@@ -462,4 +465,121 @@ int client_wait_run(int fd, const char *id, bool verbose)
 			msg_free(&m);
 		}
 	}
+}
+
+/* ---- --no-daemon: a pty of this process ------------------------------------------ */
+
+/* The relay process of a --no-daemon run: terminal ↔ master until every slave is closed. */
+static void __attribute__((noreturn)) local_relay(int master, unsigned ttys, bool raw)
+{
+	static const int sigs[] = { SIGWINCH, SIGTERM, SIGHUP, SIGTSTP };
+	static const int cooked_sigs[] = { SIGWINCH, SIGTERM, SIGHUP };
+	bool input = (ttys & 1) != 0;
+	struct winsize ws;
+
+	out_fd = client_terminal_fd(ttys);
+	filtering = !raw;
+	termfilter_init(&out_filter);
+	if (input) {
+		catch_signals(sigs, ARRAY_SIZE(sigs));
+		raw_terminal();
+	} else {
+		/* ^C and ^Z act on boxy itself, which forwards them to the sandbox */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		catch_signals(cooked_sigs, ARRAY_SIZE(cooked_sigs));
+	}
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = master, .events = POLLIN },
+			{ .fd = sig_pipe[0], .events = POLLIN },
+			{ .fd = input ? STDIN_FILENO : -1, .events = POLLIN },
+		};
+		uint8_t buf[4096];
+		ssize_t n;
+
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN) {
+			unsigned char sig;
+
+			while (read(sig_pipe[0], &sig, 1) == 1) {
+				if (sig == SIGWINCH && ioctl(out_fd, TIOCGWINSZ, &ws) == 0)
+					ioctl(master, TIOCSWINSZ, &ws);
+				else if (sig == SIGTSTP)
+					suspend_client(-1);
+				else if (sig == SIGTERM || sig == SIGHUP)
+					goto out;
+			}
+		}
+		if (p[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(STDIN_FILENO, buf, sizeof(buf));
+			if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+				input = false;      /* the terminal went away: output only */
+			/* Best effort, as the daemon's relay: a full pty input queue drops keys. */
+			else if (n > 0 && write(master, buf, (size_t)n) < 0) {
+				/* EAGAIN: dropped */
+			}
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			n = read(master, buf, sizeof(buf));
+			if (n > 0) {
+				if (relay_output(buf, (size_t)n) < 0)
+					break;
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				break;      /* EIO: the sandbox and boxy closed every slave */
+			}
+		}
+	}
+out:
+	restore_terminal();
+	_exit(0);
+}
+
+int client_local_pty(unsigned ttys, bool raw, int *slave, pid_t *relay, char **err)
+{
+	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+	char name[64];
+	int m, sl;
+	pid_t pid;
+
+	ioctl(client_terminal_fd(ttys), TIOCGWINSZ, &ws);
+	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (m < 0)
+		return set_err_errno(err, "opening a pty");
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
+		close(m);
+		return set_err_errno(err, "preparing a pty");
+	}
+	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (sl < 0) {
+		close(m);
+		return set_err_errno(err, "opening %s", name);
+	}
+	ioctl(m, TIOCSWINSZ, &ws);
+	pid = fork();
+	if (pid < 0) {
+		close(m);
+		close(sl);
+		return set_err_errno(err, "fork");
+	}
+	if (pid == 0) {
+		close(sl);
+		/* boxy killed: the relay restores the terminal and goes too */
+		prctl(PR_SET_PDEATHSIG, SIGHUP);
+		local_relay(m, ttys, raw);
+	}
+	close(m);
+	*slave = sl;
+	*relay = pid;
+	return 0;
+}
+
+void client_local_pty_end(int slave, pid_t relay)
+{
+	int st;
+
+	close(slave);
+	while (waitpid(relay, &st, 0) < 0 && errno == EINTR)
+		;
 }

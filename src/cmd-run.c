@@ -31,6 +31,7 @@
 
 #include "audit.h"
 #include "client-run.h"
+#include "client-tty.h"
 #include "cmd.h"
 #include "event.h"
 #include "parse.h"
@@ -455,6 +456,38 @@ static int run_identity(char **user, char **home)
 	return 0;
 }
 
+/*
+ * --no-daemon: run the sandbox, with a pty of this process in place of each
+ * terminal among fds 0-2, so that the payload never holds the caller's
+ * terminal (doc/daemon.md, "Terminals and streams").
+ */
+static int run_local_terminal(const struct runspec *rs, struct sandbox_ctx *sctx, char **err)
+{
+	unsigned ttys = client_terminal_fds();
+	int slave, code;
+	pid_t relay;
+
+	if (!ttys)
+		return sandbox_run(rs, sctx, err);
+	if (client_local_pty(ttys, rs->raw_terminal, &slave, &relay, err) < 0)
+		return EXIT_BOXY_FAILED;
+	if (rs->raw_terminal && sctx->events)
+		event_audit(sctx->events, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
+	if (ttys & 1)
+		sctx->stdin_fd = slave;
+	if (ttys & 2)
+		sctx->stdout_fd = slave;
+	if (ttys & 4)
+		sctx->stderr_fd = slave;
+	sctx->foreground = true;
+	sctx->new_session = true;
+	code = sandbox_run(rs, sctx, err);
+	client_local_pty_end(slave, relay);
+	return code;
+}
+
 /* What this build cannot do yet: one line, exit 125, never an approximation. */
 static int run_refuse_unbuilt(const struct runspec *rs)
 {
@@ -630,7 +663,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.events = (fan.log || fan.verbose) ? &fan_sink : NULL;
 	sctx.session = NULL;
 
-	code = sandbox_run(&rs, &sctx, &err);
+	code = run_local_terminal(&rs, &sctx, &err);
 	if (err)
 		warnx_("%s", err);
 out:

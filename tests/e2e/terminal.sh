@@ -7,7 +7,8 @@
 # Attacks (a line saying ESCAPED when the attack worked):
 #   - the payload holds a descriptor of the caller's terminal: its fds 0-2,
 #     or its controlling terminal (/dev/tty with --tty), have the device of
-#     the harness's pty, for `> log`, `| cat`, `< /dev/null`, and attached;
+#     the harness's pty, for `> log`, `| cat`, `< /dev/null`, and attached,
+#     through the daemon and with --no-daemon;
 #   - after the client is SIGKILLed, the payload still writes to the caller's
 #     terminal, or reads what the user types into the host shell;
 #   - the payload's OSC 52 (clipboard), titles (OSC 0/1/2, ESC k), DCS/APC/PM
@@ -114,6 +115,13 @@ harness --rdev-file "$SUITE/rdev" --capture "$SUITE/cap" -- \
 	"$B --tty -- sh probe.sh \$(cat $SUITE/rdev)"
 verdict_case "boxy run --tty attached"
 
+harness --rdev-file "$SUITE/rdev" --capture "$SUITE/cap" -- \
+	"$BOXY run --no-daemon --net none -- sh probe.sh \$(cat $SUITE/rdev) > log"
+verdict_case "boxy run --no-daemon > log"
+harness --rdev-file "$SUITE/rdev" --capture "$SUITE/cap" -- \
+	"$BOXY run --no-daemon --net none --tty -- sh probe.sh \$(cat $SUITE/rdev)"
+verdict_case "boxy run --no-daemon --tty attached"
+
 ## ---- a killed client leaves nothing of the terminal -----------------------------
 rm -f ready got-stdin got-tty
 harness --capture "$SUITE/cap" --kill-when "$W/ready" --type-after 'SECRETKEYS\r' --linger 3 \
@@ -160,6 +168,16 @@ if [ -s "$SUITE/pending" ]; then
 	not_ok "ESCAPED: the terminal's answers wait in the host shell's input: $(od -c "$SUITE/pending" | head -n 2 | tr '\n' ' ')"
 else
 	ok "no answer of the terminal is left for the host shell after the run"
+fi
+
+harness --capture "$SUITE/cap" -- "$BOXY run --no-daemon --net none -- sh -c 'sh inject.sh; exit 6'"
+if grep -aqP '\x1b\]52|\x1b\]0;|\x1b\[6n|\x1b\[c|\x1bP' "$SUITE/cap"; then
+	not_ok "ESCAPED: boxy run --no-daemon passes the payload's clipboard, title and query sequences"
+elif ! grep -aq END "$SUITE/cap" || [ "$STATUS" != 6 ]; then
+	not_ok "boxy run --no-daemon attached (status $STATUS)"
+	diag_file "$SUITE/cap"
+else
+	ok "boxy run --no-daemon filters the same way; exit status 6"
 fi
 
 id=$($B -d -- sh -c 'sh inject.sh; sleep 1; sh inject.sh' 2>"$SUITE/d.err")
