@@ -77,7 +77,8 @@ static void raw_terminal(void)
 		tio_saved = true;
 		raw = saved_tio;
 		cfmakeraw(&raw);
-		tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+		/* TCSADRAIN: what the user typed ahead is the session's to read */
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
 	}
 }
 

@@ -29,7 +29,7 @@
 /* Longest control sequence kept; a longer one is dropped whole. */
 #define TERMFILTER_SEQ_MAX 128
 /* The most termfilter_finish() writes. */
-#define TERMFILTER_FINISH_MAX 160
+#define TERMFILTER_FINISH_MAX 192
 
 struct termfilter {
 	uint8_t state;              /* enum in termfilter.c */
@@ -54,8 +54,10 @@ size_t termfilter_feed(struct termfilter *f, const uint8_t *in, size_t n, uint8_
 /*
  * The bytes that turn off the modes the emitted output left on (mouse and
  * focus reports, bracketed paste, application cursor keys and keypad, the
- * alternate screen, a hidden cursor), so that nothing the session set keeps
- * typing into the user's shell after it; written to out (at least
+ * alternate screen, a hidden cursor, insert and newline modes, no wrap,
+ * reverse video, origin mode, a scrolling region, another character set,
+ * attributes), so that nothing the session set keeps typing into the user's
+ * shell or garbling its screen after it; written to out (at least
  * TERMFILTER_FINISH_MAX bytes), returns the length. Resets the tracking.
  */
 size_t termfilter_finish(struct termfilter *f, uint8_t *out);

@@ -356,7 +356,8 @@ static void test_finish(void **state)
 	size_t o;
 	const char *all = "\033[?1049h\033[?1000h\033[?1006h\033[?2004h\033[?1004h\033[?25l"
 			  "\033[?1h\033=\033[?2026h\033[?9h\033[?1002h\033[?1003h\033[?1005h"
-			  "\033[?1015h\033[?1016h\033[?47h\033[?1047h\033[1m";
+			  "\033[?1015h\033[?1016h\033[?47h\033[?1047h\033[1m"
+			  "\033[4h\033[20h\033[?5h\033[?6h\033[?7l\033[2;20r\033(0\016";
 
 	(void)state;
 	termfilter_init(&f);
@@ -378,6 +379,20 @@ static void test_finish(void **state)
 	assert_non_null(strstr((char *)out, "\033[?2004l"));
 	assert_non_null(strstr((char *)out, "\033[?25h"));
 	assert_non_null(strstr((char *)out, "\033>"));
+	assert_non_null(strstr((char *)out, "\033[?7h"));
+	assert_non_null(strstr((char *)out, "\0337\033[r\0338"));
+	assert_non_null(strstr((char *)out, "\033(B"));
+	assert_non_null(strstr((char *)out, "\033[20l"));
+	/* a region reset and wrap back on clear their tracking */
+	termfilter_init(&f);
+	{
+		const char *undo = "\033[2;5r\033[r\033[?7l\033[?7h\033(0\033(B";
+
+		termfilter_feed(&f, (const uint8_t *)undo, strlen(undo), out);
+	}
+	o = termfilter_finish(&f, out);
+	assert_int_equal(o, 7);     /* only the charset reset: ESC ( 0 was used */
+	assert_memory_equal(out, "\033(B\033)B\017", 7);
 	/* a dropped mode is not tracked */
 	termfilter_init(&f);
 	termfilter_feed(&f, (const uint8_t *)"\033[?1000;999h", 12, out);
