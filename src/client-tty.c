@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -99,6 +100,23 @@ int client_terminal_fd(unsigned ttys)
 	if (ttys & 4)
 		return STDERR_FILENO;
 	return STDIN_FILENO;
+}
+
+/*
+ * Set up the output filter: none with raw; for an 8-bit terminal when the
+ * locale names an 8-bit codeset (ISO-8859-*, KOI8-*...); otherwise for a
+ * UTF-8 one. The C locale's ASCII says nothing about the terminal, and most
+ * are UTF-8 today: filtering them as 8-bit would break every box-drawing
+ * character (U+2500 is E2 94 80).
+ */
+static void filter_setup(bool raw)
+{
+	const char *cs = nl_langinfo(CODESET);
+
+	filtering = !raw;
+	termfilter_init(&out_filter);
+	if (cs && strcmp(cs, "UTF-8") != 0 && strcmp(cs, "ANSI_X3.4-1968") != 0)
+		termfilter_set_8bit(&out_filter);
 }
 
 /* Write what the session printed to the terminal, through the filter; -1 on a write error. */
@@ -390,8 +408,7 @@ int client_relay_tty(int fd, const char *id, bool verbose, unsigned ttys, bool r
 	bool input = (ttys & 1) != 0;
 
 	out_fd = client_terminal_fd(ttys);
-	filtering = !raw;
-	termfilter_init(&out_filter);
+	filter_setup(raw);
 	if (input) {
 		catch_signals(sigs, ARRAY_SIZE(sigs));
 		raw_terminal();
@@ -479,8 +496,7 @@ static void __attribute__((noreturn)) local_relay(int master, unsigned ttys, boo
 	struct winsize ws;
 
 	out_fd = client_terminal_fd(ttys);
-	filtering = !raw;
-	termfilter_init(&out_filter);
+	filter_setup(raw);
 	if (input) {
 		catch_signals(sigs, ARRAY_SIZE(sigs));
 		raw_terminal();

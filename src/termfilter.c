@@ -63,6 +63,11 @@ void termfilter_init(struct termfilter *f)
 	memset(f, 0, sizeof(*f));
 }
 
+void termfilter_set_8bit(struct termfilter *f)
+{
+	f->legacy = true;
+}
+
 /* The mode bit of DEC private mode m, 0 for a mode not tracked. */
 static uint32_t dec_mode_bit(unsigned m)
 {
@@ -381,6 +386,13 @@ static size_t ground_byte(struct termfilter *f, uint8_t c, uint8_t *out, size_t 
 			out[o++] = c;
 		else
 			f->dropped++;
+		return o;
+	}
+	if (f->legacy) {
+		if (c >= 0xa0)
+			out[o++] = c;
+		else
+			f->dropped++;       /* DEL and the 8-bit C1 controls */
 		return o;
 	}
 	if (c >= 0xc2 && c <= 0xdf)

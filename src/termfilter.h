@@ -40,10 +40,18 @@ struct termfilter {
 	bool overflow;              /* the sequence outgrew seq[]: drop it at its end */
 	uint8_t seq[TERMFILTER_SEQ_MAX];
 	uint32_t modes;             /* TF_MODE_* left on by what was emitted */
+	bool legacy;                /* an 8-bit (not UTF-8) terminal: see termfilter_set_8bit */
 	uint64_t dropped;           /* sequences and bytes dropped, for the curious */
 };
 
 void termfilter_init(struct termfilter *f);
+/*
+ * The terminal is not a UTF-8 one (the locale's codeset is not UTF-8): text
+ * bytes 0xa0-0xff pass as they are, and every byte 0x80-0x9f is dropped,
+ * since such a terminal may take any of them for a C1 control (0x9b CSI)
+ * even inside what would be a UTF-8 character.
+ */
+void termfilter_set_8bit(struct termfilter *f);
 
 /*
  * Filter n bytes of in into out, which must hold at least n + TERMFILTER_SEQ_MAX

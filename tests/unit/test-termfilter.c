@@ -348,6 +348,35 @@ static void test_garbage(void **state)
 	}
 }
 
+/* An 8-bit terminal: 0x80-0x9f never pass, not even inside a UTF-8 character. */
+static void test_8bit_terminal(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} rows[] = {
+		{ "caf\xe9 \xa0\xff", "caf\xe9 \xa0\xff" },                 /* Latin-1 text */
+		{ "\xc3\x9b" "6n", "\xc3" "6n" },     /* U+00DB: its 0x9b is CSI to such a terminal */
+		{ "\xe2\x82\xac", "\xe2\xac" },
+		{ "\x9b" "c\x9d" "0;t\x07\x90q\x9c", "c0;t\x07q" },
+		{ "\033[31mx\033]52;c;QQ==\007", "\033[31mx" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct termfilter f;
+		uint8_t out[256];
+		size_t o, n = strlen(rows[i].in);
+
+		termfilter_init(&f);
+		termfilter_set_8bit(&f);
+		o = 0;
+		for (size_t k = 0; k < n; k++)      /* byte by byte */
+			o += termfilter_feed(&f, (const uint8_t *)rows[i].in + k, 1, out + o);
+		assert_int_equal(o, strlen(rows[i].want));
+		assert_memory_equal(out, rows[i].want, o);
+	}
+}
+
 /* termfilter_finish turns off exactly the modes left on. */
 static void test_finish(void **state)
 {
@@ -408,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_finish),
+		cmocka_unit_test(test_8bit_terminal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
