@@ -121,7 +121,9 @@ def main():
     while True:
         now = time.time()
         if now > deadline:
-            os.kill(pid, signal.SIGKILL)
+            # the command's whole session: boxy, and a sh around it
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
             status = "timeout"
             break
         chunk = drain(0.05)

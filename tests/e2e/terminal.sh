@@ -40,8 +40,11 @@ cd "$W" || exit 99
 export TERM=xterm LANG=C.UTF-8
 
 term_cleanup() {
+	local p
 	"$BOXY" stop -k >/dev/null 2>&1
+	p=$("$BOXY" daemon status --json 2>/dev/null | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
 	"$BOXY" daemon stop >/dev/null 2>&1
+	[ -z "$p" ] || kill -KILL "$p" 2>/dev/null
 	harness_cleanup
 }
 trap term_cleanup EXIT
@@ -82,14 +85,17 @@ harness() {
 	[ -z "$(cat "$SUITE/harness.err")" ] || diag "$(cat "$SUITE/harness.err")"
 }
 
+# diag_cap FILE: a capture as TAP comments, controls made visible.
+diag_cap() { [ -s "$1" ] && { head -c 2000 "$1" | cat -v; echo; } | head -n 20 | sed 's/^/#   | /'; }
+
 # verdict_case DESC: ok unless ./verdict says ESCAPED or the probe did not run.
 verdict_case() {
 	if grep -q ESCAPED verdict 2>/dev/null; then
 		not_ok "$1: $(grep ESCAPED verdict | head -n 3 | tr '\n' ' ')"
 	elif ! grep -q probed verdict 2>/dev/null; then
 		not_ok "$1: the probe did not run (status $STATUS)"
-		diag_file "$SUITE/cap"
-		diag_file log
+		diag_cap "$SUITE/cap"
+		diag_cap log
 	else
 		ok "$1"
 	fi
@@ -175,7 +181,7 @@ if grep -aqP '\x1b\]52|\x1b\]0;|\x1b\[6n|\x1b\[c|\x1bP' "$SUITE/cap"; then
 	not_ok "ESCAPED: boxy run --no-daemon passes the payload's clipboard, title and query sequences"
 elif ! grep -aq END "$SUITE/cap" || [ "$STATUS" != 6 ]; then
 	not_ok "boxy run --no-daemon attached (status $STATUS)"
-	diag_file "$SUITE/cap"
+	diag_cap "$SUITE/cap"
 else
 	ok "boxy run --no-daemon filters the same way; exit status 6"
 fi
@@ -187,7 +193,7 @@ if grep -aqP '\x1b\]52|\x1b\]0;|\x1b\[6n|\x1b\[c|\x1bP' "$SUITE/cap"; then
 elif [ "$(grep -ac END "$SUITE/cap")" -lt 1 ] || [ "$STATUS" != 0 ]; then
 	not_ok "boxy attach to a -d session (id '$id', status $STATUS)"
 	diag_file "$SUITE/d.err"
-	diag_file "$SUITE/cap"
+	diag_cap "$SUITE/cap"
 else
 	ok "boxy attach filters the same way (the ring replayed and live output)"
 fi
@@ -227,7 +233,7 @@ if [ "$(cat log)" = hello ] && [ "$STATUS" = 0 ]; then
 else
 	not_ok "stdin through the pty, EOF (status $STATUS)"
 	diag "$(od -c log | head -n 4)"
-	diag_file "$SUITE/cap"
+	diag_cap "$SUITE/cap"
 fi
 
 harness --capture "$SUITE/cap" --send '\$ $=printf "\\033[32mGREEN\\033[0m\\n"; exit 5\r' -- \
@@ -239,13 +245,14 @@ else
 	diag "$(od -c "$SUITE/cap" | head -n 10)"
 fi
 
-harness --capture "$SUITE/cap" --send 'started=\x1a' -- \
-	"$B -- sh -c 'echo started; sleep 1; echo finished'"
-if grep -aq finished "$SUITE/cap" && [ "$STATUS" = 0 ]; then
+# (The payload is sleep itself: a ^Z that lands while a shell is in vfork stops the
+# child only, which stage 2 cannot see; see doc/daemon.md.)
+harness --capture "$SUITE/cap" --send 'go=\x1a' -- "$B -- sh -c 'echo go; exec sleep 2'"
+if [ "$STATUS" = 0 ]; then
 	ok "^Z goes to the session's pty; the run is not suspended and finishes"
 else
 	not_ok "^Z (status $STATUS)"
-	diag_file "$SUITE/cap"
+	diag_cap "$SUITE/cap"
 fi
 
 seq 1 200 | sed 's/^/line /' > "$W/lines"
