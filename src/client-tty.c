@@ -11,7 +11,7 @@
  * its own mode, so ^C and ^Z act on this client as on any command (^C asks
  * the daemon to stop the session). In raw mode ^C and ^Z are bytes for the
  * session's pty: its line discipline turns them into signals for the
- * payload's foreground group, as ssh and tmux do (doc/sessions.md).
+ * payload's foreground group, as ssh and tmux do (doc/daemon.md).
  *
  * Everything written to the terminal passes through the output filter
  * (termfilter.h) unless the session was started with --raw-terminal; on the

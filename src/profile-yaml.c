@@ -806,7 +806,7 @@ static int apply_seccomp(struct ywalk *w, const struct ynode *n, const char *whe
 	return 0;
 }
 
-/* raw-terminal: true turns off the filter on the session's terminal output (doc/sessions.md). */
+/* raw-terminal: true turns off the filter on the session's terminal output (doc/daemon.md). */
 static int apply_raw_terminal(struct ywalk *w, const struct ynode *n, const char *where)
 {
 	return want_bool(w, n, where, &w->rs->raw_terminal);

@@ -289,8 +289,8 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
  * u8 has_audit[, u8 has_netlog, u8 has_pcap]; ttys has bit i set when the
  * client's fd i is a terminal (the pty replaces it); descriptors: those of
  * stdin, stdout, stderr that are not terminals (none with -d), then the
- * audit log, the net-log and the pcap file, each if announced. The two network bytes came later: a request without them has
- * neither.
+ * audit log, the net-log and the pcap file, each if announced. The two
+ * network bytes came later: a request without them has neither.
  */
 void session_handle_run(struct client *c, const struct msg *m)
 {

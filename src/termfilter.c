@@ -1,6 +1,6 @@
 /*
  * termfilter.c — the terminal output filter (see termfilter.h for what is
- * kept and dropped, and doc/sessions.md for why).
+ * kept and dropped, and doc/daemon.md for why).
  *
  * The parser follows the shape of the DEC VT500 state diagram that xterm and
  * most emulators implement: ground, escape, escape-intermediate, CSI, and
