@@ -357,6 +357,10 @@ static int init_supervise(pid_t payload, int sfd)
 				status = st;
 				done = true;
 			}
+		} else if (si.ssi_signo == SIGCONT) {
+			/* the whole group: a member stopped in vfork leaves the payload unstopped */
+			if (kill(-payload, SIGCONT) < 0)
+				kill(payload, SIGCONT);
 		} else {
 			kill(payload, (int)si.ssi_signo);
 		}

@@ -82,6 +82,7 @@ void session_free(struct session *s)
 	ev_child_stop(s->srv->loop, &s->child_w);
 	ev_timer_stop(s->srv->loop, &s->timeout_w);
 	ev_timer_stop(s->srv->loop, &s->grace_w);
+	ev_timer_stop(s->srv->loop, &s->resume_w);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
@@ -260,6 +261,36 @@ static void grace_fired(struct ev_loop *loop, ev_timer *w, int revents)
 	sandbox_kill(s->sb);
 }
 
+/*
+ * A run is not suspendable (doc/daemon.md): stage 2 resumes the payload when
+ * it stops, but it sees only its own child stop. A ^Z that reaches a shell
+ * blocked in vfork stops the new child alone; 200 ms after a typed ^Z, stage
+ * 2 is asked to send SIGCONT to the payload's whole group (never to groups
+ * the payload's own job control made, so an inner shell's ^Z still works).
+ */
+static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_signal(s->sb, SIGCONT);
+}
+
+/* Input for the pty: arm resume_w when it holds the pty's suspend character. */
+static void watch_suspend_key(struct session *s, const uint8_t *p, size_t n)
+{
+	struct termios t;
+
+	if (tcgetattr(s->pty, &t) < 0 || !(t.c_lflag & ISIG) || t.c_cc[VSUSP] == _POSIX_VDISABLE)
+		return;
+	if (!memchr(p, t.c_cc[VSUSP], n))
+		return;
+	ev_timer_stop(s->srv->loop, &s->resume_w);
+	ev_timer_set(&s->resume_w, 0.2, 0.0);
+	ev_timer_start(s->srv->loop, &s->resume_w);
+}
+
 /* Open a pty pair sized rows×cols; the master is non-blocking. */
 static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char **err)
 {
@@ -418,7 +449,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 	ev_child_start(srv->loop, &s->child_w);
 	ev_init(&s->timeout_w, timeout_fired);
 	ev_init(&s->grace_w, grace_fired);
-	s->timeout_w.data = s->grace_w.data = s;
+	ev_init(&s->resume_w, resume_fired);
+	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
 		ev_timer_start(srv->loop, &s->timeout_w);
@@ -634,6 +666,7 @@ void session_client_input(struct client *c, const struct msg *m)
 			/* Best effort: a full pty input queue drops keystrokes rather than stall. */
 			if (write(s->pty, m->payload, m->len) < 0 && errno != EAGAIN)
 				break;
+			watch_suspend_key(s, m->payload, m->len);
 		}
 		break;
 	case MSG_WINSIZE: {
