@@ -266,7 +266,7 @@ static void grace_fired(struct ev_loop *loop, ev_timer *w, int revents)
  * it stops, but it sees only its own child stop. A ^Z that reaches a shell
  * blocked in vfork stops the new child alone; 200 ms after a typed ^Z, stage
  * 2 is asked to send SIGCONT to the payload's whole group (never to groups
- * the payload's own job control made, so an inner shell's ^Z still works).
+ * the payload's own job control made).
  */
 static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
 {
