@@ -1,10 +1,17 @@
 /*
  * client-run.c — `boxy run` through the daemon: send the run-spec with this
  * client's environment, working directory and descriptors, then either
- * relay the terminal (stdin and stdout both terminals), wait for the end
- * (anything else: the daemon hands our own stdin/stdout/stderr to the
- * sandbox, so redirections and EOF behave as without boxy), or print the
- * session id and return (-d).
+ * relay the terminal, wait for the end, or print the session id and return
+ * (-d).
+ *
+ * The caller's terminal never reaches the sandbox. Each of our fds 0-2 that
+ * is a terminal is replaced, on the payload's side, by the session's pty
+ * (which the daemon owns) and relayed; the others (files, pipes, sockets:
+ * `> log`, `| tee`, `< in`) are handed over as they are, so their bytes,
+ * EOF, append mode and seekability are exactly those of the command run
+ * without boxy. Passing them is safe because they are not terminals: no
+ * keystrokes, no TIOCSTI, no job control come with them. Only when none of
+ * the three is a terminal does the run have no pty at all.
  */
 #include <config.h>
 
@@ -33,7 +40,8 @@ int client_run(const struct runspec *rs, const char *cwd, const char *home, int 
 int client_run_net(const struct runspec *rs, const char *cwd, const char *home, int audit_fd,
 		   int netlog_fd, int pcap_fd)
 {
-	bool tty = !rs->detach && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	unsigned ttys = rs->detach ? 0 : client_terminal_fds();
+	bool tty = ttys != 0;
 	struct daemon_info info;
 	struct winsize ws = { 0 };
 	struct wbuf w;
@@ -49,23 +57,24 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 		return EXIT_BOXY_FAILED;
 	}
 	if (tty)
-		ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
+		ioctl(client_terminal_fd(ttys), TIOCGWINSZ, &ws);
 	wbuf_init(&w);
 	runspec_encode(&w, rs);
 	wire_put_strv(&w, environ);
 	wire_put_str(&w, cwd);
 	wire_put_str(&w, home);
-	wire_put_u8(&w, tty);
+	wire_put_u8(&w, (uint8_t)ttys);
 	wire_put_u16(&w, ws.ws_row);
 	wire_put_u16(&w, ws.ws_col);
 	wire_put_u8(&w, audit_fd >= 0);
 	wire_put_u8(&w, netlog_fd >= 0);
 	wire_put_u8(&w, pcap_fd >= 0);
-	if (!tty && !rs->detach) {
-		fds[nfds++] = STDIN_FILENO;
-		fds[nfds++] = STDOUT_FILENO;
-		fds[nfds++] = STDERR_FILENO;
-	} else if (rs->detach) {
+	if (!rs->detach) {
+		/* The non-terminal ends, in order; the daemon puts its pty in the others' place. */
+		for (int i = 0; i < 3; i++)
+			if (!(ttys & (1u << i)))
+				fds[nfds++] = i;
+	} else {
 		/* -d: the payload gets the daemon's pty; nothing of ours is handed over. */
 	}
 	if (audit_fd >= 0)
@@ -132,7 +141,8 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 		close(fd);
 		return 0;
 	}
-	code = tty ? client_relay_tty(fd, id, rs->verbose) : client_wait_run(fd, id, rs->verbose);
+	code = tty ? client_relay_tty(fd, id, rs->verbose, ttys, rs->raw_terminal)
+		   : client_wait_run(fd, id, rs->verbose);
 	close(fd);
 	return code;
 }

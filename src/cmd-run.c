@@ -32,6 +32,7 @@
 #include "audit.h"
 #include "client.h"
 #include "client-run.h"
+#include "client-tty.h"
 #include "cmd.h"
 #include "event.h"
 #include "parse.h"
@@ -69,6 +70,7 @@ enum {
 	OPT_PCAP_MAX,
 	OPT_SECCOMP,
 	OPT_TTY,
+	OPT_RAW_TERMINAL,
 	OPT_NO_DAEMON,
 };
 
@@ -97,6 +99,7 @@ static const struct option run_options[] = {
 	{ "pcap-max", required_argument, NULL, OPT_PCAP_MAX },
 	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
 	{ "tty", no_argument, NULL, OPT_TTY },
+	{ "raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "detach", no_argument, NULL, 'd' },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
@@ -145,7 +148,8 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
 	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
 	   "      --seccomp MODE     strict (default) or compat\n"
-	   "      --tty              expose /dev/tty to the sandbox\n"
+	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
+	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
 	   "  -v, --verbose          report denials on stderr\n"
 	   "  -d, --detach           print the session id and do not attach\n"
 	   "      --no-daemon        run in this process: no session record, no watch\n"
@@ -301,6 +305,9 @@ static int run_apply_option(struct runspec *rs, int opt, const char *arg, char *
 		return parse_seccomp_mode(arg, &rs->seccomp, err);
 	case OPT_TTY:
 		rs->tty = true;
+		return 0;
+	case OPT_RAW_TERMINAL:
+		rs->raw_terminal = true;
 		return 0;
 	case 'v':
 		rs->verbose = true;
@@ -479,6 +486,38 @@ static int run_identity(char **user, char **home)
 	else
 		*user = xasprintf("%u", (unsigned)getuid());
 	return 0;
+}
+
+/*
+ * --no-daemon: run the sandbox, with a pty of this process in place of each
+ * terminal among fds 0-2, so that the payload never holds the caller's
+ * terminal (doc/daemon.md, "Terminals and streams").
+ */
+static int run_local_terminal(const struct runspec *rs, struct sandbox_ctx *sctx, char **err)
+{
+	unsigned ttys = client_terminal_fds();
+	int slave, code;
+	pid_t relay;
+
+	if (!ttys)
+		return sandbox_run(rs, sctx, err);
+	if (client_local_pty(ttys, rs->raw_terminal, &slave, &relay, err) < 0)
+		return EXIT_BOXY_FAILED;
+	if (rs->raw_terminal && sctx->events)
+		event_audit(sctx->events, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
+	if (ttys & 1)
+		sctx->stdin_fd = slave;
+	if (ttys & 2)
+		sctx->stdout_fd = slave;
+	if (ttys & 4)
+		sctx->stderr_fd = slave;
+	sctx->foreground = true;
+	sctx->new_session = true;
+	code = sandbox_run(rs, sctx, err);
+	client_local_pty_end(slave, relay);
+	return code;
 }
 
 /* What this build cannot do yet: one line, exit 125, never an approximation. */
@@ -675,7 +714,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.roots = &run_roots;
 
 	client_protect_own_dirs();      /* the daemon's directories stay out of reach here too */
-	code = sandbox_run(&rs, &sctx, &err);
+	code = run_local_terminal(&rs, &sctx, &err);
 	if (err) {
 		/* A stage's words can quote what a payload wrote (a gitdir: line). */
 		char *clean = text_sanitize(err);

@@ -414,6 +414,7 @@ static int run_attach(int argc, char **argv)
 	struct msg m;
 	int fd, code = 0;
 	char id[17] = "";
+	bool raw = false;
 
 	if (argc != 2)
 		return cmd_usage_error(&cmd_attach_entry, argc < 2 ? "missing session id"
@@ -443,9 +444,11 @@ static int run_attach(int argc, char **argv)
 		if (s)
 			snprintf(id, sizeof(id), "%s", s);
 		free(s);
+		/* the session's --raw-terminal choice (audited when it started) */
+		raw = wire_get_u8(&r) == 1 && wire_done(&r);
 	}
 	msg_free(&m);
-	code = client_relay_tty(fd, id, false);
+	code = client_relay_tty(fd, id, false, client_terminal_fds(), raw);
 	close(fd);
 	return code;
 }

@@ -806,6 +806,12 @@ static int apply_seccomp(struct ywalk *w, const struct ynode *n, const char *whe
 	return 0;
 }
 
+/* raw-terminal: true turns off the filter on the session's terminal output (doc/daemon.md). */
+static int apply_raw_terminal(struct ywalk *w, const struct ynode *n, const char *where)
+{
+	return want_bool(w, n, where, &w->rs->raw_terminal);
+}
+
 /* extends: is taken by profile_yaml_apply before the walk; listed so it is a known key. */
 static const struct key_handler top_keys[] = {
 	{ "extends", NULL },
@@ -814,6 +820,7 @@ static const struct key_handler top_keys[] = {
 	{ "env", apply_env },
 	{ "limits", apply_limits },
 	{ "seccomp", apply_seccomp },
+	{ "raw-terminal", apply_raw_terminal },
 };
 
 /* ---- entry ---------------------------------------------------------------------- */

@@ -65,6 +65,7 @@ void runspec_encode(struct wbuf *w, const struct runspec *rs)
 	wire_put_u8(w, rs->tty);
 	wire_put_u8(w, rs->verbose);
 	wire_put_u8(w, rs->detach);
+	wire_put_u8(w, rs->raw_terminal);
 }
 
 static bool get_bool(struct rbuf *r)
@@ -200,6 +201,7 @@ int runspec_decode(struct rbuf *r, struct runspec *rs, char **err)
 	rs->tty = get_bool(r);
 	rs->verbose = get_bool(r);
 	rs->detach = get_bool(r);
+	rs->raw_terminal = get_bool(r);
 	if (r->failed || !rs->argv || !rs->argv[0] || !rs->workdir || rs->workdir[0] != '/')
 		return bad(rs, err, "fields missing or out of range");
 	return 0;

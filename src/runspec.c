@@ -159,6 +159,7 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	dst->tty = dst->tty || src->tty;
 	dst->verbose = dst->verbose || src->verbose;
 	dst->detach = dst->detach || src->detach;
+	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
 }
 
 /* Make *path absolute against base (lexically; symlinks are the mount stage's business). */
@@ -353,6 +354,7 @@ char *runspec_to_json(const struct runspec *rs)
 	json_kv_bool(&b, "tty", rs->tty);
 	json_kv_bool(&b, "verbose", rs->verbose);
 	json_kv_bool(&b, "detach", rs->detach);
+	json_kv_bool(&b, "raw_terminal", rs->raw_terminal);
 	json_obj_end(&b);
 	return jbuf_steal(&b);
 }

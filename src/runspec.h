@@ -99,6 +99,7 @@ struct runspec {
 	bool tty;
 	bool verbose;
 	bool detach;
+	bool raw_terminal;          /* --raw-terminal: no filter on the relayed terminal output */
 };
 
 /* Defaults applied by runspec_finish() when nothing set a value. */

@@ -218,6 +218,15 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	return 0;
 }
 
+/* The first of fds 0-2 that is a terminal, or -1. */
+static int init_tty_fd(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (isatty(fd))
+			return fd;
+	return -1;
+}
+
 /*
  * Leave the caller's process group, or its session when the daemon gave us a
  * pty of our own.
@@ -227,20 +236,25 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
  * the payload would get it twice: in a group of its own, init takes signals
  * from one place only, its parent.
  *
- * Under the daemon, stdin is a pty slave nobody has as a controlling
- * terminal yet: init becomes a session leader and takes it (as a login shell
- * would), so the payload can have its foreground and job control works.
+ * Under the daemon, init always becomes a session leader, so that the
+ * payload never shares the daemon's session (nor a terminal the daemon might
+ * have). The only terminal among fds 0-2 is then the daemon's pty slave for
+ * the session, which nobody has as a controlling terminal yet: init takes it
+ * (as a login shell would), so the payload can have its foreground and job
+ * control works, and /dev/tty (--tty) is that pty.
  */
 static void init_take_session(const struct plan *plan)
 {
+	int tty = init_tty_fd();
+
 	if (!plan->new_session) {
 		setpgid(0, 0);
 		return;
 	}
 	if (setsid() < 0)
 		init_fail("init", xasprintf("setsid: %s", strerror(errno)));
-	if (ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
-		init_fail("init", xasprintf("making stdin the controlling terminal: %s",
+	if (tty >= 0 && ioctl(tty, TIOCSCTTY, 0) < 0)
+		init_fail("init", xasprintf("making fd %d the controlling terminal: %s", tty,
 					    strerror(errno)));
 }
 
@@ -256,9 +270,9 @@ static void __attribute__((noreturn)) init_exec_payload(const struct plan *plan)
 	 * with SIGTTOU ignored.
 	 */
 	setpgid(0, 0);
-	if (plan->foreground && isatty(STDIN_FILENO)) {
+	if (plan->foreground && init_tty_fd() >= 0) {
 		signal(SIGTTOU, SIG_IGN);
-		tcsetpgrp(STDIN_FILENO, getpid());
+		tcsetpgrp(init_tty_fd(), getpid());
 	}
 	/* Dispositions ignored upstream (SIGPIPE, often) survive execve: reset them all. */
 	for (int sig = 1; sig < NSIG; sig++) {
@@ -343,6 +357,10 @@ static int init_supervise(pid_t payload, int sfd)
 				status = st;
 				done = true;
 			}
+		} else if (si.ssi_signo == SIGCONT) {
+			/* the whole group: a member stopped in vfork leaves the payload unstopped */
+			if (kill(-payload, SIGCONT) < 0)
+				kill(payload, SIGCONT);
 		} else {
 			kill(payload, (int)si.ssi_signo);
 		}

@@ -82,6 +82,7 @@ struct session {
 	pid_t pid;
 	ev_child child_w;
 	ev_timer timeout_w, grace_w;
+	ev_timer resume_w;          /* SIGCONT after a typed ^Z (session.c) */
 	uint64_t started_ms;        /* realtime */
 	bool running;
 	bool timed_out;

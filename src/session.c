@@ -7,9 +7,12 @@
  * Terminal runs get a pty the daemon owns: the client relays its terminal
  * to it, and can leave (Ctrl-] on the client side) without ending the run;
  * output produced while nobody is attached is kept in a ring for the next
- * attach. Non-terminal runs are given the client's own stdin, stdout and
- * stderr descriptors, so `boxy run -- cmd <in >out 2>err` behaves exactly
- * like `cmd <in >out 2>err`, EOF included, with no relay in between.
+ * attach. A run is a terminal run when any of the client's fds 0-2 is a
+ * terminal: the pty's slave takes the place of each terminal one, so the
+ * payload never holds a descriptor of the caller's terminal. The client's
+ * other descriptors are given to the payload as they are, so `boxy run --
+ * cmd <in >out 2>err` behaves exactly like `cmd <in >out 2>err`, EOF
+ * included, with no relay in between.
  */
 #include <config.h>
 
@@ -81,6 +84,7 @@ void session_free(struct session *s)
 	ev_child_stop(s->srv->loop, &s->child_w);
 	ev_timer_stop(s->srv->loop, &s->timeout_w);
 	ev_timer_stop(s->srv->loop, &s->grace_w);
+	ev_timer_stop(s->srv->loop, &s->resume_w);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
@@ -180,6 +184,7 @@ static void send_started(struct client *c, const struct session *s)
 
 	wbuf_init(&w);
 	wire_put_str(&w, s->id);
+	wire_put_u8(&w, s->rs.raw_terminal);
 	client_send(c, MSG_STARTED, w.p, w.len);
 	wbuf_free(&w);
 }
@@ -261,6 +266,36 @@ static void grace_fired(struct ev_loop *loop, ev_timer *w, int revents)
 	sandbox_kill(s->sb);
 }
 
+/*
+ * A run is not suspendable (doc/daemon.md): stage 2 resumes the payload when
+ * it stops, but it sees only its own child stop. A ^Z that reaches a shell
+ * blocked in vfork stops the new child alone; 200 ms after a typed ^Z, stage
+ * 2 is asked to send SIGCONT to the payload's whole group (never to groups
+ * the payload's own job control made).
+ */
+static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_signal(s->sb, SIGCONT);
+}
+
+/* Input for the pty: arm resume_w when it holds the pty's suspend character. */
+static void watch_suspend_key(struct session *s, const uint8_t *p, size_t n)
+{
+	struct termios t;
+
+	if (tcgetattr(s->pty, &t) < 0 || !(t.c_lflag & ISIG) || t.c_cc[VSUSP] == _POSIX_VDISABLE)
+		return;
+	if (!memchr(p, t.c_cc[VSUSP], n))
+		return;
+	ev_timer_stop(s->srv->loop, &s->resume_w);
+	ev_timer_set(&s->resume_w, 0.2, 0.0);
+	ev_timer_start(s->srv->loop, &s->resume_w);
+}
+
 /* Open a pty pair sized rows×cols; the master is non-blocking. */
 static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char **err)
 {
@@ -286,11 +321,12 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
 }
 
 /*
- * MSG_RUN: runspec, environment, cwd, home, u8 tty, u16 rows, u16 cols,
- * u8 has_audit[, u8 has_netlog, u8 has_pcap]; descriptors: stdin, stdout,
- * stderr unless tty, then the audit log, the net-log and the pcap file, each
- * if announced. The two network bytes came later: a request without them has
- * neither.
+ * MSG_RUN: runspec, environment, cwd, home, u8 ttys, u16 rows, u16 cols,
+ * u8 has_audit[, u8 has_netlog, u8 has_pcap]; ttys has bit i set when the
+ * client's fd i is a terminal (the pty replaces it); descriptors: those of
+ * stdin, stdout, stderr that are not terminals (none with -d), then the
+ * audit log, the net-log and the pcap file, each if announced. The two
+ * network bytes came later: a request without them has neither.
  */
 void session_handle_run(struct client *c, const struct msg *m)
 {
@@ -304,8 +340,9 @@ void session_handle_run(struct client *c, const struct msg *m)
 	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL, *tailnet = NULL;
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
+	uint8_t ttys;
 	bool tty, has_audit, has_netlog = false, has_pcap = false;
-	size_t want_fds;
+	size_t want_fds, nstdio = 0;
 	int started;
 
 	rbuf_init(&r, m->payload, m->len);
@@ -317,7 +354,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 	env = wire_get_strv(&r, MAX_ENV, MAX_ENV_LEN);
 	cwd = wire_get_str(&r, 4096);
 	home = wire_get_str(&r, 4096);
-	tty = wire_get_u8(&r) != 0;
+	ttys = wire_get_u8(&r);
+	tty = ttys != 0;
 	rows = wire_get_u16(&r);
 	cols = wire_get_u16(&r);
 	has_audit = wire_get_u8(&r) != 0;
@@ -325,9 +363,13 @@ void session_handle_run(struct client *c, const struct msg *m)
 		has_netlog = wire_get_u8(&r) != 0;
 		has_pcap = wire_get_u8(&r) != 0;
 	}
-	want_fds = (tty || rs.detach ? 0 : 3) + has_audit + has_netlog + has_pcap;
+	for (int i = 0; i < 3; i++)
+		nstdio += !(ttys & (1u << i));
+	if (rs.detach)
+		nstdio = 0;
+	want_fds = nstdio + has_audit + has_netlog + has_pcap;
 	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
-	    m->nfds != want_fds) {
+	    ttys > 7 || (rs.detach && ttys) || m->nfds != want_fds) {
 		client_send_error(c, 2, "malformed run request");
 		goto out;
 	}
@@ -360,7 +402,9 @@ void session_handle_run(struct client *c, const struct msg *m)
 			session_free(s);
 			goto out;
 		}
-		fds[0] = fds[1] = fds[2] = slave;
+		/* the pty takes the place of each terminal; the other ends are the client's own */
+		for (int i = 0, k = 0; i < 3; i++)
+			fds[i] = s->rs.detach || (ttys & (1u << i)) ? slave : m->fds[k++];
 		s->log = session_log_create(s->id, &err);
 		if (!s->log) {
 			fprintf(stderr, "session %s: no output log: %s\n", s->id, err);
@@ -371,19 +415,32 @@ void session_handle_run(struct client *c, const struct msg *m)
 		for (int i = 0; i < 3; i++)
 			fds[i] = m->fds[i];
 	}
+	for (int i = 0; i < 3; i++) {
+		/* Never a terminal of the caller's: only the session's own pty. */
+		if (fds[i] != slave && isatty(fds[i])) {
+			client_send_error(c, 125, "fd %d of the run request is a terminal; the "
+					  "client must announce it (ttys)", i);
+			session_free(s);
+			goto out;
+		}
+	}
 
 	pw = getpwuid(getuid());
 	ctx = (struct sandbox_ctx){
 		.environ = env, .cwd = cwd, .uid = getuid(), .gid = getgid(),
 		.user = pw ? pw->pw_name : "user", .home = home,
 		.stdin_fd = fds[0], .stdout_fd = fds[1], .stderr_fd = fds[2],
-		.foreground = s->pty >= 0, .new_session = s->pty >= 0,
+		.foreground = s->pty >= 0, .new_session = true,
 		.events = &s->sink, .session = s->id,
 	};
 	s->next = srv->sessions;
 	srv->sessions = s;
 	s->running = true;
 	bus_session_begin(s);
+	if (s->rs.raw_terminal && s->pty >= 0)
+		event_audit(&s->sink, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
 	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
 	tailnet = session_net_tailnet(s);
 	ctx.dns_search = tailnet;
@@ -411,7 +468,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 	ev_child_start(srv->loop, &s->child_w);
 	ev_init(&s->timeout_w, timeout_fired);
 	ev_init(&s->grace_w, grace_fired);
-	s->timeout_w.data = s->grace_w.data = s;
+	ev_init(&s->resume_w, resume_fired);
+	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
 		ev_timer_start(srv->loop, &s->timeout_w);
@@ -628,6 +686,7 @@ void session_client_input(struct client *c, const struct msg *m)
 			/* Best effort: a full pty input queue drops keystrokes rather than stall. */
 			if (write(s->pty, m->payload, m->len) < 0 && errno != EAGAIN)
 				break;
+			watch_suspend_key(s, m->payload, m->len);
 		}
 		break;
 	case MSG_WINSIZE: {

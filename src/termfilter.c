@@ -1,6 +1,6 @@
 /*
  * termfilter.c — the terminal output filter (see termfilter.h for what is
- * kept and dropped, and doc/sessions.md for why).
+ * kept and dropped, and doc/daemon.md for why).
  *
  * The parser follows the shape of the DEC VT500 state diagram that xterm and
  * most emulators implement: ground, escape, escape-intermediate, CSI, and
@@ -46,6 +46,14 @@ enum {
 	TF_MODE_KEYPAD = 1u << 8,   /* ESC = */
 	TF_MODE_SGR = 1u << 9,      /* attributes may be set */
 	TF_MODE_MOUSE0 = 1u << 10,  /* ?9, ?1000, ?1002, ?1003, ?1005, ?1006, ?1015, ?1016 */
+	/* 1u << 10 .. 1u << 17: the mouse modes */
+	TF_MODE_IRM = 1u << 18,     /* ANSI 4: insert mode */
+	TF_MODE_LNM = 1u << 19,     /* ANSI 20: Enter sends CR LF */
+	TF_MODE_REVERSE = 1u << 20, /* ?5 reverse video */
+	TF_MODE_ORIGIN = 1u << 21,  /* ?6 origin mode */
+	TF_MODE_NOWRAP = 1u << 22,  /* ?7l autowrap off */
+	TF_MODE_MARGINS = 1u << 23, /* a scrolling region (CSI r with parameters) */
+	TF_MODE_CHARSET = 1u << 24, /* a designated G0-G3 other than ASCII, or SO */
 };
 
 static const unsigned mouse_modes[] = { 9, 1000, 1002, 1003, 1005, 1006, 1015, 1016 };
@@ -55,11 +63,19 @@ void termfilter_init(struct termfilter *f)
 	memset(f, 0, sizeof(*f));
 }
 
+void termfilter_set_8bit(struct termfilter *f)
+{
+	f->legacy = true;
+}
+
 /* The mode bit of DEC private mode m, 0 for a mode not tracked. */
 static uint32_t dec_mode_bit(unsigned m)
 {
 	switch (m) {
 	case 1:    return TF_MODE_CKM;
+	case 5:    return TF_MODE_REVERSE;
+	case 6:    return TF_MODE_ORIGIN;
+	case 7:    return TF_MODE_NOWRAP;
 	case 25:   return TF_MODE_HIDDEN;
 	case 47:   return TF_MODE_ALT47;
 	case 1047: return TF_MODE_ALT1047;
@@ -177,8 +193,8 @@ static bool csi_allowed(struct termfilter *f, const uint8_t *seq, size_t n)
 			uint32_t bit = dec_mode_bit(v[i]);
 			bool on = final == 'h';
 
-			if (v[i] == 25)
-				on = !on;   /* the tracked state is "hidden" */
+			if (v[i] == 25 || v[i] == 7)
+				on = !on;   /* the tracked states are "hidden" and "no wrap" */
 			if (on)
 				f->modes |= bit;
 			else
@@ -200,7 +216,14 @@ static bool csi_allowed(struct termfilter *f, const uint8_t *seq, size_t n)
 	case '@': case 'A': case 'B': case 'C': case 'D': case 'E': case 'F': case 'G':
 	case 'H': case 'I': case 'J': case 'K': case 'L': case 'M': case 'P': case 'S':
 	case 'X': case 'Z': case '`': case 'a': case 'b': case 'd': case 'e': case 'f':
-	case 'g': case 'r': case 's': case 'u':
+	case 'g': case 's': case 'u':
+		return true;
+	case 'r':
+		/* DECSTBM: with parameters a scrolling region, without them the whole screen */
+		if (plen)
+			f->modes |= TF_MODE_MARGINS;
+		else
+			f->modes &= ~TF_MODE_MARGINS;
 		return true;
 	case 'T':
 		/* SD; with more parameters it is xterm's mouse highlight tracking */
@@ -213,6 +236,14 @@ static bool csi_allowed(struct termfilter *f, const uint8_t *seq, size_t n)
 		for (size_t i = 0; i < nv; i++)
 			if (v[i] != 4 && v[i] != 20)
 				return false;
+		for (size_t i = 0; i < nv; i++) {
+			uint32_t bit = v[i] == 4 ? TF_MODE_IRM : TF_MODE_LNM;
+
+			if (final == 'h')
+				f->modes |= bit;
+			else
+				f->modes &= ~bit;
+		}
 		return true;
 	default:
 		/* n (DSR), c (DA), t (window ops and reports), x (DECREQTPARM), i (MC), q, y, ... */
@@ -247,7 +278,11 @@ static bool esc_allowed(struct termfilter *f, const uint8_t *seq, size_t n)
 		return false;
 	switch (seq[1]) {
 	case '(': case ')': case '*': case '+':    /* designate a 94-set: line drawing, ASCII */
-		return final >= 0x30 && final <= 0x7e;
+		if (final < 0x30 || final > 0x7e)
+			return false;
+		if (final != 'B')
+			f->modes |= TF_MODE_CHARSET;
+		return true;
 	case '#':               /* double-size lines, alignment test */
 		return final == '3' || final == '4' || final == '5' || final == '6' || final == '8';
 	default:
@@ -345,10 +380,19 @@ static size_t ground_byte(struct termfilter *f, uint8_t c, uint8_t *out, size_t 
 		return o;
 	}
 	if (c < 0x20) {
+		if (c == 0x0e)
+			f->modes |= TF_MODE_CHARSET;    /* SO: G1 in use */
 		if (c0_allowed(c))
 			out[o++] = c;
 		else
 			f->dropped++;
+		return o;
+	}
+	if (f->legacy) {
+		if (c >= 0xa0)
+			out[o++] = c;
+		else
+			f->dropped++;       /* DEL and the 8-bit C1 controls */
 		return o;
 	}
 	if (c >= 0xc2 && c <= 0xdf)
@@ -503,6 +547,14 @@ size_t termfilter_finish(struct termfilter *f, uint8_t *out)
 		{ TF_MODE_CKM, "\033[?1l" },
 		{ TF_MODE_KEYPAD, "\033>" },
 		{ TF_MODE_HIDDEN, "\033[?25h" },
+		{ TF_MODE_NOWRAP, "\033[?7h" },
+		{ TF_MODE_REVERSE, "\033[?5l" },
+		{ TF_MODE_ORIGIN, "\033[?6l" },
+		{ TF_MODE_IRM, "\033[4l" },
+		{ TF_MODE_LNM, "\033[20l" },
+		/* the region reset homes the cursor: keep it where it is */
+		{ TF_MODE_MARGINS, "\0337\033[r\0338" },
+		{ TF_MODE_CHARSET, "\033(B\033)B\017" },
 		{ TF_MODE_SGR, "\033[m" },
 	};
 	size_t o = 0;

@@ -29,7 +29,7 @@
 /* Longest control sequence kept; a longer one is dropped whole. */
 #define TERMFILTER_SEQ_MAX 128
 /* The most termfilter_finish() writes. */
-#define TERMFILTER_FINISH_MAX 160
+#define TERMFILTER_FINISH_MAX 192
 
 struct termfilter {
 	uint8_t state;              /* enum in termfilter.c */
@@ -40,10 +40,18 @@ struct termfilter {
 	bool overflow;              /* the sequence outgrew seq[]: drop it at its end */
 	uint8_t seq[TERMFILTER_SEQ_MAX];
 	uint32_t modes;             /* TF_MODE_* left on by what was emitted */
+	bool legacy;                /* an 8-bit (not UTF-8) terminal: see termfilter_set_8bit */
 	uint64_t dropped;           /* sequences and bytes dropped, for the curious */
 };
 
 void termfilter_init(struct termfilter *f);
+/*
+ * The terminal is not a UTF-8 one (the locale's codeset is not UTF-8): text
+ * bytes 0xa0-0xff pass as they are, and every byte 0x80-0x9f is dropped,
+ * since such a terminal may take any of them for a C1 control (0x9b CSI)
+ * even inside what would be a UTF-8 character.
+ */
+void termfilter_set_8bit(struct termfilter *f);
 
 /*
  * Filter n bytes of in into out, which must hold at least n + TERMFILTER_SEQ_MAX
@@ -54,8 +62,10 @@ size_t termfilter_feed(struct termfilter *f, const uint8_t *in, size_t n, uint8_
 /*
  * The bytes that turn off the modes the emitted output left on (mouse and
  * focus reports, bracketed paste, application cursor keys and keypad, the
- * alternate screen, a hidden cursor), so that nothing the session set keeps
- * typing into the user's shell after it; written to out (at least
+ * alternate screen, a hidden cursor, insert and newline modes, no wrap,
+ * reverse video, origin mode, a scrolling region, another character set,
+ * attributes), so that nothing the session set keeps typing into the user's
+ * shell or garbling its screen after it; written to out (at least
  * TERMFILTER_FINISH_MAX bytes), returns the length. Resets the tracking.
  */
 size_t termfilter_finish(struct termfilter *f, uint8_t *out);

@@ -199,14 +199,18 @@ fi
 
 ## ---- a store of a newer schema is refused in one line ------------------------------------------------
 tn_boxy daemon stop >/dev/null 2>&1
-tn_user sqlite3 "$TN/state/boxy/sessions.db" 'PRAGMA user_version = 99' 2>/dev/null
+for _ in $(seq 1 50); do
+	tn_user sqlite3 "$TN/state/boxy/sessions.db" 'PRAGMA user_version = 99' 2>/dev/null
+	[ "$(tn_user sqlite3 "$TN/state/boxy/sessions.db" 'PRAGMA user_version' 2>/dev/null)" = 99 ] && break
+	sleep 0.1
+done
 (cd "$W" && tn_boxy top) >"$W/newer.out" 2>"$W/newer.err"
 rc=$?
 if [ "$rc" -ne 0 ] && [ "$(wc -l <"$W/newer.err")" -eq 1 ] && grep -q 'newer than this build' "$W/newer.err"; then
 	ok "a store of a newer schema is refused in one line"
 else
 	not_ok "a store of a newer schema is refused in one line"
-	diag "exit $rc"
+	diag "exit $rc, user_version $(tn_user sqlite3 "$TN/state/boxy/sessions.db" 'PRAGMA user_version' 2>&1)"
 	diag_file "$W/newer.err" 3
 fi
 

@@ -2,7 +2,8 @@
  * fuzz-termfilter.c — libFuzzer target for the terminal output filter
  * (src/termfilter.c).
  *
- * The input is fed in chunks whose sizes its first byte chooses. Besides not
+ * The input is fed in chunks whose sizes its first byte chooses, and its top
+ * bit the 8-bit terminal mode. Besides not
  * crashing: the output is never longer than the input fed so far, each
  * chunk's output fits the documented bound, the same input fed whole gives
  * the same output (state carries across chunks), and the output contains no
@@ -11,6 +12,7 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +22,18 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* abort() unless out[0..n) is output the filter may produce. */
-static void check_output(const uint8_t *out, size_t n)
+static void check_output(const uint8_t *out, size_t n, bool legacy)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint8_t c = out[i];
 
 		if (c == 0x05 || c == 0x00 || c == 0x18 || c == 0x1a || c == 0x7f)
 			abort();
-		if (c >= 0x80 && c < 0xa0 && (i == 0 || out[i - 1] < 0x80))
+		if (legacy && c >= 0x80 && c < 0xa0)
+			abort();        /* any C1 byte, to an 8-bit terminal */
+		if (!legacy && c >= 0x80 && c < 0xa0 && (i == 0 || out[i - 1] < 0x80))
 			abort();        /* an 8-bit C1 standing alone */
-		if (c == 0xc2 && i + 1 < n && out[i + 1] < 0xa0)
+		if (!legacy && c == 0xc2 && i + 1 < n && out[i + 1] < 0xa0)
 			abort();        /* an encoded C1 */
 		if (c != 0x1b)
 			continue;
@@ -64,10 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct termfilter f, g;
 	uint8_t *out, *whole, fin[TERMFILTER_FINISH_MAX];
 	size_t chunk, o = 0, w, fed = 0;
+	bool legacy;
 
 	if (size == 0)
 		return 0;
-	chunk = (size_t)data[0] % 17 + 1;
+	chunk = (size_t)(data[0] & 0x7f) % 17 + 1;
+	legacy = (data[0] & 0x80) != 0;
 	data++;
 	size--;
 	out = malloc(size + TERMFILTER_SEQ_MAX + 1);
@@ -75,6 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!out || !whole)
 		abort();
 	termfilter_init(&f);
+	if (legacy)
+		termfilter_set_8bit(&f);
 	for (size_t i = 0; i < size; i += chunk) {
 		size_t k = size - i < chunk ? size - i : chunk, got;
 		uint8_t tmp[17 + TERMFILTER_SEQ_MAX];
@@ -87,10 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o += got;
 	}
 	termfilter_init(&g);
+	if (legacy)
+		termfilter_set_8bit(&g);
 	w = termfilter_feed(&g, data, size, whole);
 	if (w != o || memcmp(out, whole, o) != 0)
 		abort();
-	check_output(out, o);
+	check_output(out, o, legacy);
 	if (termfilter_finish(&f, fin) > TERMFILTER_FINISH_MAX)
 		abort();
 	free(out);

@@ -432,6 +432,8 @@ enum run_variant {
 	RUN_TRAILING_BYTES,
 	RUN_RELATIVE_CWD,
 	RUN_FDS_MISSING,            /* a non-tty run with no descriptors */
+	RUN_TTYS_RANGE,             /* a terminal mask naming fd 3 */
+	RUN_VALID,                  /* nothing broken (not a row of run_rows) */
 };
 
 /* A whole MSG_RUN payload, valid except for what the variant breaks. */
@@ -490,6 +492,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_u8(w, 0);                              /* tty */
 	wire_put_u8(w, 0);                              /* verbose */
 	wire_put_u8(w, 0);                              /* detach */
+	wire_put_u8(w, 0);                              /* raw_terminal */
 	/* the request around the run-spec */
 	wire_put_strv(w, env);
 	if (v == RUN_CWD_WITH_NUL) {
@@ -501,7 +504,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 		wire_put_str(w, v == RUN_RELATIVE_CWD ? "tmp" : "/tmp");
 	}
 	wire_put_str(w, "/tmp");                        /* home */
-	wire_put_u8(w, 0);                              /* tty */
+	wire_put_u8(w, v == RUN_TTYS_RANGE ? 8 : 0);    /* ttys */
 	wire_put_u16(w, 24);
 	wire_put_u16(w, 80);
 	wire_put_u8(w, 0);                              /* has_audit */
@@ -526,6 +529,7 @@ static const struct {
 	{ RUN_TRAILING_BYTES, "trailing bytes" },
 	{ RUN_RELATIVE_CWD, "a relative cwd" },
 	{ RUN_FDS_MISSING, "non-tty run without its descriptors" },
+	{ RUN_TTYS_RANGE, "terminal mask beyond fds 0-2" },
 };
 
 static void test_hostile_run(void **state)
@@ -557,6 +561,58 @@ static void test_hostile_run(void **state)
 		assert_int_equal(verdict_of(fd, NULL), OTHER);
 		close(fd);
 	}
+	close(dn);
+	assert_daemon_answers();
+}
+
+/*
+ * A terminal among the stdio descriptors of a run that announced none: the
+ * daemon refuses it (only the session's own pty may be a payload's terminal).
+ */
+static void test_run_terminal_unannounced(void **state)
+{
+	int dn = open("/dev/null", O_RDWR | O_CLOEXEC), pt = posix_openpt(O_RDWR | O_NOCTTY), sl;
+	int fds[3];
+	char name[64];
+	struct wbuf w;
+	uint16_t code = 0;
+	int fd;
+
+	(void)state;
+	assert_true(dn >= 0 && pt >= 0);
+	assert_int_equal(grantpt(pt), 0);
+	assert_int_equal(unlockpt(pt), 0);
+	assert_int_equal(ptsname_r(pt, name, sizeof(name)), 0);
+	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(sl >= 0);
+	fds[0] = dn;
+	fds[1] = sl;
+	fds[2] = dn;
+	fd = conn();
+	assert_int_equal(hello(fd, build), MSG_WELCOME);
+	wbuf_init(&w);
+	run_payload(&w, RUN_VALID);
+	assert_int_equal(msg_send(fd, MSG_RUN, w.p, w.len, fds, 3), 0);
+	wbuf_free(&w);
+	{
+		struct msg m;
+		struct rbuf r;
+		char *words;
+
+		assert_int_equal(recv_msg(fd, &m, 10000), 1);
+		assert_int_equal(m.type, MSG_ERROR);
+		rbuf_init(&r, m.payload, m.len);
+		code = wire_get_u16(&r);
+		words = wire_get_str(&r, 4096);
+		assert_int_equal(code, 125);
+		assert_non_null(words);
+		assert_non_null(strstr(words, "is a terminal"));
+		free(words);
+		msg_free(&m);
+	}
+	close(fd);
+	close(sl);
+	close(pt);
 	close(dn);
 	assert_daemon_answers();
 }
@@ -1063,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_state),
 		cmocka_unit_test(test_refused_client_cannot_run),
 		cmocka_unit_test(test_hostile_run),
+		cmocka_unit_test(test_run_terminal_unannounced),
 		cmocka_unit_test(test_max_size_frame),
 		cmocka_unit_test(test_vanishing_crowd),
 		cmocka_unit_test(test_reply_flood),

@@ -103,7 +103,8 @@ static void test_every_key(void **state)
 		"  pass: [NPM_TOKEN, LANG]\n"
 		"  set: {CACHE: ~/.cache/x, JSON: '{\"a\": 1}', EMPTY: \"\"}\n"
 		"limits: {memory: 2GiB, pids: 512, cpus: 1.5, timeout: 10m}\n"
-		"seccomp: compat\n";
+		"seccomp: compat\n"
+		"raw-terminal: true\n";
 	struct runspec rs;
 	char *err;
 	const struct mount_spec *m;
@@ -161,6 +162,7 @@ static void test_every_key(void **state)
 	assert_int_equal(rs.cpus_milli, 1500);
 	assert_int_equal(rs.timeout_ms, 600000);
 	assert_int_equal(rs.seccomp, SECCOMP_COMPAT);
+	assert_true(rs.raw_terminal);
 	runspec_free(&rs);
 }
 
@@ -377,7 +379,7 @@ static const struct {
 	{ "unknown top-level key",
 	  "seccomp: strict\nfilesytem: {}\n",
 	  "t.yaml:2:1: unknown key 'filesytem' (expected extends, filesystem, network, env, "
-	  "limits, seccomp)", false },
+	  "limits, seccomp, raw-terminal)", false },
 	{ "unknown key in a section",
 	  "filesystem:\n  ro: [/a]\n  rwx: [/b]\n",
 	  "t.yaml:3:3: unknown key 'rwx' in filesystem (expected ro, rw, protect, mkdir, copy, "
@@ -503,7 +505,7 @@ static const struct {
 	{ "a control character is never printed raw",
 	  "\"\\e[31mred\\u0085\": 1\n",
 	  "t.yaml:1:1: unknown key '\\x1b[31mred\\x85' (expected extends, filesystem, network, "
-	  "env, limits, seccomp)", false },
+	  "env, limits, seccomp, raw-terminal)", false },
 	{ "a complex key",
 	  "? [a]\n: b\n",
 	  "t.yaml:1:3: keys must be plain words", false },

@@ -422,7 +422,8 @@ static void test_to_json(void **state)
 		"\"limits\":{\"memory\":2147483648,\"pids\":4096,\"cpus_milli\":null,"
 		"\"timeout_ms\":600000},"
 		"\"logs\":{\"audit\":\"/w/a.jsonl\",\"net\":null,\"pcap\":null,\"pcap_max\":null},"
-		"\"seccomp\":\"strict\",\"tty\":false,\"verbose\":false,\"detach\":false}");
+		"\"seccomp\":\"strict\",\"tty\":false,\"verbose\":false,\"detach\":false,"
+		"\"raw_terminal\":false}");
 	/* a value given with -e is a credential handed in on purpose: never recorded */
 	assert_null(strstr(json, "hunter2"));
 	free(json);

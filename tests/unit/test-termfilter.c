@@ -348,6 +348,35 @@ static void test_garbage(void **state)
 	}
 }
 
+/* An 8-bit terminal: 0x80-0x9f never pass, not even inside a UTF-8 character. */
+static void test_8bit_terminal(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} rows[] = {
+		{ "caf\xe9 \xa0\xff", "caf\xe9 \xa0\xff" },                 /* Latin-1 text */
+		{ "\xc3\x9b" "6n", "\xc3" "6n" },     /* U+00DB: its 0x9b is CSI to such a terminal */
+		{ "\xe2\x82\xac", "\xe2\xac" },
+		{ "\x9b" "c\x9d" "0;t\x07\x90q\x9c", "c0;t\x07q" },
+		{ "\033[31mx\033]52;c;QQ==\007", "\033[31mx" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct termfilter f;
+		uint8_t out[256];
+		size_t o, n = strlen(rows[i].in);
+
+		termfilter_init(&f);
+		termfilter_set_8bit(&f);
+		o = 0;
+		for (size_t k = 0; k < n; k++)      /* byte by byte */
+			o += termfilter_feed(&f, (const uint8_t *)rows[i].in + k, 1, out + o);
+		assert_int_equal(o, strlen(rows[i].want));
+		assert_memory_equal(out, rows[i].want, o);
+	}
+}
+
 /* termfilter_finish turns off exactly the modes left on. */
 static void test_finish(void **state)
 {
@@ -356,7 +385,8 @@ static void test_finish(void **state)
 	size_t o;
 	const char *all = "\033[?1049h\033[?1000h\033[?1006h\033[?2004h\033[?1004h\033[?25l"
 			  "\033[?1h\033=\033[?2026h\033[?9h\033[?1002h\033[?1003h\033[?1005h"
-			  "\033[?1015h\033[?1016h\033[?47h\033[?1047h\033[1m";
+			  "\033[?1015h\033[?1016h\033[?47h\033[?1047h\033[1m"
+			  "\033[4h\033[20h\033[?5h\033[?6h\033[?7l\033[2;20r\033(0\016";
 
 	(void)state;
 	termfilter_init(&f);
@@ -378,6 +408,20 @@ static void test_finish(void **state)
 	assert_non_null(strstr((char *)out, "\033[?2004l"));
 	assert_non_null(strstr((char *)out, "\033[?25h"));
 	assert_non_null(strstr((char *)out, "\033>"));
+	assert_non_null(strstr((char *)out, "\033[?7h"));
+	assert_non_null(strstr((char *)out, "\0337\033[r\0338"));
+	assert_non_null(strstr((char *)out, "\033(B"));
+	assert_non_null(strstr((char *)out, "\033[20l"));
+	/* a region reset and wrap back on clear their tracking */
+	termfilter_init(&f);
+	{
+		const char *undo = "\033[2;5r\033[r\033[?7l\033[?7h\033(0\033(B";
+
+		termfilter_feed(&f, (const uint8_t *)undo, strlen(undo), out);
+	}
+	o = termfilter_finish(&f, out);
+	assert_int_equal(o, 7);     /* only the charset reset: ESC ( 0 was used */
+	assert_memory_equal(out, "\033(B\033)B\017", 7);
 	/* a dropped mode is not tracked */
 	termfilter_init(&f);
 	termfilter_feed(&f, (const uint8_t *)"\033[?1000;999h", 12, out);
@@ -393,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_finish),
+		cmocka_unit_test(test_8bit_terminal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
