@@ -172,7 +172,7 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	/* limits: RLIMIT_NPROC while we still may raise a limit; it is per-uid
 	 * in this user namespace, so it counts only the sandbox's processes. */
 	*stage = "limits";
-	if (limits_apply_child(plan, err) < 0)
+	if (limits_apply_child(plan, err) < 0 || limits_open_ucounts(err) < 0)
 		return -1;
 
 	/* mount: needs CAP_SYS_ADMIN over the user namespace, so before the
@@ -187,6 +187,13 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	 * writable mount are covered now, while mounting is still possible. */
 	*stage = "mask";
 	if (landlock_mask_sockets(plan, plan->landlock_abi, NULL, err) < 0)
+		return -1;
+
+	/* ucounts: the inotify, fanotify and namespace counters of the sandbox's
+	 * user namespace, lowered so the payload cannot use up the host user's
+	 * (they are hierarchical); needs CAP_SYS_RESOURCE, after mount. */
+	*stage = "ucounts";
+	if (limits_apply_ucounts(err) < 0)
 		return -1;
 
 	/* caps: nothing from here on needs a privilege. Also sets no_new_privs,

@@ -172,4 +172,21 @@ int seccomp_probe(char *buf, size_t len);
 /* Inside the sandbox, before caps are dropped: RLIMIT_NPROC when plan->pids != 0. */
 int limits_apply_child(const struct plan *plan, char **err);
 
+/* One per-user-namespace limit (a file of /proc/sys/user) and the sandbox's value. */
+struct limits_ucount {
+	const char *name;
+	unsigned long value;
+};
+#define LIMITS_INOTIFY_INSTANCES 32ul
+#define LIMITS_INOTIFY_WATCHES   65536ul
+
+/* The ucount limits boxy-init sets, n of them (for doctor, docs and tests). */
+const struct limits_ucount *limits_ucount_table(size_t *n);
+/* Write them into dirfd, a /proc/sys/user directory; names the kernel lacks are skipped. */
+int limits_write_ucounts(int dirfd, char **err);
+/* Stage limits: open /proc/sys/user while the host's /proc is still there. */
+int limits_open_ucounts(char **err);
+/* Stage ucounts, after mount and before caps: write them (needs CAP_SYS_RESOURCE inside). */
+int limits_apply_ucounts(char **err);
+
 #endif
