@@ -167,6 +167,34 @@ int seccomp_export(enum seccomp_mode mode, struct sock_filter **prog, size_t *le
  */
 int seccomp_probe(char *buf, size_t len);
 
+/* ---- hard links (sandbox-links.c) -------------------------------------- */
+
+#include <sys/types.h>
+
+/* Past this many names to protect, the run is refused rather than half protected. */
+#define LINKS_MASK_MAX 20000
+
+/* One name of a multiply-linked file, sorted by (dev, ino); mask is the verdict. */
+struct link_name_view {
+	dev_t dev;
+	ino_t ino;
+	nlink_t nlink;
+	bool mask;
+};
+
+/*
+ * Pure: mark every name of a file with fewer names in v than its link count
+ * (its other names are outside the writable roots); returns how many.
+ */
+size_t links_select(struct link_name_view *v, size_t n);
+
+/*
+ * After mount_setup, before caps_drop_all: walk the writable roots and bind
+ * read-only over every name of a regular file that has names outside them.
+ * *masked receives how many names were covered.
+ */
+int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked, char **err);
+
 /* ---- limits (sandbox-limits.c) ---------------------------------------- */
 
 /* Inside the sandbox, before caps are dropped: RLIMIT_NPROC when plan->pids != 0. */

@@ -1,0 +1,239 @@
+/*
+ * sandbox-links.c — stage links of boxy-init: files of a writable root that
+ * are hard links to files outside every writable root are made read-only.
+ *
+ * pnpm links every file of its global store into node_modules, and a local
+ * git clone links its objects: such a file is one inode under two names, and
+ * a path-based layer (mounts, Landlock) that lets the payload write the name
+ * in the work directory lets it write the other one too — every project on
+ * the machine that uses the package then runs the payload's code. The
+ * kernel has no mount option or Landlock right for "not a shared inode", so
+ * boxy-init walks the writable roots before the payload exists, counts the
+ * names it finds for every multiply-linked regular file, and bind-mounts
+ * read-only over each name of a file whose link count is higher than the
+ * names found: its other names are outside, where the payload must not
+ * write. A file whose every name is inside stays writable (a clone made
+ * inside the work directory, cp -l). The payload cannot add a link to an
+ * outside file later: outside files are not in its view, and link() across
+ * mounts fails with EXDEV.
+ *
+ * What it costs and what remains is in doc/filesystem.md: the walk is a
+ * getdents and an fstatat per entry; a masked name cannot be unlinked or
+ * renamed (EBUSY), and past LINKS_MASK_MAX names the run is refused rather
+ * than run half-protected.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox-stages.h"
+#include "util.h"
+
+#define LINKS_MAX_DEPTH    256
+#define LINKS_MAX_ENTRIES  2000000
+
+/* One name of a multiply-linked regular file. */
+struct link_name {
+	dev_t dev;
+	ino_t ino;
+	nlink_t nlink;
+	char *path;
+};
+
+struct links_walk {
+	struct link_name *names;
+	size_t n, cap;
+	size_t entries;
+	char **err;
+};
+
+/* Remember one name of a multiply-linked file. */
+static void links_add(struct links_walk *w, const struct stat *st, const char *path)
+{
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		w->names = xrealloc(w->names, w->cap * sizeof(*w->names));
+	}
+	w->names[w->n++] = (struct link_name){ st->st_dev, st->st_ino, st->st_nlink,
+					       xstrdup(path) };
+}
+
+/* Walk dir (open as dfd, which this closes), collecting multiply-linked regular files. */
+static int links_walk_dir(struct links_walk *w, int dfd, const char *path, dev_t dev, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	if (depth > LINKS_MAX_DEPTH) {
+		close(dfd);
+		return set_err(w->err, "hard links: %s is nested deeper than %d levels", path,
+			       LINKS_MAX_DEPTH);
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return set_err_errno(w->err, "hard links: open %s", path);
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		struct stat st;
+		char child[PATH_MAX];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* Only what may matter: regular files, directories, and unknown types. */
+		if (de->d_type != DT_REG && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if (++w->entries > LINKS_MAX_ENTRIES) {
+			rc = set_err(w->err, "hard links: more than %d entries in the writable "
+				     "directories", LINKS_MAX_ENTRIES);
+			break;
+		}
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
+				     de->d_name) >= sizeof(child)) {
+			rc = set_err(w->err, "hard links: path too long under %s", path);
+			break;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = set_err_errno(w->err, "hard links: stat %s", child);
+			break;
+		}
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+			links_add(w, &st, child);
+		} else if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
+			/* Another filesystem below (a --ro or --rw mount) is its own root or read-only. */
+			int cfd = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			/* A directory the user cannot read is one the payload cannot enter. */
+			if (cfd < 0) {
+				if (errno == EACCES || errno == ENOENT)
+					continue;
+				rc = set_err_errno(w->err, "hard links: open %s", child);
+				break;
+			}
+			rc = links_walk_dir(w, cfd, child, dev, depth + 1);
+		}
+	}
+	if (rc == 0 && errno != 0)
+		rc = set_err_errno(w->err, "hard links: read %s", path);
+	closedir(d);
+	return rc;
+}
+
+/* Order names by inode, so that the names of one file are adjacent. */
+static int links_cmp(const void *a, const void *b)
+{
+	const struct link_name *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Bind path read-only over itself (the mount's other attributes are kept). */
+static int links_mask_one(const char *path, char **err)
+{
+	struct mount_attr ma = { .attr_set = MOUNT_ATTR_RDONLY };
+	int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			     AT_SYMLINK_NOFOLLOW);
+
+	if (tree < 0)
+		return set_err_errno(err, "hard links: clone %s", path);
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0 ||
+	    move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		set_err_errno(err, "hard links: mask %s", path);
+		close(tree);
+		return -1;
+	}
+	close(tree);
+	return 0;
+}
+
+/* The names to mask, from the sorted names: count per inode, below nlink means outside. */
+size_t links_select(struct link_name_view *v, size_t n)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && v[j].dev == v[i].dev && v[j].ino == v[i].ino)
+			j++;
+		/* Every name found inside: harmless. Fewer than the link count: some are outside. */
+		if ((unsigned long)(j - i) < (unsigned long)v[i].nlink)
+			for (size_t k = i; k < j; k++)
+				v[k].mask = true;
+		for (size_t k = i; k < j; k++)
+			out += v[k].mask;
+		i = j;
+	}
+	return out;
+}
+
+/* Make read-only every name in the writable roots of a file linked from outside; see sandbox-stages.h. */
+int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked, char **err)
+{
+	struct links_walk w = { .err = err };
+	struct link_name_view *v = NULL;
+	size_t nmask = 0;
+	int rc = 0;
+
+	*masked = 0;
+	for (size_t i = 0; i < nroots && rc == 0; i++) {
+		struct stat st;
+		bool nested = false;
+		int fd;
+
+		/* A root inside another root is walked as part of it: count each name once. */
+		for (size_t j = 0; j < nroots; j++)
+			if (j != i && path_has_prefix(roots[i], roots[j]) &&
+			    (strcmp(roots[i], roots[j]) != 0 || j < i))
+				nested = true;
+		if (nested)
+			continue;
+		fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			/* A root that is missing, or not a directory, was dealt with by stage mount. */
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		rc = links_walk_dir(&w, fd, roots[i], st.st_dev, 0);
+	}
+	if (rc == 0 && w.n > 0) {
+		qsort(w.names, w.n, sizeof(*w.names), links_cmp);
+		v = xmalloc(w.n * sizeof(*v));
+		for (size_t i = 0; i < w.n; i++)
+			v[i] = (struct link_name_view){ w.names[i].dev, w.names[i].ino,
+							w.names[i].nlink, false };
+		nmask = links_select(v, w.n);
+		if (nmask > LINKS_MASK_MAX)
+			rc = set_err(err, _("%zu files of the writable directories are hard links to "
+					    "files outside them (pnpm's store, a local git clone), more "
+					    "than the %d boxy can make read-only; make them copies "
+					    "(pnpm: package-import-method=copy) or run in a copy"),
+				     nmask, LINKS_MASK_MAX);
+		for (size_t i = 0; i < w.n && rc == 0; i++)
+			if (v[i].mask && (rc = links_mask_one(w.names[i].path, err)) == 0)
+				(*masked)++;
+	}
+	for (size_t i = 0; i < w.n; i++)
+		free(w.names[i].path);
+	free(w.names);
+	free(v);
+	return rc;
+}
