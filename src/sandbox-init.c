@@ -147,7 +147,7 @@ static int init_loopback_up(char **err)
 static int init_mask_links(const struct plan *plan, char **err)
 {
 	const char **roots = xmalloc((plan->nmounts + 1) * sizeof(*roots));
-	size_t n = 0, masked = 0;
+	size_t n = 0, masked = 0, unprotected = 0;
 	int rc;
 
 	roots[n++] = plan->workdir;
@@ -157,8 +157,15 @@ static int init_mask_links(const struct plan *plan, char **err)
 		if (m->kind == MOUNT_RW || m->kind == MOUNT_MKDIR)
 			roots[n++] = m->dst ? m->dst : m->src;
 	}
-	rc = links_mask_shared(roots, n, &masked, err);
+	rc = links_mask_shared(roots, n, &masked, &unprotected, err);
 	free(roots);
+	if (rc == 0 && unprotected > 0)
+		dprintf(STDERR_FILENO, _("boxy: WARNING: %zu files of the writable directories are "
+					 "hard links to files outside them (pnpm's store? a local git "
+					 "clone?), too many to make read-only: the payload can change "
+					 "the outside copies. Make them copies (pnpm: "
+					 "package-import-method=copy) or run in a copy "
+					 "(doc/filesystem.md)\n"), unprotected);
 	if (rc == 0 && masked > 0)
 		dprintf(STDERR_FILENO, _("boxy: %zu hard-linked file(s) whose other names are outside "
 					 "the writable directories are read-only in this run "

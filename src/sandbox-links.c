@@ -18,9 +18,10 @@
  * mounts fails with EXDEV.
  *
  * What it costs and what remains is in doc/filesystem.md: the walk is a
- * getdents and an fstatat per entry; a masked name cannot be unlinked or
- * renamed (EBUSY), and past LINKS_MASK_MAX names the run is refused rather
- * than run half-protected.
+ * getdents and an fstatat per entry, each mask a mount whose cost grows with
+ * the number of mounts; a masked name cannot be unlinked or renamed (EBUSY).
+ * Past LINKS_MASK_MAX names (a whole pnpm node_modules) nothing is masked and
+ * boxy-init says so loudly: the write-through stays possible in that run.
  */
 #include "config.h"
 
@@ -185,7 +186,8 @@ size_t links_select(struct link_name_view *v, size_t n)
 }
 
 /* Make read-only every name in the writable roots of a file linked from outside; see sandbox-stages.h. */
-int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked, char **err)
+int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
+		      size_t *unprotected, char **err)
 {
 	struct links_walk w = { .err = err };
 	struct link_name_view *v = NULL;
@@ -193,6 +195,7 @@ int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked, c
 	int rc = 0;
 
 	*masked = 0;
+	*unprotected = 0;
 	for (size_t i = 0; i < nroots && rc == 0; i++) {
 		struct stat st;
 		bool nested = false;
@@ -221,13 +224,10 @@ int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked, c
 			v[i] = (struct link_name_view){ w.names[i].dev, w.names[i].ino,
 							w.names[i].nlink, false };
 		nmask = links_select(v, w.n);
+		/* Past the cap the mounts would cost seconds (each is O(mounts)): none, and say so. */
 		if (nmask > LINKS_MASK_MAX)
-			rc = set_err(err, _("%zu files of the writable directories are hard links to "
-					    "files outside them (pnpm's store, a local git clone), more "
-					    "than the %d boxy can make read-only; make them copies "
-					    "(pnpm: package-import-method=copy) or run in a copy"),
-				     nmask, LINKS_MASK_MAX);
-		for (size_t i = 0; i < w.n && rc == 0; i++)
+			*unprotected = nmask;
+		for (size_t i = 0; i < w.n && rc == 0 && nmask <= LINKS_MASK_MAX; i++)
 			if (v[i].mask && (rc = links_mask_one(w.names[i].path, err)) == 0)
 				(*masked)++;
 	}
