@@ -148,6 +148,7 @@ static int init_mask_links(const struct plan *plan, char **err)
 {
 	const char **roots = xmalloc((plan->nmounts + 1) * sizeof(*roots));
 	size_t n = 0, masked = 0, unprotected = 0;
+	bool incomplete = false;
 	int rc;
 
 	roots[n++] = plan->workdir;
@@ -157,8 +158,13 @@ static int init_mask_links(const struct plan *plan, char **err)
 		if (m->kind == MOUNT_RW || m->kind == MOUNT_MKDIR)
 			roots[n++] = m->dst ? m->dst : m->src;
 	}
-	rc = links_mask_shared(roots, n, &masked, &unprotected, err);
+	rc = links_mask_shared(roots, n, &masked, &unprotected, &incomplete, err);
 	free(roots);
+	if (rc == 0 && incomplete)
+		dprintf(STDERR_FILENO, _("boxy: WARNING: the writable directories are too large or "
+					 "too deep to check for hard links to files outside them in "
+					 "full: files past the bound stay writable "
+					 "(doc/filesystem.md)\n"));
 	if (rc == 0 && unprotected > 0)
 		dprintf(STDERR_FILENO, _("boxy: WARNING: %zu files of the writable directories are "
 					 "hard links to files outside them (pnpm's store? a local git "

@@ -21,7 +21,9 @@
  * getdents and an fstatat per entry, each mask a mount whose cost grows with
  * the number of mounts; a masked name cannot be unlinked or renamed (EBUSY).
  * Past LINKS_MASK_MAX names (a whole pnpm node_modules) nothing is masked and
- * boxy-init says so loudly: the write-through stays possible in that run.
+ * boxy-init says so loudly: the write-through stays possible in that run. So
+ * it does past LINKS_MAX_ENTRIES entries or LINKS_MAX_DEPTH levels, where
+ * the walk stops and what it found so far is masked.
  */
 #include "config.h"
 
@@ -40,7 +42,7 @@
 #include "util.h"
 
 #define LINKS_MAX_DEPTH    256
-#define LINKS_MAX_ENTRIES  2000000
+#define LINKS_MAX_ENTRIES  500000     /* ~1.5 s of walking on this machine */
 
 /* One name of a multiply-linked regular file. */
 struct link_name {
@@ -54,8 +56,20 @@ struct links_walk {
 	struct link_name *names;
 	size_t n, cap;
 	size_t entries;
+	bool incomplete;            /* a bound stopped the walk: names may be missing */
+	const char *const *roots;   /* every root, each walked on its own */
+	size_t nroots;
 	char **err;
 };
+
+/* True when path is one of the roots (walked by its own walk, not as a subdirectory). */
+static bool links_is_root(const struct links_walk *w, const char *path)
+{
+	for (size_t i = 0; i < w->nroots; i++)
+		if (strcmp(w->roots[i], path) == 0)
+			return true;
+	return false;
+}
 
 /* Remember one name of a multiply-linked file. */
 static void links_add(struct links_walk *w, const struct stat *st, const char *path)
@@ -69,16 +83,17 @@ static void links_add(struct links_walk *w, const struct stat *st, const char *p
 }
 
 /* Walk dir (open as dfd, which this closes), collecting multiply-linked regular files. */
-static int links_walk_dir(struct links_walk *w, int dfd, const char *path, dev_t dev, int depth)
+static int links_walk_dir(struct links_walk *w, int dfd, const char *path, int depth)
 {
 	DIR *d;
 	struct dirent *de;
 	int rc = 0;
 
+	/* Bounds end the walk, loudly (the caller warns), rather than the run. */
 	if (depth > LINKS_MAX_DEPTH) {
 		close(dfd);
-		return set_err(w->err, "hard links: %s is nested deeper than %d levels", path,
-			       LINKS_MAX_DEPTH);
+		w->incomplete = true;
+		return 0;
 	}
 	d = fdopendir(dfd);
 	if (!d) {
@@ -95,14 +110,13 @@ static int links_walk_dir(struct links_walk *w, int dfd, const char *path, dev_t
 		if (de->d_type != DT_REG && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
 		if (++w->entries > LINKS_MAX_ENTRIES) {
-			rc = set_err(w->err, "hard links: more than %d entries in the writable "
-				     "directories", LINKS_MAX_ENTRIES);
+			w->incomplete = true;
 			break;
 		}
 		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") ? path : "",
 				     de->d_name) >= sizeof(child)) {
-			rc = set_err(w->err, "hard links: path too long under %s", path);
-			break;
+			w->incomplete = true;
+			continue;
 		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT)
@@ -112,8 +126,8 @@ static int links_walk_dir(struct links_walk *w, int dfd, const char *path, dev_t
 		}
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
 			links_add(w, &st, child);
-		} else if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
-			/* Another filesystem below (a --ro or --rw mount) is its own root or read-only. */
+		} else if (S_ISDIR(st.st_mode) && !links_is_root(w, child)) {
+			/* Into submounts too: their files may have names elsewhere on their filesystem. */
 			int cfd = openat(dirfd(d), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -124,7 +138,7 @@ static int links_walk_dir(struct links_walk *w, int dfd, const char *path, dev_t
 				rc = set_err_errno(w->err, "hard links: open %s", child);
 				break;
 			}
-			rc = links_walk_dir(w, cfd, child, dev, depth + 1);
+			rc = links_walk_dir(w, cfd, child, depth + 1);
 		}
 	}
 	if (rc == 0 && errno != 0)
@@ -187,9 +201,9 @@ size_t links_select(struct link_name_view *v, size_t n)
 
 /* Make read-only every name in the writable roots of a file linked from outside; see sandbox-stages.h. */
 int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
-		      size_t *unprotected, char **err)
+		      size_t *unprotected, bool *incomplete, char **err)
 {
-	struct links_walk w = { .err = err };
+	struct links_walk w = { .roots = roots, .nroots = nroots, .err = err };
 	struct link_name_view *v = NULL;
 	size_t nmask = 0;
 	int rc = 0;
@@ -197,26 +211,21 @@ int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
 	*masked = 0;
 	*unprotected = 0;
 	for (size_t i = 0; i < nroots && rc == 0; i++) {
-		struct stat st;
-		bool nested = false;
+		bool twice = false;
 		int fd;
 
-		/* A root inside another root is walked as part of it: count each name once. */
-		for (size_t j = 0; j < nroots; j++)
-			if (j != i && path_has_prefix(roots[i], roots[j]) &&
-			    (strcmp(roots[i], roots[j]) != 0 || j < i))
-				nested = true;
-		if (nested)
+		/* Each root once (a root inside another is skipped by that one's walk). */
+		for (size_t j = 0; j < i; j++)
+			twice |= strcmp(roots[i], roots[j]) == 0;
+		if (twice)
 			continue;
 		fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0) {
-			/* A root that is missing, or not a directory, was dealt with by stage mount. */
-			if (fd >= 0)
-				close(fd);
+		/* A missing root was dealt with by stage mount; a --rw FILE is taken as asked. */
+		if (fd < 0)
 			continue;
-		}
-		rc = links_walk_dir(&w, fd, roots[i], st.st_dev, 0);
+		rc = links_walk_dir(&w, fd, roots[i], 0);
 	}
+	*incomplete = w.incomplete;
 	if (rc == 0 && w.n > 0) {
 		qsort(w.names, w.n, sizeof(*w.names), links_cmp);
 		v = xmalloc(w.n * sizeof(*v));

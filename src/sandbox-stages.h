@@ -191,10 +191,11 @@ size_t links_select(struct link_name_view *v, size_t n);
  * After mount_setup, before caps_drop_all: walk the writable roots and bind
  * read-only over every name of a regular file that has names outside them.
  * *masked receives how many names were covered; past LINKS_MASK_MAX none
- * are, and *unprotected receives how many would have been.
+ * are, and *unprotected receives how many would have been; *incomplete is
+ * set when the walk's bounds (entries, depth, path length) stopped it.
  */
 int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
-		      size_t *unprotected, char **err);
+		      size_t *unprotected, bool *incomplete, char **err);
 
 /* ---- limits (sandbox-limits.c) ---------------------------------------- */
 

@@ -53,6 +53,14 @@ hardlink_plant() {
 		echo "BROKEN: cannot plant the hard link" >>"$CASE/host"
 }
 
+# The same link, in a directory given with --rw (its path is fixed before the case exists).
+hardlink_plant_rw() {
+	hardlink_plant
+	mkdir -p "$CASE_RW/deep/er" &&
+		ln "$CASE/store/index.js" "$CASE_RW/deep/er/index.js" ||
+		echo "BROKEN: cannot plant the hard link under --rw" >>"$CASE/host"
+}
+
 hardlink_check() {
 	grep -q "$BAIT" "$CASE/store/index.js" 2>/dev/null &&
 		echo "ESCAPED: the payload wrote through a hard link to a file outside the work directory"
@@ -65,6 +73,11 @@ sg_plant() {
 }
 
 kernel_cases() {
+	# The --rw directory of hardlink-write-through-rw: beside the cases, same filesystem.
+	CASE_RW=$SUITE/kernel-rw-$PHASE
+	rm -rf "$CASE_RW"
+	mkdir -p "$CASE_RW"
+
 	# -- item 8: set-id bits. The host's nosuid does not apply to the user's own
 	# files: a set-user-id file left in the work directory runs as the user for
 	# whoever executes it, a set-group-id file with the user's group.
@@ -123,6 +136,14 @@ chmod u+w "$f" 2>/dev/null
 echo "$M" >> "$f" 2>/dev/null
 python3 -c "import sys; open(sys.argv[1], \"a\").write(sys.argv[2])" "$f" "$M" 2>/dev/null
 '
+	# The same through a --rw directory outside the work directory.
+	SETUP=hardlink_plant_rw HOSTCHECK=hardlink_check attack hardlink-write-through-rw fires \
+		"a file hard-linked into a --rw directory from outside it cannot be written through" \
+		--rw "$CASE_RW" -- "
+f='$CASE_RW/deep/er/index.js'
+chmod u+w \"\$f\" 2>/dev/null
+echo \"\$M\" >> \"\$f\" 2>/dev/null
+"
 	SETUP=hardlink_plant works hardlink-inside "a file whose every name is inside the work directory stays writable" -- '
 cd "$W/inside" && echo more >> b && grep -q more a && rm a && echo WORKS'
 }
