@@ -53,6 +53,27 @@ hardlink_plant() {
 		echo "BROKEN: cannot plant the hard link" >>"$CASE/host"
 }
 
+# pnpm's layout past the per-file cap: 2,100 store files linked into 21 package directories.
+hardlink_plant_many() {
+	hardlink_plant
+	local p i
+	for p in $(seq 0 20); do
+		mkdir -p "$CASE/store/p$p" "$CASE_WORK/node_modules/.pnpm/p$p/node_modules/p$p"
+		for i in $(seq 0 99); do
+			: >"$CASE/store/p$p/f$i.js"
+		done
+		( cd "$CASE/store/p$p" && ln ./*.js "$CASE_WORK/node_modules/.pnpm/p$p/node_modules/p$p/" )
+	done
+	echo 'module.exports = 1' >"$CASE/store/p7/f7.js"
+}
+
+hardlink_check_many() {
+	hardlink_check
+	grep -q "$BAIT" "$CASE/store/p7/f7.js" 2>/dev/null &&
+		echo "ESCAPED: the payload wrote through one of 2,100 hard links into the store"
+	return 0
+}
+
 # The same link, in a directory given with --rw (its path is fixed before the case exists).
 hardlink_plant_rw() {
 	hardlink_plant
@@ -144,6 +165,14 @@ f='$CASE_RW/deep/er/index.js'
 chmod u+w \"\$f\" 2>/dev/null
 echo \"\$M\" >> \"\$f\" 2>/dev/null
 "
+	SETUP=hardlink_plant_many HOSTCHECK=hardlink_check_many attack hardlink-write-through-many fires \
+		"2,100 files hard-linked from a store (pnpm's layout) cannot be written through" -- '
+cd "$W"
+f=node_modules/.pnpm/p7/node_modules/p7/f7.js
+chmod u+w "$f" 2>/dev/null
+echo "$M" >> "$f" 2>/dev/null
+rm -f "$f" 2>/dev/null; echo "$M" > "$f" 2>/dev/null
+'
 	SETUP=hardlink_plant works hardlink-inside "a file whose every name is inside the work directory stays writable" -- '
 cd "$W/inside" && echo more >> b && grep -q more a && rm a && echo WORKS'
 }
