@@ -22,7 +22,8 @@
  * the number of mounts; a masked name cannot be unlinked or renamed (EBUSY).
  * Past LINKS_MASK_MAX names (a whole pnpm node_modules) the directories all
  * of whose entries are such names become one read-only mount each (a
- * package's directory); past LINKS_MASK_MAX mounts even so, nothing is
+ * package's directory, never a gitdir's, where git adds objects beside the
+ * linked ones); past LINKS_MASK_MAX mounts even so, nothing is
  * masked and boxy-init says so loudly: the write-through stays possible in that run. So
  * it does past LINKS_MAX_ENTRIES entries or LINKS_MAX_DEPTH levels, where
  * the walk stops and what it found so far is masked.
@@ -235,6 +236,14 @@ size_t links_select(struct link_name_view *v, size_t n)
 	return out;
 }
 
+/* True when path is a .git directory or below one. */
+static bool links_in_gitdir(const char *path)
+{
+	size_t n = strlen(path);
+
+	return strstr(path, "/.git/") != NULL || (n >= 5 && strcmp(path + n - 5, "/.git") == 0);
+}
+
 /*
  * Too many names for a mount each (a pnpm node_modules): find the
  * directories every entry of which is to be made read-only — a package's
@@ -253,8 +262,9 @@ static size_t links_group(struct links_walk *w, const struct link_name_view *v)
 	for (size_t d = w->ndirs; d-- > 0;) {
 		struct link_dir *ld = &w->dirs[d];
 
+		/* Not in a gitdir: git adds new objects beside linked ones (a local clone). */
 		ld->whole = ld->parent != LINKS_NO_DIR && ld->entries > 0 &&
-			    ld->covered == ld->entries;
+			    ld->covered == ld->entries && !links_in_gitdir(ld->path);
 		if (ld->whole)
 			w->dirs[ld->parent].covered++;
 	}
