@@ -88,6 +88,18 @@ hardlink_check() {
 	return 0
 }
 
+# A repository cloned locally into the work directory: git hard-links its objects.
+git_clone_plant() {
+	{
+		git init -q "$CASE/origin" &&
+			echo one >"$CASE/origin/f" &&
+			git -C "$CASE/origin" add f &&
+			git -C "$CASE/origin" -c user.name=t -c user.email=t@t commit -qm one &&
+			git clone -q "$CASE/origin" "$CASE_WORK/repo" &&
+			[ -n "$(find "$CASE_WORK/repo/.git/objects" -type f -links +1)" ]
+	} >/dev/null 2>&1 || echo "BROKEN: no hard-linked local clone" >>"$CASE/host"
+}
+
 sg_plant() {
 	mkdir -m 2775 "$CASE_WORK/sg" && chmod g+s "$CASE_WORK/sg" ||
 		echo "BROKEN: cannot make a set-group-id directory" >>"$CASE/host"
@@ -173,6 +185,9 @@ chmod u+w "$f" 2>/dev/null
 echo "$M" >> "$f" 2>/dev/null
 rm -f "$f" 2>/dev/null; echo "$M" > "$f" 2>/dev/null
 '
+	SETUP=git_clone_plant works git-local-clone-commit "git commit works in a local clone whose objects are hard links" -- '
+cd "$W/repo" && echo two >> f && git -c user.name=t -c user.email=t@t commit -qam two &&
+	git log --oneline | wc -l | grep -q 2 && echo WORKS'
 	SETUP=hardlink_plant works hardlink-inside "a file whose every name is inside the work directory stays writable" -- '
 cd "$W/inside" && echo more >> b && grep -q more a && rm a && echo WORKS'
 }
