@@ -544,13 +544,86 @@ void doctor_check_memory(struct doctor_check *c)
 	free(why);
 }
 
+/* ---- AppArmor's user-namespace restriction ------------------------------ */
+
+/* Read a one-line file below root into buf, newline stripped; false when unreadable. */
+static bool read_line_at(const char *root, const char *path, char *buf, size_t len)
+{
+	char *full = xasprintf("%s%s", root, path);
+	FILE *f = fopen(full, "re");
+	bool ok = false;
+
+	free(full);
+	if (!f)
+		return false;
+	if (fgets(buf, (int)len, f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		ok = true;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Ubuntu 23.10+ (kernel.apparmor_restrict_unprivileged_userns = 1) refuses
+ * unprivileged user namespaces to every program AppArmor has no profile for
+ * that allows them. root is a directory prefix for /proc ("" for the real
+ * one), so the tests can fake a host.
+ */
+void doctor_check_apparmor_at(struct doctor_check *c, const char *root)
+{
+	char restrict_val[16], label[256];
+	const char *profile = PKGDATADIR "/apparmor/boxy";
+
+	if (!read_line_at(root, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+			  restrict_val, sizeof(restrict_val))) {
+		check_set(c, "apparmor", DOCTOR_OK,
+			  xstrdup(_("no user-namespace restriction (no "
+				    "kernel.apparmor_restrict_unprivileged_userns)")));
+		return;
+	}
+	if (strcmp(restrict_val, "1") != 0) {
+		check_set(c, "apparmor", DOCTOR_OK,
+			  xasprintf(_("kernel.apparmor_restrict_unprivileged_userns = %s"),
+				    restrict_val));
+		return;
+	}
+	/* The label of this process, which is the boxy binary: "unconfined" or "NAME (MODE)". */
+	if (!read_line_at(root, "/proc/self/attr/apparmor/current", label, sizeof(label)) &&
+	    !read_line_at(root, "/proc/self/attr/current", label, sizeof(label)))
+		snprintf(label, sizeof(label), "unconfined");
+	if (strcmp(label, "unconfined") != 0) {
+		check_set(c, "apparmor", DOCTOR_OK,
+			  xasprintf(_("user namespaces restricted, boxy confined by profile %s "
+				      "(the userns check says whether it allows them)"), label));
+		return;
+	}
+	check_set(c, "apparmor", DOCTOR_FAIL,
+		  xstrdup(_("kernel.apparmor_restrict_unprivileged_userns = 1 and boxy runs "
+			    "unconfined: unprivileged user namespaces are refused")));
+	char *fix = xasprintf(_("install boxy's profile (it allows userns for boxy and boxy-init "
+				"only): sudo install -m 0644 %s /etc/apparmor.d/boxy && "
+				"sudo apparmor_parser -r /etc/apparmor.d/boxy "
+				"(or configure --with-apparmor-dir=/etc/apparmor.d; make install)"),
+			      profile);
+	check_note(c, fix);
+	free(fix);
+	check_note(c, _("or lift the restriction for every program: "
+			"sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0"));
+}
+
+void doctor_check_apparmor(struct doctor_check *c)
+{
+	doctor_check_apparmor_at(c, "");
+}
+
 /* ---- the report -------------------------------------------------------- */
 
 void doctor_run(struct doctor_report *r)
 {
 	void (*const probes[DOCTOR_NCHECKS])(struct doctor_check *) = {
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
-		doctor_check_userns, doctor_check_tun, doctor_check_cgroup,
+		doctor_check_userns, doctor_check_apparmor, doctor_check_tun, doctor_check_cgroup,
 		doctor_check_memory,
 	};
 

@@ -17,13 +17,14 @@ enum doctor_status {
 };
 
 struct doctor_check {
-	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "tun", "cgroup2", "memory" */
+	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "apparmor", "tun",
+				     * "cgroup2", "memory" */
 	enum doctor_status status;
 	char *detail;               /* one line, malloc'd */
 	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
 };
 
-#define DOCTOR_NCHECKS 7
+#define DOCTOR_NCHECKS 8
 
 struct doctor_report {
 	struct doctor_check checks[DOCTOR_NCHECKS];
@@ -35,6 +36,10 @@ void doctor_check_kernel(struct doctor_check *c);
 void doctor_check_landlock(struct doctor_check *c);
 void doctor_check_seccomp(struct doctor_check *c);
 void doctor_check_userns(struct doctor_check *c);
+/* AppArmor's kernel.apparmor_restrict_unprivileged_userns against boxy's own label. */
+void doctor_check_apparmor(struct doctor_check *c);
+/* The same with /proc read below root ("" for the real one): for the tests. */
+void doctor_check_apparmor_at(struct doctor_check *c, const char *root);
 void doctor_check_tun(struct doctor_check *c);
 void doctor_check_cgroup(struct doctor_check *c);
 /* How --memory is enforced here: the kernel (a delegated cgroup) or boxy's watchdog. */

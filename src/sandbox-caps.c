@@ -36,13 +36,16 @@
  *                 and the bind mounts that mask /proc and unix sockets.
  *  CAP_NET_ADMIN  bring up lo and configure tap0 over netlink.
  *  CAP_SETPCAP    PR_CAPBSET_DROP and PR_SET_SECUREBITS in caps_drop_all().
+ *  CAP_SYS_RESOURCE  writing the namespace's own /proc/sys/user/max_* limits
+ *                 (stage ucounts); it exempts from nothing else here, the
+ *                 rlimit and fork checks ask for it in the initial namespace.
  * Deliberately absent: CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH/CAP_FOWNER (stage 2
  * must see the filesystem with exactly the user's rights, so a mount source
  * the user cannot read stays unreadable), CAP_SYS_CHROOT (pivot_root needs
  * CAP_SYS_ADMIN only), CAP_MKNOD (useless in a user namespace), CAP_SETUID/
  * CAP_SETGID (the maps are written by the parent).
  */
-static const int stage2_caps[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SETPCAP };
+static const int stage2_caps[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SETPCAP, CAP_SYS_RESOURCE };
 
 /* The securebits boxy-init leaves behind, every one locked. */
 #define SECUREBITS_LOCKED_DOWN                                                    \

@@ -143,6 +143,42 @@ static int init_loopback_up(char **err)
 	return 0;
 }
 
+/* Stage links over the work directory and every --rw and profile mkdir mount. */
+static int init_mask_links(const struct plan *plan, char **err)
+{
+	const char **roots = xmalloc((plan->nmounts + 1) * sizeof(*roots));
+	size_t n = 0, masked = 0, unprotected = 0;
+	bool incomplete = false;
+	int rc;
+
+	roots[n++] = plan->workdir;
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		const struct mount_spec *m = &plan->mounts[i];
+
+		if (m->kind == MOUNT_RW || m->kind == MOUNT_MKDIR)
+			roots[n++] = m->dst ? m->dst : m->src;
+	}
+	rc = links_mask_shared(roots, n, &masked, &unprotected, &incomplete, err);
+	free(roots);
+	if (rc == 0 && incomplete)
+		dprintf(STDERR_FILENO, _("boxy: WARNING: the writable directories are too large or "
+					 "too deep to check for hard links to files outside them in "
+					 "full: files past the bound stay writable "
+					 "(doc/filesystem.md)\n"));
+	if (rc == 0 && unprotected > 0)
+		dprintf(STDERR_FILENO, _("boxy: WARNING: %zu files of the writable directories are "
+					 "hard links to files outside them (pnpm's store? a local git "
+					 "clone?), too many to make read-only: the payload can change "
+					 "the outside copies. Make them copies (pnpm: "
+					 "package-import-method=copy) or run in a copy "
+					 "(doc/filesystem.md)\n"), unprotected);
+	if (rc == 0 && masked > 0)
+		dprintf(STDERR_FILENO, _("boxy: %zu hard-linked file(s) whose other names are outside "
+					 "the writable directories are read-only in this run "
+					 "(see doc/filesystem.md)\n"), masked);
+	return rc;
+}
+
 /*
  * The stages, in the only order that works: each needs a privilege or a
  * view of the system that the next one takes away. *stage names the one
@@ -172,7 +208,7 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	/* limits: RLIMIT_NPROC while we still may raise a limit; it is per-uid
 	 * in this user namespace, so it counts only the sandbox's processes. */
 	*stage = "limits";
-	if (limits_apply_child(plan, err) < 0)
+	if (limits_apply_child(plan, err) < 0 || limits_open_ucounts(err) < 0)
 		return -1;
 
 	/* mount: needs CAP_SYS_ADMIN over the user namespace, so before the
@@ -187,6 +223,20 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	 * writable mount are covered now, while mounting is still possible. */
 	*stage = "mask";
 	if (landlock_mask_sockets(plan, plan->landlock_abi, NULL, err) < 0)
+		return -1;
+
+	/* links: a file of a writable root hard-linked from outside it (pnpm's
+	 * store) would let the payload write the outside copy; bind it read-only
+	 * while mounting is still possible (doc/filesystem.md). */
+	*stage = "links";
+	if (init_mask_links(plan, err) < 0)
+		return -1;
+
+	/* ucounts: the inotify, fanotify and namespace counters of the sandbox's
+	 * user namespace, lowered so the payload cannot use up the host user's
+	 * (they are hierarchical); needs CAP_SYS_RESOURCE, after mount. */
+	*stage = "ucounts";
+	if (limits_apply_ucounts(err) < 0)
 		return -1;
 
 	/* caps: nothing from here on needs a privilege. Also sets no_new_privs,

@@ -18,6 +18,15 @@
  *             still not bound what they use.
  *   --cpus    is not enforced; there is no rlimit for a CPU share.
  *
+ * Always, whatever was asked: the per-user-namespace counters of the kernel
+ * (ucounts, /proc/sys/user/max_*) are lowered in the sandbox's user
+ * namespace. They are hierarchical — a charge in the sandbox counts against
+ * the host user's limit too — so without a lower limit inside, 128
+ * inotify_init1 calls in the sandbox use up the host user's 128 instances
+ * and the user's editor gets EMFILE. Only a process holding CAP_SYS_RESOURCE
+ * in the namespace can write them, which is boxy-init before it drops its
+ * capabilities; the payload cannot raise them back.
+ *
  * One "cgroup" audit event per requested limit says which case applied.
  * The parent side (cgroup_probe, limits_prepare/attach/release) runs in the
  * caller before and after clone(); limits_apply_child runs in boxy-init.
@@ -25,6 +34,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -555,4 +565,89 @@ static void limits_scope_attach(struct limits *lim, pid_t pid)
 	free(why);
 	free(where);
 	free(dir);
+}
+
+/*
+ * The ucounts set in the sandbox's user namespace, and why:
+ *   inotify: each instance is a descriptor the host user's limit counts; 32
+ *     is plenty for file watchers (libuv and chokidar use one per process)
+ *     and leaves the host user 96 of the default 128. Watches bound kernel
+ *     memory; 65536 covers a large project's watcher.
+ *   fanotify: off the seccomp allowlist already; 0 is belt and braces.
+ *   namespaces: the filter refuses creating any; 0 makes the kernel refuse
+ *     too (ENOSPC), should the filter ever have a hole. Written after the
+ *     mount stage, whose detached trees must not depend on the count.
+ */
+static const struct limits_ucount limits_ucounts[] = {
+	{ "max_inotify_instances", LIMITS_INOTIFY_INSTANCES },
+	{ "max_inotify_watches", LIMITS_INOTIFY_WATCHES },
+	{ "max_fanotify_groups", 0 },
+	{ "max_fanotify_marks", 0 },
+	{ "max_user_namespaces", 0 },
+	{ "max_mnt_namespaces", 0 },
+	{ "max_pid_namespaces", 0 },
+	{ "max_net_namespaces", 0 },
+	{ "max_ipc_namespaces", 0 },
+	{ "max_uts_namespaces", 0 },
+	{ "max_cgroup_namespaces", 0 },
+	{ "max_time_namespaces", 0 },
+};
+
+/* The table above; see sandbox-stages.h. */
+const struct limits_ucount *limits_ucount_table(size_t *n)
+{
+	*n = ARRAY_SIZE(limits_ucounts);
+	return limits_ucounts;
+}
+
+/* Write every ucount limit into the directory dirfd (a /proc/sys/user); see sandbox-stages.h. */
+int limits_write_ucounts(int dirfd, char **err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(limits_ucounts); i++) {
+		char val[24];
+		int fd, len;
+		ssize_t w;
+
+		fd = openat(dirfd, limits_ucounts[i].name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		/* An older kernel lacks some (time namespaces: 5.6, fanotify: 5.13). */
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return set_err_errno(err, "/proc/sys/user/%s", limits_ucounts[i].name);
+		len = snprintf(val, sizeof(val), "%lu\n", limits_ucounts[i].value);
+		w = write(fd, val, (size_t)len);
+		if (w != len) {
+			set_err_errno(err, "writing %lu to /proc/sys/user/%s", limits_ucounts[i].value,
+				      limits_ucounts[i].name);
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* /proc/sys/user of the sandbox's namespace, held from stage limits to stage ucounts. */
+static int limits_ucount_dir = -1;
+
+/* Open /proc/sys/user while the host's /proc is still mounted; see sandbox-stages.h. */
+int limits_open_ucounts(char **err)
+{
+	limits_ucount_dir = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (limits_ucount_dir < 0)
+		return set_err_errno(err, "/proc/sys/user");
+	return 0;
+}
+
+/* Lower the sandbox namespace's ucounts; see sandbox-stages.h. */
+int limits_apply_ucounts(char **err)
+{
+	int rc;
+
+	if (limits_ucount_dir < 0)
+		return set_err(err, "/proc/sys/user was not opened");
+	rc = limits_write_ucounts(limits_ucount_dir, err);
+	close(limits_ucount_dir);
+	limits_ucount_dir = -1;
+	return rc;
 }

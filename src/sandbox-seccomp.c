@@ -15,8 +15,13 @@
  * A handful of syscalls are decided by their arguments: clone and unshare
  * (namespace flags), socket and socketpair (address family, netlink
  * protocol), ioctl (terminal injection and line disciplines), personality,
- * prctl (an allowlist of options) and seccomp itself (no user-notification
- * listener). Arguments the kernel declares as int or unsigned int are
+ * prctl (an allowlist of options), seccomp itself (no user-notification
+ * listener), and every call that sets a file's mode — chmod, fchmod,
+ * fchmodat, fchmodat2, creat, mknod, mknodat, and open/openat when they
+ * create — which fail with EPERM when the mode has S_ISUID or S_ISGID: the
+ * host would see a set-id file of the user's in the work directory (nosuid
+ * acts only inside). openat2 carries its mode in a struct the filter cannot
+ * read, so it is off the allowlist (ENOSYS, and callers fall back to openat). Arguments the kernel declares as int or unsigned int are
  * compared on their low 32 bits only, because that is all the kernel reads:
  * a filter comparing the whole register would let ioctl(fd, 0x100005412)
  * through as something other than the TIOCSTI the kernel then executes.
@@ -64,8 +69,9 @@
  * and coreutils call. Each group's reason is in doc/seccomp.md.
  */
 static const char *const seccomp_allowed[] = {
-	/* files: the classic calls, their *at variants, statx, openat2 */
-	"read", "write", "open", "openat", "openat2", "creat", "close", "close_range",
+	/* files: the classic calls, their *at variants, statx (open, creat, mknod and
+	 * the chmods are conditional: set-id modes, below; openat2 is off the list) */
+	"read", "write", "close", "close_range",
 	"stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs",
 	"lseek", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"preadv2", "pwritev2", "access", "faccessat", "faccessat2",
@@ -74,8 +80,8 @@ static const char *const seccomp_allowed[] = {
 	"getdents", "getdents64", "getcwd", "chdir", "fchdir",
 	"rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
 	"link", "linkat", "unlink", "unlinkat", "symlink", "symlinkat",
-	"readlink", "readlinkat", "mknod", "mknodat",
-	"chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+	"readlink", "readlinkat",
+	"chown", "fchown", "lchown", "fchownat",
 	"umask", "utime", "utimes", "utimensat", "futimesat",
 	"setxattr", "lsetxattr", "fsetxattr", "getxattr", "lgetxattr", "fgetxattr",
 	"listxattr", "llistxattr", "flistxattr", "removexattr", "lremovexattr",
@@ -224,6 +230,32 @@ static const uint32_t seccomp_personality_allowed[] = { 0x00000000, 0xffffffff }
 #define SC_SECCOMP_GET_NOTIF_SIZES      3
 #define SC_SECCOMP_FLAG_NEW_LISTENER    (1ull << 3)
 
+/* File-mode bits and open flags, for the set-id rules (the kernel's values on x86-64). */
+#define SC_S_ISUID          04000ull
+#define SC_S_ISGID          02000ull
+#define SC_O_CREAT          0100ull
+#define SC___O_TMPFILE      020000000ull
+
+/*
+ * The calls that set a mode, and where: name, the index of the mode
+ * argument, and the index of the open flags (-1: the mode always applies).
+ */
+static const struct {
+	const char *name;
+	unsigned int mode_arg;
+	int flags_arg;
+} seccomp_mode_calls[] = {
+	{ "chmod", 1, -1 },     /* chmod(path, mode) */
+	{ "fchmod", 1, -1 },    /* fchmod(fd, mode) */
+	{ "fchmodat", 2, -1 },  /* fchmodat(dirfd, path, mode) */
+	{ "fchmodat2", 2, -1 }, /* fchmodat2(dirfd, path, mode, flags) */
+	{ "creat", 1, -1 },     /* creat(path, mode) */
+	{ "mknod", 1, -1 },     /* mknod(path, mode, dev) */
+	{ "mknodat", 2, -1 },   /* mknodat(dirfd, path, mode, dev) */
+	{ "open", 2, 1 },       /* open(path, flags, mode) */
+	{ "openat", 3, 2 },     /* openat(dirfd, path, flags, mode) */
+};
+
 /* One filter under construction: the context, the action for denied calls, the error. */
 struct sc_build {
 	scmp_filter_ctx ctx;
@@ -300,6 +332,50 @@ static int sc_rule_set(struct sc_build *b, const char *name, unsigned int arg,
 		next = values[i] + 1ull;
 	}
 	return sc_rule_range(b, other_action, name, arg, next, SC_LOW32, NULL);
+}
+
+/*
+ * A call that sets a mode: EPERM in both modes when the mode has S_ISUID or
+ * S_ISGID, allowed otherwise. The mode is a umode_t to the kernel, so only
+ * its set-id bits are tested and the rest of the register does not matter.
+ * open and openat use the mode only when they create (O_CREAT, or the
+ * __O_TMPFILE bit of O_TMPFILE), exactly as the kernel's build_open_how
+ * does; without those flags the register may hold anything. Not a kill: cp
+ * -p, install -m and tar -p do this with set-id sources and must get an
+ * error they report, not die. The rules are disjoint by action: either
+ * allow rule matching means no deny rule can.
+ */
+static int sc_rules_mode(struct sc_build *b, const char *name, unsigned int mode_arg,
+			 int flags_arg)
+{
+	static const uint64_t setid[] = { SC_S_ISUID, SC_S_ISGID };
+	static const uint64_t creating[] = { SC_O_CREAT, SC___O_TMPFILE };
+	struct scmp_arg_cmp c[2];
+
+	c[0] = SCMP_CMP(mode_arg, SCMP_CMP_MASKED_EQ, SC_S_ISUID | SC_S_ISGID, 0);
+	if (sc_rule(b, SCMP_ACT_ALLOW, name, 1, c) < 0)
+		return -1;
+	if (flags_arg >= 0) {
+		c[0] = SCMP_CMP((unsigned int)flags_arg, SCMP_CMP_MASKED_EQ,
+				SC_O_CREAT | SC___O_TMPFILE, 0);
+		if (sc_rule(b, SCMP_ACT_ALLOW, name, 1, c) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(setid); i++) {
+		c[0] = SCMP_CMP(mode_arg, SCMP_CMP_MASKED_EQ, setid[i], setid[i]);
+		if (flags_arg < 0) {
+			if (sc_rule(b, SCMP_ACT_ERRNO(EPERM), name, 1, c) < 0)
+				return -1;
+			continue;
+		}
+		for (size_t j = 0; j < ARRAY_SIZE(creating); j++) {
+			c[1] = SCMP_CMP((unsigned int)flags_arg, SCMP_CMP_MASKED_EQ, creating[j],
+					creating[j]);
+			if (sc_rule(b, SCMP_ACT_ERRNO(EPERM), name, 2, c) < 0)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 /* clone(flags, …): allowed without namespace flags, denied with any of them. */
@@ -488,6 +564,10 @@ static scmp_filter_ctx seccomp_build(enum seccomp_mode mode, char **err)
 	    sc_rule_set(&b, "personality", 0, seccomp_personality_allowed,
 			ARRAY_SIZE(seccomp_personality_allowed), b.deny) < 0)
 		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(seccomp_mode_calls); i++)
+		if (sc_rules_mode(&b, seccomp_mode_calls[i].name, seccomp_mode_calls[i].mode_arg,
+				  seccomp_mode_calls[i].flags_arg) < 0)
+			goto fail;
 	return b.ctx;
 fail:
 	seccomp_release(b.ctx);

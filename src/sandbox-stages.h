@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "plan.h"
 
@@ -167,9 +168,55 @@ int seccomp_export(enum seccomp_mode mode, struct sock_filter **prog, size_t *le
  */
 int seccomp_probe(char *buf, size_t len);
 
+/* ---- hard links (sandbox-links.c) -------------------------------------- */
+
+/* Past this many names to protect (2,000 cost ~0.15 s, 20,000 ~8 s), none are, loudly. */
+#define LINKS_MASK_MAX 2000
+
+/* One name of a multiply-linked file, sorted by (dev, ino); mask is the verdict. */
+struct link_name_view {
+	dev_t dev;
+	ino_t ino;
+	nlink_t nlink;
+	bool mask;
+};
+
+/*
+ * Pure: mark every name of a file with fewer names in v than its link count
+ * (its other names are outside the writable roots); returns how many.
+ */
+size_t links_select(struct link_name_view *v, size_t n);
+
+/*
+ * After mount_setup, before caps_drop_all: walk the writable roots and bind
+ * read-only over every name of a regular file that has names outside them.
+ * *masked receives how many names were covered; past LINKS_MASK_MAX none
+ * are, and *unprotected receives how many would have been; *incomplete is
+ * set when the walk's bounds (entries, depth, path length) stopped it.
+ */
+int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
+		      size_t *unprotected, bool *incomplete, char **err);
+
 /* ---- limits (sandbox-limits.c) ---------------------------------------- */
 
 /* Inside the sandbox, before caps are dropped: RLIMIT_NPROC when plan->pids != 0. */
 int limits_apply_child(const struct plan *plan, char **err);
+
+/* One per-user-namespace limit (a file of /proc/sys/user) and the sandbox's value. */
+struct limits_ucount {
+	const char *name;
+	unsigned long value;
+};
+#define LIMITS_INOTIFY_INSTANCES 32ul
+#define LIMITS_INOTIFY_WATCHES   65536ul
+
+/* The ucount limits boxy-init sets, n of them (for doctor, docs and tests). */
+const struct limits_ucount *limits_ucount_table(size_t *n);
+/* Write them into dirfd, a /proc/sys/user directory; names the kernel lacks are skipped. */
+int limits_write_ucounts(int dirfd, char **err);
+/* Stage limits: open /proc/sys/user while the host's /proc is still there. */
+int limits_open_ucounts(char **err);
+/* Stage ucounts, after mount and before caps: write them (needs CAP_SYS_RESOURCE inside). */
+int limits_apply_ucounts(char **err);
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,8 +82,8 @@ static void test_json_format(void **state)
 
 static void test_real_run_is_well_formed(void **state)
 {
-	static const char *const names[] = { "kernel", "landlock", "seccomp", "userns", "tun",
-					     "cgroup2", "memory" };
+	static const char *const names[] = { "kernel", "landlock", "seccomp", "userns", "apparmor",
+					     "tun", "cgroup2", "memory" };
 	struct doctor_report r;
 
 	(void)state;
@@ -97,12 +99,84 @@ static void test_real_run_is_well_formed(void **state)
 	doctor_report_free(&r);
 }
 
+/* Write text to root/rel, making the directories. */
+static void fake_file(const char *root, const char *rel, const char *text)
+{
+	char *path = xasprintf("%s%s", root, rel);
+	char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", path);
+	FILE *f;
+
+	assert_int_equal(system(cmd), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(cmd);
+	free(path);
+}
+
+/* Ubuntu 24.04's restriction, faked: detected, the fix printed, a confined boxy is fine. */
+static void test_apparmor_fake_proc(void **state)
+{
+	static const struct {
+		const char *restrict_val;   /* NULL: the sysctl is absent */
+		const char *label;          /* NULL: no attr file (no AppArmor) */
+		const char *old_label;      /* /proc/self/attr/current, pre-5.8 kernels */
+		enum doctor_status want;
+		const char *detail_has, *note_has;
+	} rows[] = {
+		{ NULL, NULL, NULL, DOCTOR_OK, "no user-namespace restriction", NULL },
+		{ "0\n", "unconfined\n", NULL, DOCTOR_OK, "= 0", NULL },
+		{ "1\n", "unconfined\n", NULL, DOCTOR_FAIL, "refused", "/etc/apparmor.d/boxy" },
+		{ "1\n", NULL, NULL, DOCTOR_FAIL, "unconfined", "apparmor_parser -r" },
+		{ "1\n", NULL, "unconfined\n", DOCTOR_FAIL, "refused", "/apparmor/boxy" },
+		{ "1\n", "boxy (unconfined)\n", NULL, DOCTOR_OK, "profile boxy (unconfined)", NULL },
+		{ "1\n", NULL, "boxy (enforce)\n", DOCTOR_OK, "profile boxy (enforce)", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		char root[] = "/tmp/boxy-test-doctor-XXXXXX";
+		struct doctor_check c;
+		char *cmd;
+
+		assert_non_null(mkdtemp(root));
+		if (rows[i].restrict_val)
+			fake_file(root, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+				  rows[i].restrict_val);
+		if (rows[i].label)
+			fake_file(root, "/proc/self/attr/apparmor/current", rows[i].label);
+		if (rows[i].old_label)
+			fake_file(root, "/proc/self/attr/current", rows[i].old_label);
+		doctor_check_apparmor_at(&c, root);
+		assert_string_equal(c.name, "apparmor");
+		if (c.status != rows[i].want || !strstr(c.detail, rows[i].detail_has))
+			fail_msg("row %zu: status %d, detail \"%s\"", i, c.status, c.detail);
+		if (rows[i].note_has) {
+			bool found = false;
+
+			for (size_t k = 0; c.notes && c.notes[k]; k++)
+				found |= strstr(c.notes[k], rows[i].note_has) != NULL;
+			if (!found)
+				fail_msg("row %zu: no note has \"%s\"", i, rows[i].note_has);
+			/* Both fixes, the profile and the sysctl. */
+			assert_non_null(c.notes[1]);
+			assert_non_null(strstr(c.notes[1], "sysctl"));
+		}
+		doctor_check_free(&c);
+		cmd = xasprintf("rm -rf '%s'", root);
+		assert_int_equal(system(cmd), 0);
+		free(cmd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_format),
 		cmocka_unit_test(test_json_format),
 		cmocka_unit_test(test_real_run_is_well_formed),
+		cmocka_unit_test(test_apparmor_fake_proc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

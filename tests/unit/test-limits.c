@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,12 +178,151 @@ static void test_probe_is_consistent(void **state)
 	assert_null(info.mount);
 }
 
+/* Read a small number from dir/name; -1 when unreadable. */
+static long read_num(int dirfd, const char *name)
+{
+	char buf[32];
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+/* The table: inotify bounded well below the host's default 128, every namespace kind at 0. */
+static void test_ucount_table(void **state)
+{
+	static const char *const must[] = {
+		"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups",
+		"max_fanotify_marks", "max_user_namespaces", "max_mnt_namespaces",
+		"max_pid_namespaces", "max_net_namespaces", "max_ipc_namespaces",
+		"max_uts_namespaces", "max_cgroup_namespaces", "max_time_namespaces",
+	};
+	size_t n;
+	const struct limits_ucount *t = limits_ucount_table(&n);
+
+	assert_int_equal(n, sizeof(must) / sizeof(must[0]));
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < n && strcmp(t[i].name, must[j]) != 0; j++)
+			;
+		assert_true(j < n);
+		if (strcmp(t[i].name, "max_inotify_instances") == 0)
+			assert_true(t[i].value > 0 && t[i].value <= 64);
+		else if (strcmp(t[i].name, "max_inotify_watches") == 0)
+			assert_true(t[i].value >= 8192 && t[i].value <= 65536);
+		else
+			assert_int_equal(t[i].value, 0);
+	}
+}
+
+/* Written into a fake /proc/sys/user: the values land, a name the kernel lacks is skipped. */
+static void test_ucount_write_fake(void **state)
+{
+	char dir[] = "/tmp/boxy-test-ucounts-XXXXXX";
+	char *err = NULL;
+	int dfd;
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	/* Everything but max_time_namespaces exists (a 5.4 kernel). */
+	size_t n;
+	const struct limits_ucount *t = limits_ucount_table(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, "max_time_namespaces") != 0)
+			close(openat(dfd, t[i].name, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(limits_write_ucounts(dfd, &err), 0);
+	assert_int_equal(read_num(dfd, "max_inotify_instances"), (long)LIMITS_INOTIFY_INSTANCES);
+	assert_int_equal(read_num(dfd, "max_inotify_watches"), (long)LIMITS_INOTIFY_WATCHES);
+	assert_int_equal(read_num(dfd, "max_user_namespaces"), 0);
+	assert_int_equal(read_num(dfd, "max_time_namespaces"), -1);
+	/* A file that cannot be written is an error, not a silent skip. */
+	fchmodat(dfd, "max_mnt_namespaces", 0, 0);
+	if (geteuid() != 0) {
+		assert_int_equal(limits_write_ucounts(dfd, &err), -1);
+		assert_non_null(strstr(err, "max_mnt_namespaces"));
+		free(err);
+		err = NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		unlinkat(dfd, t[i].name, 0);
+	close(dfd);
+	rmdir(dir);
+}
+
+/*
+ * For real, in a user namespace of a forked child: the kernel takes the
+ * values, and the 33rd inotify instance fails although the user has more
+ * left outside the namespace.
+ */
+static int ucount_child(void)
+{
+	char *err = NULL;
+	int dfd, got = 0;
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return 10;
+	dfd = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 11;
+	if (limits_write_ucounts(dfd, &err) < 0) {
+		fprintf(stderr, "# limits_write_ucounts: %s\n", err);
+		return 12;
+	}
+	if (read_num(dfd, "max_inotify_instances") != (long)LIMITS_INOTIFY_INSTANCES ||
+	    read_num(dfd, "max_user_namespaces") != 0)
+		return 13;
+	for (int i = 0; i < 200; i++) {
+		if (inotify_init1(IN_CLOEXEC) < 0) {
+			if (errno != EMFILE)
+				return 14;
+			break;
+		}
+		got++;
+	}
+	if (got > (int)LIMITS_INOTIFY_INSTANCES)
+		return 15;
+	/* Namespaces: refused by the kernel itself now (ENOSPC). */
+	if (unshare(CLONE_NEWUSER) == 0 || errno != ENOSPC)
+		return 16;
+	return 0;
+}
+
+static void test_ucount_kernel(void **state)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(ucount_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) != 0)
+		fail_msg("ucount child failed at step %d (10 unshare, 11 open, 12 write, 13 read back, "
+			 "14 inotify errno, 15 too many instances, 16 nested userns)",
+			 WEXITSTATUS(status));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_event_per_limit),
 		cmocka_unit_test(test_apply_child),
 		cmocka_unit_test(test_probe_is_consistent),
+		cmocka_unit_test(test_ucount_table),
+		cmocka_unit_test(test_ucount_write_fake),
+		cmocka_unit_test(test_ucount_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

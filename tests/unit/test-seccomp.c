@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -36,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,8 +72,7 @@ struct sys_row {
 /* Every x86-64 syscall libseccomp knows, with the verdict doc/seccomp.md argues for. */
 static const struct sys_row sys_rows[] = {
 	/* ---- allowed: files ---- */
-	{ "read", V_ALLOW }, { "write", V_ALLOW }, { "open", V_ALLOW }, { "openat", V_ALLOW },
-	{ "openat2", V_ALLOW }, { "creat", V_ALLOW }, { "close", V_ALLOW },
+	{ "read", V_ALLOW }, { "write", V_ALLOW }, { "close", V_ALLOW },
 	{ "close_range", V_ALLOW }, { "stat", V_ALLOW }, { "fstat", V_ALLOW },
 	{ "lstat", V_ALLOW }, { "newfstatat", V_ALLOW }, { "statx", V_ALLOW },
 	{ "statfs", V_ALLOW }, { "fstatfs", V_ALLOW }, { "lseek", V_ALLOW },
@@ -89,9 +90,7 @@ static const struct sys_row sys_rows[] = {
 	{ "mkdir", V_ALLOW }, { "mkdirat", V_ALLOW }, { "rmdir", V_ALLOW },
 	{ "link", V_ALLOW }, { "linkat", V_ALLOW }, { "unlink", V_ALLOW },
 	{ "unlinkat", V_ALLOW }, { "symlink", V_ALLOW }, { "symlinkat", V_ALLOW },
-	{ "readlink", V_ALLOW }, { "readlinkat", V_ALLOW }, { "mknod", V_ALLOW },
-	{ "mknodat", V_ALLOW }, { "chmod", V_ALLOW }, { "fchmod", V_ALLOW },
-	{ "fchmodat", V_ALLOW }, { "fchmodat2", V_ALLOW }, { "chown", V_ALLOW },
+	{ "readlink", V_ALLOW }, { "readlinkat", V_ALLOW }, { "chown", V_ALLOW },
 	{ "fchown", V_ALLOW }, { "lchown", V_ALLOW }, { "fchownat", V_ALLOW },
 	{ "umask", V_ALLOW }, { "utime", V_ALLOW }, { "utimes", V_ALLOW },
 	{ "utimensat", V_ALLOW }, { "futimesat", V_ALLOW },
@@ -177,6 +176,10 @@ static const struct sys_row sys_rows[] = {
 	{ "clone", V_COND }, { "unshare", V_COND }, { "socket", V_COND },
 	{ "socketpair", V_COND }, { "ioctl", V_COND }, { "prctl", V_COND },
 	{ "personality", V_COND }, { "seccomp", V_COND },
+	/* set-id modes: EPERM (see mode_calls) */
+	{ "open", V_COND }, { "openat", V_COND }, { "creat", V_COND }, { "mknod", V_COND },
+	{ "mknodat", V_COND }, { "chmod", V_COND }, { "fchmod", V_COND },
+	{ "fchmodat", V_COND }, { "fchmodat2", V_COND },
 
 	/* ---- denied: kill in strict, EPERM in compat ---- */
 	{ "io_uring_setup", V_DENY }, { "io_uring_enter", V_DENY },
@@ -201,6 +204,7 @@ static const struct sys_row sys_rows[] = {
 
 	/* ---- not on the allowlist: ENOSYS, so callers fall back ---- */
 	{ "clone3", V_ENOSYS },              /* flags in memory: glibc falls back to clone */
+	{ "openat2", V_ENOSYS },             /* mode in memory: callers fall back to openat */
 	{ "kcmp", V_ENOSYS },                /* compares kernel objects of two processes */
 	{ "fanotify_init", V_ENOSYS }, { "fanotify_mark", V_ENOSYS },
 	{ "process_madvise", V_ENOSYS }, { "process_mrelease", V_ENOSYS },
@@ -368,6 +372,45 @@ static const struct arg_row arg_rows[] = {
 	{ "SET_MODE_FILTER with NEW_LISTENER", "seccomp", { 1, 8 }, V_EPERM },
 	{ "SET_MODE_FILTER with TSYNC|NEW_LISTENER", "seccomp", { 1, 9 }, V_EPERM },
 	{ "op 4 (unknown)", "seccomp", { 4, 0 }, V_ENOSYS },
+
+	/* set-id modes (every mode is swept in test_setid_modes; these are the named cases) */
+	{ "chmod 0755", "chmod", { 0, 0755 }, V_ALLOW },
+	{ "chmod 01777 (sticky is harmless)", "chmod", { 0, 01777 }, V_ALLOW },
+	{ "chmod 4755", "chmod", { 0, 04755 }, V_EPERM },
+	{ "chmod 2755", "chmod", { 0, 02755 }, V_EPERM },
+	{ "chmod 6755", "chmod", { 0, 06755 }, V_EPERM },
+	{ "chmod 4000 alone", "chmod", { 0, 04000 }, V_EPERM },
+	{ "chmod 4755 with garbage above umode_t", "chmod", { 0, 0xffffffff00004755ull }, V_EPERM },
+	{ "chmod all bits but the set-id ones", "chmod", { 0, ~0ull & ~06000ull }, V_ALLOW },
+	{ "fchmod 0644", "fchmod", { 3, 0644 }, V_ALLOW },
+	{ "fchmod 6755", "fchmod", { 3, 06755 }, V_EPERM },
+	{ "fchmodat 0700", "fchmodat", { 3, 0, 0700 }, V_ALLOW },
+	{ "fchmodat 2755", "fchmodat", { 3, 0, 02755 }, V_EPERM },
+	{ "fchmodat, set-id in the wrong register", "fchmodat", { 3, 06755, 0755 }, V_ALLOW },
+	{ "fchmodat2 0755 nofollow", "fchmodat2", { 3, 0, 0755, 0x100 }, V_ALLOW },
+	{ "fchmodat2 4755", "fchmodat2", { 3, 0, 04755, 0 }, V_EPERM },
+	{ "creat 0644", "creat", { 0, 0644 }, V_ALLOW },
+	{ "creat 4755", "creat", { 0, 04755 }, V_EPERM },
+	{ "mknod S_IFREG|0644", "mknod", { 0, 0100644, 0 }, V_ALLOW },
+	{ "mknod S_IFIFO|0600", "mknod", { 0, 010600, 0 }, V_ALLOW },
+	{ "mknod S_IFREG|4755", "mknod", { 0, 0104755, 0 }, V_EPERM },
+	{ "mknodat S_IFREG|2755", "mknodat", { 3, 0, 0102755, 0 }, V_EPERM },
+	{ "mknodat S_IFREG|0755", "mknodat", { 3, 0, 0100755, 0 }, V_ALLOW },
+	{ "open O_RDONLY, garbage mode", "open", { 0, 0, 06777 }, V_ALLOW },
+	{ "open O_WRONLY|O_TRUNC, garbage mode", "open", { 0, 01001, 0xffffffffffffffffull }, V_ALLOW },
+	{ "open O_CREAT 0644", "open", { 0, 0101, 0644 }, V_ALLOW },
+	{ "open O_CREAT 4755", "open", { 0, 0101, 04755 }, V_EPERM },
+	{ "open O_CREAT|O_EXCL 2755", "open", { 0, 0301, 02755 }, V_EPERM },
+	{ "open O_CREAT in the upper half only (the kernel reads 0)", "open",
+	  { 0, 0100ull << 32, 04755 }, V_ALLOW },
+	{ "open O_TMPFILE 0600", "open", { 0, 020200002, 0600 }, V_ALLOW },
+	{ "open O_TMPFILE 4755", "open", { 0, 020200002, 04755 }, V_EPERM },
+	{ "open __O_TMPFILE bit alone 6755", "open", { 0, 020000000, 06755 }, V_EPERM },
+	{ "openat O_RDONLY, garbage mode", "openat", { 3, 0, 0, 06755 }, V_ALLOW },
+	{ "openat O_CREAT|O_WRONLY 0666", "openat", { 3, 0, 0101, 0666 }, V_ALLOW },
+	{ "openat O_CREAT 6755", "openat", { 3, 0, 0101, 06755 }, V_EPERM },
+	{ "openat O_TMPFILE 2700", "openat", { 3, 0, 020200002, 02700 }, V_EPERM },
+	{ "openat, O_CREAT in the mode register", "openat", { 3, 0, 0, 0100 | 04755 }, V_ALLOW },
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -709,6 +752,127 @@ static void test_terminal_injection(void **state)
 			 SECCOMP_RET_ERRNO | EPERM);
 }
 
+static int run_filtered(enum seccomp_mode m, int (*fn)(void), int *status);
+
+/* Where each mode-setting call has its mode and (for open) its flags, from the man pages. */
+static const struct {
+	const char *name;
+	int mode_arg, flags_arg;
+} mode_calls[] = {
+	{ "chmod", 1, -1 }, { "fchmod", 1, -1 }, { "fchmodat", 2, -1 }, { "fchmodat2", 2, -1 },
+	{ "creat", 1, -1 }, { "mknod", 1, -1 }, { "mknodat", 2, -1 },
+	{ "open", 2, 1 }, { "openat", 3, 2 },
+};
+
+/*
+ * Every permission mode (0..07777), with and without garbage above umode_t,
+ * under every open flag combination that matters: EPERM exactly when a
+ * set-id bit is asked for on a call that uses the mode, in both modes.
+ */
+static void test_setid_modes(void **state)
+{
+	static const uint64_t flag_sets[] = {
+		0, 01 /* O_WRONLY */, 02 | 01000 /* O_RDWR|O_TRUNC */, 0100 /* O_CREAT */,
+		0100 | 0200 | 01 /* O_CREAT|O_EXCL|O_WRONLY */, 020200000 /* O_TMPFILE */,
+		020000000 /* __O_TMPFILE alone */, 0200000 /* O_DIRECTORY */,
+		0100ull << 32 /* O_CREAT above the int: not read */, 02000000 | 04000,
+	};
+	static const uint64_t high[] = { 0, 0xffff0000ull, 0xdeadbeef00000000ull };
+	size_t checked = 0;
+
+	for (int m = SECCOMP_STRICT; m <= SECCOMP_COMPAT; m++)
+		for (size_t c = 0; c < sizeof(mode_calls) / sizeof(mode_calls[0]); c++) {
+			int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, mode_calls[c].name);
+			size_t nflags = mode_calls[c].flags_arg < 0 ? 1 : sizeof(flag_sets) / sizeof(flag_sets[0]);
+
+			assert_true(nr >= 0);
+			for (size_t f = 0; f < nflags; f++)
+				for (size_t h = 0; h < sizeof(high) / sizeof(high[0]); h++)
+					for (uint64_t mode = 0; mode <= 07777; mode++) {
+						uint64_t args[6] = { 3, 0, 0, 0, 0, 0 };
+						bool creates = mode_calls[c].flags_arg < 0 ||
+							(flag_sets[f] & 020000100ull) != 0;
+						bool setid = (mode & 06000) != 0;
+						uint32_t want = creates && setid ? (SECCOMP_RET_ERRNO | EPERM)
+									   : SECCOMP_RET_ALLOW;
+						uint32_t got;
+
+						if (mode_calls[c].flags_arg >= 0)
+							args[mode_calls[c].flags_arg] = flag_sets[f];
+						args[mode_calls[c].mode_arg] = high[h] | mode;
+						got = sim((enum seccomp_mode)m, AUDIT_ARCH_X86_64, nr, args);
+						if (got != want)
+							fail_msg("%s mode: %s(mode 0%llo, flags 0%llo, high 0x%llx): "
+								 "expected 0x%08x, got 0x%08x",
+								 m == SECCOMP_STRICT ? "strict" : "compat",
+								 mode_calls[c].name, (unsigned long long)mode,
+								 (unsigned long long)(mode_calls[c].flags_arg < 0
+										      ? 0 : flag_sets[f]),
+								 (unsigned long long)high[h], want, got);
+						checked++;
+					}
+		}
+	print_message("# set-id sweep: %zu calls simulated\n", checked);
+}
+
+/* A set-id file cannot be made for real, and the refusal is an error, not a kill. */
+static int child_setid(void)
+{
+	char dir[] = "/tmp/boxy-test-setid-XXXXXX", path[64];
+	struct stat st;
+	int fd, rc = 0;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0755);
+	if (fd < 0)
+		rc = 2;
+	errno = 0;
+	if (rc == 0 && (chmod(path, 06755) != -1 || errno != EPERM))
+		rc = 3;
+	errno = 0;
+	if (rc == 0 && (fchmod(fd, 04755) != -1 || errno != EPERM))
+		rc = 4;
+	errno = 0;
+	if (rc == 0 && (fchmodat(AT_FDCWD, path, 02755, 0) != -1 || errno != EPERM))
+		rc = 5;
+	if (rc == 0 && chmod(path, 01700) != 0)
+		rc = 6;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	errno = 0;
+	if (rc == 0 && (open(path, O_CREAT | O_WRONLY, 04755) != -1 || errno != EPERM))
+		rc = 7;
+	errno = 0;
+	if (rc == 0 && (mknod(path, S_IFREG | 02755, 0) != -1 || errno != EPERM))
+		rc = 8;
+	errno = 0;
+	if (rc == 0 && (syscall(SYS_openat2, AT_FDCWD, path, NULL, 0) != -1 || errno != ENOSYS))
+		rc = 9;
+	if (rc == 0 && (stat(path, &st) == 0 || errno != ENOENT))
+		rc = 10;
+	unlink(path);
+	rmdir(dir);
+	return rc;
+}
+
+static void test_kernel_setid_refused(void **state)
+{
+	int status = 0;
+
+	for (int m = SECCOMP_STRICT; m <= SECCOMP_COMPAT; m++) {
+		assert_int_equal(run_filtered((enum seccomp_mode)m, child_setid, &status), 0);
+		if (!WIFEXITED(status))
+			fail_msg("set-id child died of signal %d", WTERMSIG(status));
+		if (WEXITSTATUS(status) != 0)
+			fail_msg("set-id child failed step %d (2 create, 3 chmod, 4 fchmod, "
+				 "5 fchmodat, 6 sticky chmod, 7 open O_CREAT, 8 mknod, 9 openat2, "
+				 "10 left a file)", WEXITSTATUS(status));
+	}
+}
+
 static void test_program_size(void **state)
 {
 	/* The kernel refuses programs over BPF_MAXINSNS; keep well under it. */
@@ -939,6 +1103,8 @@ int main(void)
 		cmocka_unit_test(test_beyond_the_table),
 		cmocka_unit_test(test_foreign_abis_killed),
 		cmocka_unit_test(test_terminal_injection),
+		cmocka_unit_test(test_setid_modes),
+		cmocka_unit_test(test_kernel_setid_refused),
 		cmocka_unit_test(test_kernel_strict_kills),
 		cmocka_unit_test(test_kernel_compat_eperm),
 		cmocka_unit_test(test_kernel_strict_tools_work),
