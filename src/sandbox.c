@@ -556,6 +556,7 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	}
 	sb->pid = (pid_t)pid;
 	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+	gitcheck_arm(sb->git, sb->pidfd);       /* the gitdir watch may stop it from now on */
 	close(ctl[1]);
 	close(rep[1]);
 	ctl[1] = rep[1] = -1;
@@ -863,4 +864,9 @@ int sandbox_take_tap(struct sandbox *sb)
 
 	sb->tap_fd = -1;
 	return fd;
+}
+
+int sandbox_gitcheck_start(struct sandbox *sb)
+{
+	return sb->start_code ? -1 : gitcheck_end_start(sb->git);
 }

@@ -81,6 +81,8 @@ struct session {
 	pid_t pid;
 	ev_child child_w;
 	ev_timer timeout_w, grace_w;
+	ev_io gitcheck_w;           /* the after-run git check is done (sandbox-gitcheck.c) */
+	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
 	bool running;
 	bool timed_out;
