@@ -40,7 +40,7 @@
 #include "util.h"
 
 #define GITCHECK_MAX      1024     /* gitdirs held open (the mount stage protects as many) */
-#define GITSCAN_BEFORE_MS 250      /* the walk before the run, on the daemon's loop */
+#define GITSCAN_BEFORE_MS 100      /* the walk before the run, on the daemon's loop */
 #define GITSCAN_AFTER_MS  10000    /* the walk after it, in a thread */
 #define GITSCAN_BUF       (64u << 10)
 #define GITSCAN_NAME_LEFT 5        /* unwalked directories named in the finding */
@@ -297,6 +297,14 @@ static void walk_root(struct git_walk *w)
 			continue;
 		}
 		while ((got = syscall(SYS_getdents64, fd, w->buf, GITSCAN_BUF)) > 0) {
+			/* One directory can hold millions of entries: the clock counts inside it too. */
+			if (now_mono_ms() >= w->deadline) {
+				strv_push(&w->todo, rel);
+				w->unfinished = true;
+				close(fd);
+				free(rel);
+				return;
+			}
 			for (ssize_t off = 0; off < got;) {
 				struct dirent64 *de = (struct dirent64 *)(w->buf + off);
 				const char *name = de->d_name;
