@@ -201,10 +201,16 @@ static void gw_danger(struct gitwatch *w, struct gw_watch *d, const char *name, 
 		      const char *why)
 {
 	struct statx stx;
-	uint64_t killed = gw_kill(w), born = 0;
+	uint64_t killed, born = 0;
 	char *subject = xasprintf("%s/%s", d->path, name), *to = NULL, when[64] = "";
+	bool have = statx(d->fd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_CTIME, &stx) == 0;
+	int qr, qerr;
 
-	if (statx(d->fd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_CTIME, &stx) == 0) {
+	/* Out of the host's git's way first, then the payload stopped: a few µs apart. */
+	qr = git_quarantine(d->fd, name, &to);
+	qerr = errno;
+	killed = gw_kill(w);
+	if (have) {
 		if (!moved && (stx.stx_mask & STATX_BTIME))
 			born = (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec;
 		else
@@ -213,7 +219,8 @@ static void gw_danger(struct gitwatch *w, struct gw_watch *d, const char *name, 
 	if (born && killed >= born)
 		snprintf(when, sizeof(when), " %llu µs after it appeared",
 			 (unsigned long long)((killed - born) / 1000));
-	if (git_quarantine(d->fd, name, &to) == 0)
+	errno = qerr;
+	if (qr == 0)
 		git_findings_add(w->f, "alert", subject, "the run created %s, %s: the session was "
 				 "stopped%s and the file renamed to %s; read it, and what it points "
 				 "at, before running git there", subject, why, when, to);
@@ -302,7 +309,7 @@ static void gw_add_worktrees(struct gitwatch *w, struct gw_watch *d)
 		gw_scan(w, n);
 }
 
-/* Whether the commondir in worktree gitdir d leads back to its main gitdir. */
+/* Whether the commondir in gitdir d leads back to its main gitdir (itself for a main one). */
 static bool gw_commondir_ok(struct gw_watch *d)
 {
 	char buf[GITWATCH_FILE_MAX + 1];
@@ -331,7 +338,8 @@ static bool gw_commondir_ok(struct gw_watch *d)
 	tfd = openat(d->fd, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (tfd < 0)
 		return false;   /* a target made later would be git's to follow */
-	n = fstat(tfd, &a) == 0 && fstat(d->main_fd, &b) == 0 && a.st_dev == b.st_dev &&
+	n = fstat(tfd, &a) == 0 && fstat(d->main_fd >= 0 ? d->main_fd : d->fd, &b) == 0 &&
+	    a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino;
 	close(tfd);
 	return n != 0;
@@ -345,7 +353,8 @@ static void gw_name(struct gitwatch *w, struct gw_watch *d, const char *name, ui
 	switch (d->kind) {
 	case GW_GITDIR:
 		if (!strcmp(name, "commondir")) {
-			if (d->main_fd < 0 && appeared && !d->had_commondir)
+			/* The mount stage writes "." into a main gitdir's: that one is fine. */
+			if (d->main_fd < 0 && !d->had_commondir && !gw_commondir_ok(d))
 				gw_danger(w, d, name, moved, "which points git at config and hooks "
 					  "of the payload's choosing");
 			else if (d->main_fd >= 0 && !gw_commondir_ok(d))

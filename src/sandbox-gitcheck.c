@@ -542,11 +542,15 @@ static void check_gitdirs(struct gitcheck *gc)
 		struct gitdir_entry *e = &gc->dirs[i];
 		char *now, *subject;
 
-		if (e->main < 0 && !e->had_commondir && exists_at(e->fd, "commondir")) {
-			subject = xasprintf("%s/commondir", e->path);
-			quarantine_at(gc, e->fd, subject, "commondir", "which points git at config "
-				      "and hooks of its choosing");
-			free(subject);
+		if (e->main < 0 && !e->had_commondir && (now = read_small_at(e->fd, "commondir"))) {
+			/* "." is the mount stage's placeholder, read-only inside: removed. */
+			if (strcmp(now, ".") != 0 || unlinkat(e->fd, "commondir", 0) < 0) {
+				subject = xasprintf("%s/commondir", e->path);
+				quarantine_at(gc, e->fd, subject, "commondir", "which points git "
+					      "at config and hooks of its choosing");
+				free(subject);
+			}
+			free(now);
 		}
 		if (e->main >= 0 && (now = read_small_at(e->fd, "commondir"))) {
 			if (!e->commondir || strcmp(now, e->commondir)) {

@@ -46,7 +46,9 @@ git_poll_stop() {
 }
 
 # git_case NAME EXPECT SETUP "POLL-DIRS" DESC PAYLOAD
-#   EXPECT: killed (the run is stopped by the gitdir watch) or finished.
+#   EXPECT: killed (the run is stopped by the gitdir watch), finished (it ends by itself
+#   and an ALERT names what was neutralised after it) or blocked (the attack cannot even
+#   be made: it ends by itself, nothing to report).
 git_case() {
 	local name=$1 expect=$2 setup=$3 dirs=$4 desc=$5 payload=$6 body
 	only "$name" || return 0
@@ -93,7 +95,11 @@ echo BOXY-CASE-DONE"
 		not_ok "$desc: the payload did not finish (exit $RUN_RC)"
 		diag_file "$CASE/out" 5
 		diag_file "$CASE/err" 5
-	elif ! grep -q '^boxy: ALERT: git: ' "$CASE/err"; then
+	elif [ "$expect" = blocked ] && { [ "$RUN_RC" -ne 0 ] || ! grep -q '^BOXY-CASE-DONE' "$CASE/out"; }; then
+		not_ok "$desc: the payload did not finish (exit $RUN_RC)"
+		diag_file "$CASE/out" 5
+		diag_file "$CASE/err" 5
+	elif [ "$expect" != blocked ] && ! grep -q '^boxy: ALERT: git: ' "$CASE/err"; then
 		not_ok "$desc: no ALERT line at the end of the run"
 		diag_file "$CASE/err" 5
 	else
@@ -123,15 +129,16 @@ EOF
 
 git_cases() {
 	# -- item 4: what git reads to find config and hooks, planted during the run
-	git_case git-live-commondir killed git_setup "." \
-		"a .git/commondir renamed into place during the run stops it before the host's git uses it" "
+	git_case git-live-commondir blocked git_setup "." \
+		"a .git/commondir cannot be renamed into place during the run (a read-only \".\" is there)" "
 $(git_evil_repo_sh evilgit commondir)
 printf '../evilgit\n' >.git/cd.tmp && mv .git/cd.tmp .git/commondir
 sleep 3"
-	git_case git-live-commondir-write killed git_setup "." \
-		"a .git/commondir written in place during the run stops it" "
+	git_case git-live-commondir-write blocked git_setup ". sub" \
+		"a .git/commondir or a submodule's cannot be written during the run" "
 $(git_evil_repo_sh evilgit commondirw)
 printf '../evilgit\n' >.git/commondir
+printf '../../../evilgit\n' >.git/modules/sub/commondir
 sleep 3"
 	git_case git-live-worktree killed git_setup ". wt" \
 		"a linked worktree's commondir re-pointed during the run stops it (git worktree add alone does not)" "
