@@ -46,6 +46,7 @@
 #include "util.h"
 
 #define GITWATCH_FILE_MAX 4096          /* a commondir worth reading */
+#define GW_FROM_SCAN      0x80000000u   /* gw_name: a look, not an event (no event has it) */
 
 enum gw_kind {
 	GW_GITDIR,              /* the top of a gitdir (main, submodule or worktrees/NAME) */
@@ -353,8 +354,11 @@ static void gw_name(struct gitwatch *w, struct gw_watch *d, const char *name, ui
 	switch (d->kind) {
 	case GW_GITDIR:
 		if (!strcmp(name, "commondir")) {
-			/* The mount stage writes "." into a main gitdir's: that one is fine. */
-			if (d->main_fd < 0 && !d->had_commondir && !gw_commondir_ok(d))
+			/* The mount stage writes "." into a main gitdir's: that one is fine. One
+			 * that was there before (another run's "." whose bind went with it) is
+			 * judged whenever it changes, not at the first look. */
+			if (d->main_fd < 0 && !(d->had_commondir && (mask & GW_FROM_SCAN)) &&
+			    !gw_commondir_ok(d))
 				gw_danger(w, d, name, moved, "which points git at config and hooks "
 					  "of the payload's choosing");
 			else if (d->main_fd >= 0 && !gw_commondir_ok(d))
@@ -407,10 +411,10 @@ static void gw_scan(struct gitwatch *w, struct gw_watch *d)
 	if (d->kind == GW_GITDIR) {
 		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 			if (fstatat(d->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
-				gw_name(w, d, names[i], IN_CREATE);
+				gw_name(w, d, names[i], IN_CREATE | GW_FROM_SCAN);
 	} else if (d->kind == GW_ROOT) {
 		if (fstatat(d->fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0)
-			gw_name(w, d, ".git", IN_CREATE);
+			gw_name(w, d, ".git", IN_CREATE | GW_FROM_SCAN);
 	} else {
 		int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		DIR *dir = fd < 0 ? NULL : fdopendir(fd);
@@ -427,7 +431,7 @@ static void gw_scan(struct gitwatch *w, struct gw_watch *d)
 				strv_push(&names_now, de->d_name);
 		closedir(dir);
 		for (size_t i = 0; names_now && names_now[i]; i++)
-			gw_name(w, d, names_now[i], IN_CREATE);
+			gw_name(w, d, names_now[i], IN_CREATE | GW_FROM_SCAN);
 		strv_free(names_now);
 	}
 }

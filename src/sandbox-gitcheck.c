@@ -51,7 +51,7 @@ struct gitdir_entry {
 	char *path;
 	int main;               /* a linked worktree's main gitdir (index in dirs), else -1 */
 	bool had_commondir, had_wtconfig, wtconfig;
-	char *commondir;        /* its content before the run (a worktree), or NULL */
+	char *commondir;        /* its content before the run, or NULL */
 	char *alternates;       /* objects/info/alternates before the run, or NULL */
 };
 
@@ -164,7 +164,7 @@ static int add_gitdir(struct gitcheck *gc, const char *path, int main)
 	e->main = main;
 	e->had_commondir = exists_at(fd, "commondir");
 	e->had_wtconfig = exists_at(fd, "config.worktree");
-	e->commondir = main >= 0 ? read_small_at(fd, "commondir") : NULL;
+	e->commondir = read_small_at(fd, "commondir");
 	e->alternates = read_small_at(fd, "objects/info/alternates");
 	if (main >= 0) {
 		e->wtconfig = gc->dirs[main].wtconfig;
@@ -540,18 +540,20 @@ static void check_gitdirs(struct gitcheck *gc)
 {
 	for (size_t i = 0; i < gc->ndirs; i++) {
 		struct gitdir_entry *e = &gc->dirs[i];
-		char *now, *subject;
+		char *now = e->main < 0 ? read_small_at(e->fd, "commondir") : NULL, *subject;
 
-		if (e->main < 0 && !e->had_commondir && (now = read_small_at(e->fd, "commondir"))) {
-			/* "." is the mount stage's placeholder, read-only inside: removed. */
-			if (strcmp(now, ".") != 0 || unlinkat(e->fd, "commondir", 0) < 0) {
+		if (now && (!e->commondir || strcmp(now, e->commondir))) {
+			/* "." is the mount stage's placeholder, read-only inside: removed. One
+			 * that was there (another run's) and changed is the payload's. */
+			if (e->commondir || strcmp(now, ".") != 0 ||
+			    unlinkat(e->fd, "commondir", 0) < 0) {
 				subject = xasprintf("%s/commondir", e->path);
 				quarantine_at(gc, e->fd, subject, "commondir", "which points git "
 					      "at config and hooks of its choosing");
 				free(subject);
 			}
-			free(now);
 		}
+		free(now);
 		if (e->main >= 0 && (now = read_small_at(e->fd, "commondir"))) {
 			if (!e->commondir || strcmp(now, e->commondir)) {
 				subject = xasprintf("%s/commondir", e->path);
