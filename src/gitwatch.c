@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -261,6 +262,18 @@ static struct gw_watch *gw_add(struct gitwatch *w, enum gw_kind kind, int fd, co
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	wd = inotify_add_watch(w->ino, proc, masks[kind] | IN_MASK_ADD);
+	if (wd < 0 && w->live) {
+		/* A directory the payload made that cannot be watched (the watches ran
+		 * out: the payload can use them up): stop rather than look away. */
+		int e = errno;
+
+		gw_kill(w);
+		git_findings_add(w->f, "alert", path, "%s, made during the run, cannot be watched "
+				 "for files that would point git elsewhere (%s): the session was "
+				 "stopped", path, strerrordesc_np(e));
+		close(fd);
+		return NULL;
+	}
 	if (wd < 0) {
 		git_findings_add(w->f, "alert", path, "%s cannot be watched for files that would "
 				 "point git elsewhere (%s): nothing stops the run if one appears; "
@@ -336,7 +349,16 @@ static bool gw_commondir_ok(struct gw_watch *d)
 		return true;    /* git refuses an empty one; the write that follows is checked */
 	if (memchr(buf, '\0', (size_t)n))
 		return false;
-	tfd = openat(d->fd, buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	{
+		/* No symlink on the way: the payload could re-point one without
+		 * touching commondir, and no event would say so. git writes "../..". */
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		tfd = (int)syscall(SYS_openat2, d->fd, buf, &how, sizeof(how));
+	}
 	if (tfd < 0)
 		return false;   /* a target made later would be git's to follow */
 	n = fstat(tfd, &a) == 0 && fstat(d->main_fd >= 0 ? d->main_fd : d->fd, &b) == 0 &&

@@ -388,7 +388,8 @@ static bool git_looks_like_gitdir(struct mount_ctx *ctx, const char *path)
 static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_depth,
 			    int nesting, char **err)
 {
-	int fd = mount_open_in(ctx->root, dir, O_RDONLY | O_DIRECTORY);
+	/* Never through a symlink: `.git/modules -> /` would walk the whole root. */
+	int fd = mount_open_in(ctx->root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	DIR *d;
 	struct dirent *de;
 	char **subs = NULL;
@@ -546,7 +547,7 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, const c
 
 		r = git_walk_modules(ctx, mods, 0, nesting, err);
 		free(mods);
-		wfd = r < 0 ? -1 : mount_open_in(ctx->root, wts, O_RDONLY | O_DIRECTORY);
+		wfd = r < 0 ? -1 : mount_open_in(ctx->root, wts, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (wfd >= 0) {
 			DIR *d = fdopendir(wfd);
 			struct dirent *de;
