@@ -64,6 +64,8 @@ sleep 2
 wait $P
 QUIET=$(max_of "$SUITE/quiet")
 diag "quiet: $(wc -l <"$SUITE/quiet") answers, the slowest in ${QUIET} ms"
+# A machine so loaded that a quiet daemon is slow gets the same margin over it.
+[ "$BOUND_MS" -ge $((QUIET * 3)) ] || BOUND_MS=$((QUIET * 3))
 
 # Session A, with the daemon asked all along.
 rm -f "$SUITE/stop"
