@@ -383,7 +383,8 @@ static void gw_name(struct gitwatch *w, struct gw_watch *d, const char *name, ui
 			    !gw_commondir_ok(d))
 				gw_danger(w, d, name, moved, "which points git at config and hooks "
 					  "of the payload's choosing");
-			else if (d->main_fd >= 0 && !gw_commondir_ok(d))
+			else if (d->main_fd >= 0 && !(d->had_commondir && (mask & GW_FROM_SCAN)) &&
+				 !gw_commondir_ok(d))
 				gw_danger(w, d, name, moved, "which points this worktree at a "
 					  "repository other than its own, with config and hooks of "
 					  "the payload's choosing");

@@ -225,8 +225,31 @@ static void add_repo(struct gitcheck *gc, const char *dotgit)
 	char *sub;
 	int idx;
 
-	if (lstat(dotgit, &st) < 0 || !S_ISDIR(st.st_mode))
-		return;     /* .git files point at gitdirs found through modules/ or worktrees/ */
+	if (lstat(dotgit, &st) < 0)
+		return;
+	if (S_ISREG(st.st_mode)) {
+		/* "gitdir: PATH" (--separate-git-dir, a worktree): the mount stage
+		 * protected PATH, and may have left a commondir placeholder there. */
+		char *dir = xstrdup(dotgit), *slash = strrchr(dir, '/'), *text, *p;
+		int dfd;
+
+		*slash = '\0';
+		dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		text = dfd < 0 ? NULL : read_small_at(dfd, ".git");
+		if (text && !strncmp(text, "gitdir:", 7)) {
+			p = path_absolute(text + 7 + strspn(text + 7, " \t"), *dir ? dir : "/");
+			if (p)
+				add_gitdir(gc, p, -1);
+			free(p);
+		}
+		free(text);
+		if (dfd >= 0)
+			close(dfd);
+		free(dir);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return;
 	idx = add_gitdir(gc, dotgit, -1);
 	if (idx < 0)
 		return;
