@@ -2,7 +2,7 @@
 # tests/e2e/git-loop.sh — the git checks around a run stay off the daemon's event loop
 # (issue 8, item 15), as TAP, as the unprivileged test user against a private daemon.
 #
-# Session A runs in a work directory with 40,000 directories and a `.git/modules -> /`
+# Session A runs in a work directory with 80,000 directories and a `.git/modules -> /`
 # link (the walk before the run and the one after it, and a link that once led the
 # walk through the whole host). While A starts, runs and is checked, `boxy daemon
 # status` (answered by the daemon's loop) is asked again and again: the slowest answer
@@ -38,8 +38,8 @@ g=(git -c user.name=boxy-test -c user.email=boxy-test@example.invalid -c init.de
 ln -s / .git/modules
 python3 -c '
 import os
-for i in range(40000):
-    os.makedirs("tree/%d/%d" % (i // 200, i))
+for i in range(80000):
+    os.makedirs("tree/%d/%d" % (i // 400, i))
 ' || harness_die "making the tree"
 
 # probe OUT: `boxy daemon status` in a loop until $SUITE/stop exists, one latency (ms) a line.
