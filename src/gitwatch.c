@@ -166,6 +166,19 @@ int git_quarantine(int dfd, const char *name, char **out)
 	return -1;
 }
 
+int git_thread_start(pthread_t *thr, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int r;
+
+	/* Signals are the daemon's loop's to take (libev's handlers): none for the thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(thr, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
 /* ---- the watcher -------------------------------------------------------------- */
 
 static uint64_t gw_now_ns(void)
@@ -565,7 +578,7 @@ int gitwatch_start(struct gitwatch *w)
 	if (w->ino < 0 || w->stop_efd < 0 || w->n == 0)
 		return -1;
 	w->live = true;
-	if (pthread_create(&w->thr, NULL, gw_thread, w) != 0)
+	if (git_thread_start(&w->thr, gw_thread, w) != 0)
 		return -1;
 	w->started = true;
 	return 0;

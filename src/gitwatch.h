@@ -46,6 +46,9 @@ void git_findings_free(struct git_findings *f);
  */
 int git_quarantine(int dfd, const char *name, char **out);
 
+/* pthread_create with every signal blocked in the new thread; 0 or an error number. */
+int git_thread_start(pthread_t *thr, void *(*fn)(void *), void *arg);
+
 struct gitwatch;
 
 /* A watcher that records into f; nothing is watched until gitwatch_add_*. */

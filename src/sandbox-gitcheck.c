@@ -764,7 +764,7 @@ int gitcheck_end_start(struct gitcheck *gc)
 	gc->done_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (gc->done_efd < 0)
 		return -1;
-	if (pthread_create(&gc->thr, NULL, gitcheck_after, gc) != 0) {
+	if (git_thread_start(&gc->thr, gitcheck_after, gc) != 0) {
 		close(gc->done_efd);
 		gc->done_efd = -1;
 		return -1;
