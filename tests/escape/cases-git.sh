@@ -201,6 +201,29 @@ $(git_plant_sh a/b/c/d/e/f/g/h/i/j/k/x deep)"
 		fi
 	fi
 
+	# -- item 5: the finding is said at the end of the run, in red on a terminal only
+	if only git-alert-red && [ "$PHASE" = sandbox ]; then
+		case_new git-alert-red
+		git_setup
+		local esc=$'\033[1;31m' tty_ok=no plain_ok=no
+		(cd "$CASE_WORK" && HOME=$CASE_HOME script -qec \
+			"'$BOXY' run --net none -- sh -c 'mkdir -p r/s && git init -q r/s'" /dev/null) \
+			</dev/null >"$CASE/tty" 2>&1
+		(cd "$CASE_WORK" && HOME=$CASE_HOME NO_COLOR=1 script -qec \
+			"'$BOXY' run --net none -- sh -c 'mkdir -p t/u && git init -q t/u'" /dev/null) \
+			</dev/null >"$CASE/nocolor" 2>&1
+		grep -aFq "${esc}boxy: ALERT: git: $CASE_WORK/r/s/.git" "$CASE/tty" && tty_ok=yes
+		grep -aFq "boxy: ALERT: git: $CASE_WORK/t/u/.git" "$CASE/nocolor" &&
+			! grep -aFq "$esc" "$CASE/nocolor" && plain_ok=yes
+		if [ $tty_ok = yes ] && [ $plain_ok = yes ]; then
+			ok "a planted repository is an ALERT with its path at the end of the run: red on a terminal, plain under NO_COLOR"
+		else
+			not_ok "a planted repository is an ALERT with its path at the end of the run: red on a terminal ($tty_ok), plain under NO_COLOR ($plain_ok)"
+			diag_file "$CASE/tty" 5
+			diag_file "$CASE/nocolor" 5
+		fi
+	fi
+
 	# -- what must keep working beside the watch
 	SETUP=git_setup HOSTCHECK=git_host_check works git-worktree-add \
 		"git worktree add and a commit in the linked worktree (not stopped by the gitdir watch)" -- '
