@@ -203,7 +203,8 @@ void bus_publish(struct session *s, const struct event *in)
 			continue;
 		if (c->role == CLIENT_WATCHING)
 			bus_send_event(c, &ev);
-		else if (s->verbose && (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
+		else if ((s->verbose || (ev.verdict && !strcmp(ev.verdict, "alert"))) &&
+			 (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
 			bus_send_event(c, &ev);
 	}
 }

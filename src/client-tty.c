@@ -196,6 +196,48 @@ static void print_destinations(void)
 	last_snapshot = NULL;
 }
 
+/*
+ * Findings the user must act on (verdict "alert": a planted repository, a
+ * git walk that could not finish): sent even without -v, kept, and printed
+ * at the end of the run, after everything else, in red on a terminal unless
+ * NO_COLOR is set. Returns whether m was one.
+ */
+static char **alerts;
+
+static bool keep_alert(const struct msg *m)
+{
+	struct event ev;
+	char *strs[10], *subject, *detail, *line;
+	bool is = false;
+
+	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
+		return false;
+	if (ev.verdict && strcmp(ev.verdict, "alert") == 0) {
+		subject = watch_sanitize(ev.subject ? ev.subject : "");
+		detail = watch_sanitize(ev.detail ? ev.detail : "");
+		line = xasprintf("%s: %s: %s", ev.layer ? ev.layer : "boxy", subject, detail);
+		strv_push(&alerts, line);
+		free(line);
+		free(subject);
+		free(detail);
+		is = true;
+	}
+	watch_event_strs_free(strs);
+	return is;
+}
+
+static void print_alerts(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	bool red = isatty(STDERR_FILENO) && !(nc && *nc);
+
+	for (size_t i = 0; alerts && alerts[i]; i++)
+		fprintf(stderr, "%sboxy: ALERT: %s%s\n", red ? "\033[1;31m" : "", alerts[i],
+			red ? "\033[0m" : "");
+	strv_free(alerts);
+	alerts = NULL;
+}
+
 /* Exit code and reason from a MSG_EXIT; prints a boxy failure's reason. */
 static int exit_from(const struct msg *m)
 {
@@ -367,7 +409,7 @@ static int relay_loop(int fd, const char *id, bool verbose, bool input)
 					}
 					break;
 				case MSG_EVENT:
-					if (verbose)
+					if (!keep_alert(&m) && verbose)
 						print_event(&m, input);
 					break;
 				case MSG_SNAPSHOT:
@@ -377,6 +419,7 @@ static int relay_loop(int fd, const char *id, bool verbose, bool input)
 					restore_terminal();
 					code = exit_from(&m);
 					print_destinations();
+					print_alerts();
 					msg_free(&m);
 					return code;
 				case MSG_DETACH:
@@ -477,12 +520,13 @@ int client_wait_run(int fd, const char *id, bool verbose)
 				int code = exit_from(&m);
 
 				print_destinations();
+				print_alerts();
 				msg_free(&m);
 				return code;
 			}
 			if (m.type == MSG_SNAPSHOT)
 				keep_snapshot(&m);
-			if (m.type == MSG_EVENT && verbose)
+			if (m.type == MSG_EVENT && !keep_alert(&m) && verbose)
 				print_event(&m, false);
 			msg_free(&m);
 		}

@@ -453,7 +453,17 @@ static void run_events_emit(void *ctx, const struct event *ev)
 
 	if (re->log)
 		re->log->emit(re->log->ctx, ev);
-	if (re->verbose && ev->kind && strcmp(ev->kind, "audit") == 0) {
+	if (ev->verdict && strcmp(ev->verdict, "alert") == 0) {
+		/* A finding the user must act on: said whatever -v, in red on a terminal. */
+		char layer[64], subject[512], detail[1024];
+		const char *nc = getenv("NO_COLOR");
+		bool red = isatty(STDERR_FILENO) && !(nc && *nc);
+
+		fprintf(stderr, "%sboxy: ALERT: %s: %s: %s%s\n", red ? "\033[1;31m" : "",
+			printable(ev->layer, layer, sizeof(layer)),
+			printable(ev->subject, subject, sizeof(subject)),
+			printable(ev->detail, detail, sizeof(detail)), red ? "\033[0m" : "");
+	} else if (re->verbose && ev->kind && strcmp(ev->kind, "audit") == 0) {
 		char layer[64], verdict[32], subject[512], detail[512];
 
 		fprintf(stderr, "boxy: %s %s %s: %s\n",
@@ -709,7 +719,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.stderr_fd = STDERR_FILENO;
 	/* Only a run started in the terminal's foreground may hand the terminal on. */
 	sctx.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	sctx.events = (fan.log || fan.verbose) ? &fan_sink : NULL;
+	sctx.events = &fan_sink;     /* alerts are printed even without a log or -v */
 	sctx.session = NULL;
 	sctx.roots = &run_roots;
 

@@ -250,6 +250,28 @@ static int print_row(void *ctx, int ncol, char **vals, char **names)
 	return 0;
 }
 
+/* A finding the user must act on (verdict "alert"): in red on a terminal, unless NO_COLOR. */
+static int print_alert_row(void *ctx, int ncol, char **vals, char **names)
+{
+	const char *nc = getenv("NO_COLOR");
+	bool red = isatty(STDOUT_FILENO) && !(nc && *nc);
+	int *count = ctx;
+
+	(void)names;
+	if (ncol != 3)
+		return 0;
+	(*count)++;
+	fputs(red ? "\033[1;31m  ALERT" : "  ALERT", stdout);
+	for (int i = 0; i < ncol; i++) {
+		char *v = watch_sanitize(vals[i] ? vals[i] : "");
+
+		printf(" %s", v);
+		free(v);
+	}
+	puts(red ? "\033[0m" : "");
+	return 0;
+}
+
 static int run_show(int argc, char **argv)
 {
 	bool json = false;
@@ -310,6 +332,18 @@ static int run_show(int argc, char **argv)
 		       "CONNS", "DENIED", "ADDRS", "SENT", "RECEIVED");
 		store_exec(st, sql, print_row, "dest", NULL);
 		free(sql);
+		{
+			int nalerts = 0;
+
+			sql = xasprintf("SELECT layer, subject, reason FROM decisions WHERE "
+					"session_id = '%s' AND verdict = 'alert' ORDER BY t_ms, id",
+					s->id);
+			printf("\nalerts: act on these\n");
+			store_exec(st, sql, print_alert_row, &nalerts, NULL);
+			if (!nalerts)
+				printf("  none\n");
+			free(sql);
+		}
 		printf("\ndecisions\n");
 		sql = xasprintf("SELECT layer, verdict, subject, CASE WHEN count > 1 THEN '×' || "
 				"count ELSE '—' END, reason FROM decisions WHERE "

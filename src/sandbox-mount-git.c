@@ -342,6 +342,31 @@ static int git_protect_config_refs(struct mount_ctx *ctx, const char *file,
 	return r;
 }
 
+/*
+ * A main or submodule gitdir has no commondir, and one the payload creates
+ * ("../evil") would point the host's git, during the run, at config and
+ * hooks of its making. A file that does not exist cannot be bound
+ * read-only, so one is created on the host first, holding ".": git takes
+ * it for this very gitdir (an empty one would make git fail). The daemon
+ * removes it after the run (sandbox-gitcheck.c) and watches the gitdir
+ * meanwhile (gitwatch.c), in case this could not be done.
+ */
+static void git_create_commondir(int gitdir_fd)
+{
+	int fd = openat(gitdir_fd, "commondir", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return;
+	if (write(fd, ".\n", 2) != 2) {
+		/* a short write leaves an empty file that git refuses: removed */
+		close(fd);
+		(void)unlinkat(gitdir_fd, "commondir", 0);
+		return;
+	}
+	close(fd);
+}
+
 /* A directory that git would take for a repository: it has HEAD. */
 static bool git_looks_like_gitdir(struct mount_ctx *ctx, const char *path)
 {
@@ -363,7 +388,8 @@ static bool git_looks_like_gitdir(struct mount_ctx *ctx, const char *path)
 static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_depth,
 			    int nesting, char **err)
 {
-	int fd = mount_open_in(ctx->root, dir, O_RDONLY | O_DIRECTORY);
+	/* Never through a symlink: `.git/modules -> /` would walk the whole root. */
+	int fd = mount_open_in(ctx->root, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	DIR *d;
 	struct dirent *de;
 	char **subs = NULL;
@@ -403,10 +429,9 @@ static int git_walk_modules(struct mount_ctx *ctx, const char *dir, int name_dep
  *    core.fsmonitor, alias.x = !cmd all live there); config.worktree is
  *    created empty first when the config turns it on (wtconfig: a linked
  *    worktree inherits its main gitdir's setting).
- *  - commondir (linked worktrees): read-only, or the worktree could be
- *    pointed at a gitdir of the payload's making. A main gitdir has none,
- *    and one the payload creates redirects git just the same: the known
- *    hole that doc/filesystem.md describes.
+ *  - commondir: read-only, or git could be pointed at a gitdir of the
+ *    payload's making; a main or submodule gitdir, which has none, gets
+ *    one holding "." first (git_create_commondir).
  * A linked worktree's own gitdir (worktrees/NAME) has no hooks of its own;
  * its "gitdir" file names the checkout's .git file, which is locked too.
  */
@@ -447,6 +472,7 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, const c
 		wtconfig = mount_git_bool_true(v);
 		free(v);
 		(void)mkdirat(fd, "hooks", 0755);
+		git_create_commondir(fd);
 	}
 	/* With extensions.worktreeConfig, git reads config.worktree too: a
 	 * missing one is created empty, so it can be bound read-only. */
@@ -521,7 +547,7 @@ static int git_protect_gitdir(struct mount_ctx *ctx, const char *gitdir, const c
 
 		r = git_walk_modules(ctx, mods, 0, nesting, err);
 		free(mods);
-		wfd = r < 0 ? -1 : mount_open_in(ctx->root, wts, O_RDONLY | O_DIRECTORY);
+		wfd = r < 0 ? -1 : mount_open_in(ctx->root, wts, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (wfd >= 0) {
 			DIR *d = fdopendir(wfd);
 			struct dirent *de;

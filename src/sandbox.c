@@ -423,18 +423,20 @@ static int sandbox_send_all(int fd, const char *buf, size_t len)
 /* Read the report record until EOF; returns its length (0: no record). */
 static ssize_t sandbox_read_report(int fd, char *rec, size_t max)
 {
-	size_t n = 0;
-
-	while (n < max) {
-		ssize_t r = read(fd, rec + n, max - n);
+	/*
+	 * boxy-init writes its one record with one write() of at most
+	 * PLAN_REPORT_MAX (≤ PIPE_BUF) bytes, so one read takes it whole. Not
+	 * waiting for the EOF behind it: anything still holding the pipe's write
+	 * end (a process forked meanwhile) kept the daemon's loop waiting for it,
+	 * up to half a second in a large work tree, measured.
+	 */
+	for (;;) {
+		ssize_t r = read(fd, rec, max);
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
+		return r < 0 ? 0 : r;
 	}
-	return (ssize_t)n;
 }
 
 /* Launch: plan, audit, limits, clone, maps, plan to boxy-init, read its report. */
@@ -581,6 +583,7 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	}
 	sb->pid = (pid_t)pid;
 	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+	gitcheck_arm(sb->git, sb->pidfd);       /* the gitdir watch may stop it from now on */
 	close(ctl[1]);
 	close(rep[1]);
 	ctl[1] = rep[1] = -1;
@@ -1000,4 +1003,9 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 	free(d);
 	set_err(err, _("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory %s; "
 		       "the sandbox was killed"), MEMWATCH_SLOW_MS, tot, lim);
+}
+
+int sandbox_gitcheck_start(struct sandbox *sb)
+{
+	return sb->start_code ? -1 : gitcheck_end_start(sb->git);
 }

@@ -78,6 +78,14 @@ void sandbox_free(struct sandbox *sb);
 int sandbox_take_tap(struct sandbox *sb);
 
 /*
+ * After init has exited, before sandbox_reap: start the after-run git checks
+ * in a thread. Returns a descriptor that becomes readable when they are done
+ * (sandbox_reap then does not block on them), or -1 when there is nothing to
+ * wait for (sandbox_reap does whatever remains inline).
+ */
+int sandbox_gitcheck_start(struct sandbox *sb);
+
+/*
  * Start, wait (forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforcing
  * rs->timeout_ms by killing the whole tree), reap. Returns the exit code.
  * The direct path of `boxy run`.

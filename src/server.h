@@ -83,6 +83,8 @@ struct session {
 	ev_child child_w;
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (session.c) */
+	ev_io gitcheck_w;           /* the after-run git check is done (sandbox-gitcheck.c) */
+	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
 	bool running;
 	bool timed_out;

@@ -85,6 +85,7 @@ void session_free(struct session *s)
 	ev_timer_stop(s->srv->loop, &s->timeout_w);
 	ev_timer_stop(s->srv->loop, &s->grace_w);
 	ev_timer_stop(s->srv->loop, &s->resume_w);
+	ev_io_stop(s->srv->loop, &s->gitcheck_w);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
@@ -237,13 +238,36 @@ static void session_ended(struct session *s, int status)
 	session_free(s);
 }
 
-static void child_exited(struct ev_loop *loop, ev_child *w, int revents)
+/* The after-run git check finished in its thread: the session can end. */
+static void gitcheck_done(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct session *s = w->data;
 
-	(void)loop;
 	(void)revents;
-	session_ended(s, w->rstatus);
+	ev_io_stop(loop, w);
+	session_ended(s, s->end_status);
+}
+
+static void child_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct session *s = w->data;
+	int fd;
+
+	(void)revents;
+	/* The git walks take as long as the tree is big: off the loop, the session
+	 * ending when they are done (issue 8, item 15). */
+	ev_child_stop(loop, w);
+	ev_timer_stop(loop, &s->timeout_w);
+	ev_timer_stop(loop, &s->grace_w);
+	fd = sandbox_gitcheck_start(s->sb);
+	if (fd < 0) {
+		session_ended(s, w->rstatus);
+		return;
+	}
+	s->end_status = w->rstatus;
+	ev_io_init(&s->gitcheck_w, gitcheck_done, fd, EV_READ);
+	s->gitcheck_w.data = s;
+	ev_io_start(loop, &s->gitcheck_w);
 }
 
 static void timeout_fired(struct ev_loop *loop, ev_timer *w, int revents)
