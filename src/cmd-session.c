@@ -140,6 +140,16 @@ static char *argv_line(const char *json)
 			*o++ = ' ';
 			continue;
 		}
+		if (*p == '\\' && p[1] == 'u' && strspn(p + 2, "0123456789abcdefABCDEF") >= 4) {
+			p += 5;         /* \\uXXXX: the writer escapes only controls; a space */
+			*o++ = ' ';
+			continue;
+		}
+		if (*p == '\\' && p[1] && strchr("nrtbf", p[1])) {
+			p++;
+			*o++ = ' ';
+			continue;
+		}
 		if (*p == '\\' && p[1])
 			p++;
 		*o++ = *p;

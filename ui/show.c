@@ -30,6 +30,7 @@
 #include "watch.h"
 
 #define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
+#define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */
 
 static uint64_t num(const char *s)
 {
@@ -147,7 +148,7 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 		return;
 	n = num(v[3]);
 	t->total += n;
-	if (t->n >= REFUSALS_GROUPS_MAX) {
+	if (t->n >= SHOW_GROUPS_LOAD) {
 		t->other += n;
 		return;
 	}
@@ -159,6 +160,58 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 		g->reason = xstrdup(v[2] ? v[2] : "");
 		g->count = n;
 	}
+}
+
+/*
+ * Groups that differ only by subject and have no fix of their own (a scan of
+ * addresses, each refused for the same reason) become one row: "first (+N
+ * others)". Groups with a fix stay apart: each names its own flag.
+ */
+static void merge_unfixable(struct refusals *t)
+{
+	size_t *others = xcalloc(t->n ? t->n : 1, sizeof(*others)), n = 0;
+	bool *fixable = xcalloc(t->n ? t->n : 1, sizeof(*fixable));
+
+	for (size_t i = 0; i < t->n; i++) {
+		char *fix = refusal_fix(&t->v[i]);
+
+		fixable[i] = fix != NULL;
+		free(fix);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		struct refusal_group *g = &t->v[i];
+		size_t into = n;
+
+		if (!fixable[i])
+			for (size_t j = 0; j < n; j++)
+				if (!fixable[j] && strcmp(t->v[j].layer, g->layer) == 0 &&
+				    strcmp(t->v[j].reason, g->reason) == 0) {
+					into = j;
+					break;
+				}
+		if (into < n) {
+			t->v[into].count += g->count;
+			others[into]++;
+			free(g->subject);
+			free(g->layer);
+			free(g->reason);
+			continue;
+		}
+		t->v[n] = *g;
+		fixable[n] = fixable[i];
+		others[n] = 0;
+		n++;
+	}
+	t->n = n;
+	for (size_t i = 0; i < n; i++)
+		if (others[i]) {
+			char *sub = xasprintf(_("%s (+%zu others)"), t->v[i].subject, others[i]);
+
+			free(t->v[i].subject);
+			t->v[i].subject = sub;
+		}
+	free(others);
+	free(fixable);
 }
 
 /* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
@@ -236,6 +289,7 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	}
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;
+	merge_unfixable(&t);
 	t.total += p.overflow_denied;       /* refusals past the per-session cap: counted only */
 	t.other += p.overflow_denied;
 	summary_print_refusals(out, &t, color, NULL);
