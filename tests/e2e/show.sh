@@ -153,4 +153,25 @@ else
 	fail_case "boxy show under NO_COLOR: no colour" "want the refusals without ESC[31m"
 fi
 
+## ---- -v prints every audit event, whatever its verdict ---------------------------------------
+run_case verbose -v --allow-host www.example.test -- sh -c \
+	'curl -s -m 5 http://www.example.test/hello.txt >/dev/null; curl -s -m 2 http://other.example.test/; true'
+if python3 - "$C/audit" "$C/err" <<'PY'
+import json, re, sys
+err = [l for l in open(sys.argv[2], errors="replace") if l.startswith("boxy: ")]
+audit = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+verdicts = {a["verdict"] for a in audit}
+assert "info" in verdicts and "deny" in verdicts, verdicts
+for a in audit:
+    pat = re.compile(r"^boxy: [0-9:.]+ +%s +%s +%s" % tuple(
+        re.escape(a[k][:20]) for k in ("layer", "verdict", "subject")))
+    assert any(pat.search(l) for l in err), a
+PY
+then
+	ok "-v prints every audit event on stderr (info, degraded and deny alike)"
+else
+	fail_case "-v prints every audit event on stderr (info, degraded and deny alike)" \
+		"want a 'boxy: T LAYER VERDICT SUBJECT' line for each line of the audit log"
+fi
+
 done_testing
