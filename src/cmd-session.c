@@ -187,6 +187,9 @@ static int run_ps(int argc, char **argv)
 	st = open_store(&err);
 	if (!st) {
 		if (!json && err && strstr(err, "no sessions recorded")) {
+			/* Which store was read: runs recorded in another one are not "nothing". */
+			if (all)
+				fprintf(stderr, "boxy ps: %s\n", err);
 			free(err);
 			return 0;
 		}
@@ -226,8 +229,14 @@ static int run_ps(int argc, char **argv)
 			free(cmd);
 		}
 	}
-	if (json)
+	if (json) {
 		puts("]");
+	} else if (all && ss.n == 0) {
+		char *path = store_default_path();
+
+		fprintf(stderr, _("boxy ps: no sessions recorded in %s\n"), path ? path : "?");
+		free(path);
+	}
 	store_sessions_free(&ss);
 	store_close(st);
 	return 0;
