@@ -94,6 +94,7 @@ rows=$(sqlite3 "$db" "SELECT (SELECT count(*) FROM connections WHERE session_id 
 got=$(($(wc -l <"$C/events") - 1))
 if [ "$ERC" -eq 0 ] && [ "$got" -eq "$rows" ] && [ "$rows" -ge 86 ] &&
 	[ "$(grep -c '93\.184\.216\.' "$C/events")" -ge 80 ] &&
+	grep -Eq '^ +\+[0-9]+ms +audit +info +seccomp +mode ' "$C/events" &&
 	sort -c -n -k1 <(tail -n +2 "$C/events" | sed 's/^ *+//; s/ms .*//'); then
 	ok "boxy show --events prints every recorded row ($rows), time-ordered, with t_rel_ms"
 else
