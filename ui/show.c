@@ -68,6 +68,7 @@ struct lines {
 	FILE *out;
 	const char *label;
 	size_t n;
+	bool timeout;       /* a "timeout" row was among them */
 };
 
 static void limit_cb(void *ctx, int ncol, const char *const *v)
@@ -77,6 +78,8 @@ static void limit_cb(void *ctx, int ncol, const char *const *v)
 
 	if (ncol < 3)
 		return;
+	if (v[0] && strcmp(v[0], "timeout") == 0)
+		l->timeout = true;
 	line = xasprintf("%s: %s%s%s", v[0] ? v[0] : "-",
 			 strcmp(v[1] ? v[1] : "", "allow") == 0 ? "" : v[1] ? v[1] : "-",
 			 strcmp(v[1] ? v[1] : "", "allow") == 0 ? "" : ", ", v[2] ? v[2] : "");
@@ -231,7 +234,7 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct policy_row p = { 0 };
 	struct dest_totals tot = { 0 };
 	struct dests d = { .out = out };
-	struct lines lim = { out, "limits", 0 }, git = { out, "git", 0 };
+	struct lines lim = { out, "limits", 0, false }, git = { out, "git", 0, false };
 	struct refusals t;
 	char when[32], *cmd, *line;
 	time_t start = (time_t)(s->started_ms / 1000);
@@ -263,8 +266,14 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	}
 	if (store_show_query(st, STORE_SHOW_LIMITS, s->id, 0, limit_cb, &lim, err) < 0)
 		goto out;
+	if (s->timeout_ms && !lim.timeout) {
+		line = xasprintf(_("timeout: %.1fs, kept by the daemon (not reached)"),
+				 (double)s->timeout_ms / 1000.0);
+		field(out, lim.n++ ? "" : "limits", line);
+		free(line);
+	}
 	if (!lim.n)
-		field(out, "limits", s->timeout_ms ? "timeout only" : "none asked for");
+		field(out, "limits", _("none asked for"));
 	if (store_show_query(st, STORE_SHOW_DEST_TOTALS, s->id, 0, totals_cb, &tot, err) < 0)
 		goto out;
 	if (tot.n) {

@@ -49,8 +49,8 @@ check "a client of the second store on the shared socket is served by its store'
 	 [ "$(sessions_like "$STATE2/boxy/sessions.db" through-the-shared-socket)" = 1 ] &&
 	 [ "$(sessions_like "$DB" through-the-shared-socket)" = 0 ]'
 XDG_STATE_HOME=$STATE2 B daemon status --json
-check "daemon status from that client names the second store's daemon" \
-	'grep -q "\"pid\":$PID_B[,}]" "$OUT"'
+check "daemon status from that client names the second store's daemon and its store" \
+	'grep -q "\"pid\":$PID_B[,}]" "$OUT" && grep -qF "\"state_dir\":\"$STATE2/boxy\"" "$OUT"'
 XDG_STATE_HOME=$STATE2 B ps -a
 check "ps -a of the second store lists its runs" \
 	'[ "$RC" = 0 ] && grep -q "echo through-the-shared-socket" "$OUT"'
