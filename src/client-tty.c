@@ -275,7 +275,9 @@ static void print_event(const struct msg *m, bool raw)
 
 	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
 		return;
-	if (strcmp(ev.verdict, "allow") != 0 && strcmp(ev.verdict, "start") != 0) {
+	/* -v: every audit event whatever its verdict (flags.md), and any other kind's refusal. */
+	if ((ev.kind && strcmp(ev.kind, "audit") == 0) ||
+	    (ev.verdict && strcmp(ev.verdict, "allow") != 0 && strcmp(ev.verdict, "start") != 0)) {
 		line = watch_format_event(&ev);
 		fprintf(stderr, "boxy: %s%s", line, raw ? "\r\n" : "\n");
 		free(line);

@@ -393,6 +393,24 @@ static int spawn_daemon(char **err)
 	return 0;
 }
 
+/* Are a and b the same directory (by resolved path; a missing one is no match)? */
+static bool client_same_dir(const char *a, const char *b)
+{
+	char *ra, *rb;
+	bool same;
+
+	if (!a || !b)
+		return false;
+	if (strcmp(a, b) == 0)
+		return true;
+	ra = realpath(a, NULL);
+	rb = realpath(b, NULL);
+	same = ra && rb && strcmp(ra, rb) == 0;
+	free(ra);
+	free(rb);
+	return same;
+}
+
 static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err)
 {
 	struct wbuf w;
@@ -421,6 +439,7 @@ static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err
 		info->started_ms = wire_get_u64(&r);
 		info->sessions = wire_get_u32(&r);
 		info->subscribers = wire_get_u32(&r);
+		info->state_dir = wire_get_str(&r, 4096);
 		rc = wire_done(&r) ? 0 : set_err(err, "malformed welcome from the daemon");
 	} else if (m.type == MSG_REFUSE) {
 		char *words;
@@ -445,6 +464,8 @@ void daemon_info_free(struct daemon_info *info)
 {
 	free(info->build);
 	info->build = NULL;
+	free(info->state_dir);
+	info->state_dir = NULL;
 }
 
 int client_stop_daemon(int fd, char **err)
@@ -560,6 +581,37 @@ again:
 			goto again;
 		}
 		/* info stays filled for a refusal: the caller may want to know who refused. */
+	} else if (!client_same_dir(info->state_dir, state)) {
+		/*
+		 * The daemon on this socket serves another store (this client's HOME or
+		 * XDG_STATE_HOME differs): its runs would be recorded where this client
+		 * never looks. One recorded for this client's store is the right one;
+		 * failing that, say so in one line — never a silent split.
+		 */
+		int mine = connect_recorded(state);
+		struct daemon_info other = *info;
+
+		close(fd);
+		fd = -1;
+		memset(info, 0, sizeof(*info));
+		if (mine >= 0 && hello(mine, info, &refusal, err) == 0 &&
+		    client_same_dir(info->state_dir, state)) {
+			fd = mine;
+		} else {
+			if (mine >= 0)
+				close(mine);
+			daemon_info_free(info);
+			if (err) {
+				free(*err);
+				*err = NULL;
+			}
+			set_err(err, "the daemon on %s (pid %u) serves the store in %s, not this "
+				"client's %s (HOME or XDG_STATE_HOME differs); give this client an "
+				"XDG_RUNTIME_DIR of its own for a daemon of its own, or the same "
+				"state directory", sock, other.pid,
+				other.state_dir ? other.state_dir : "?", state ? state : "(none)");
+		}
+		daemon_info_free(&other);
 	}
 out:
 	if (lockfd >= 0)

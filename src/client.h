@@ -63,6 +63,7 @@ struct daemon_info {
 	uint64_t started_ms;
 	uint32_t sessions;
 	uint32_t subscribers;
+	char *state_dir;        /* the daemon's state directory (its store), NULL on a refusal */
 };
 
 /*

@@ -33,6 +33,7 @@ static void print_status(const struct daemon_info *info, bool json)
 		json_kv_uint(&b, "sessions", info->sessions);
 		json_kv_uint(&b, "subscribers", info->subscribers);
 		json_kv_bool(&b, "same_build", strcmp(info->build, build_id()) == 0);
+		json_kv_str(&b, "state_dir", info->state_dir);
 		json_obj_end(&b);
 		s = jbuf_steal(&b);
 		puts(s);
@@ -47,6 +48,8 @@ static void print_status(const struct daemon_info *info, bool json)
 	       info->pid, info->build,
 	       strcmp(info->build, build_id()) == 0 ? "" : _(" (not this build: boxy daemon restart)"),
 	       (unsigned long long)up, info->sessions, info->subscribers);
+	if (info->state_dir)
+		printf(_("store       %s/sessions.db\n"), info->state_dir);
 }
 
 static int run_daemon(int argc, char **argv)

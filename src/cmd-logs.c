@@ -221,7 +221,7 @@ static int wait_daemon(const char *prefix)
 		return -1;
 	}
 	msg_free(&m);
-	while (msg_recv(fd, &m, NULL) == 0) {
+	while (msg_recv(fd, &m, NULL) > 0) {
 		if (m.type == MSG_EXIT) {
 			struct rbuf r;
 

@@ -24,7 +24,9 @@
 #include "msg.h"
 #include "parse.h"
 #include "session-log.h"
+#include "show.h"
 #include "store.h"
+#include "store-show.h"
 #include "util.h"
 #include "watch.h"
 #include "wire.h"
@@ -140,6 +142,16 @@ static char *argv_line(const char *json)
 		}
 		if (!in && *p == ' ')
 			continue;       /* JSON's own spacing, not the command's */
+		if (*p == '\\' && p[1] == 'u' && strspn(p + 2, "0123456789abcdefABCDEF") >= 4) {
+			p += 5;         /* \\uXXXX: the writer escapes only controls; a space */
+			*o++ = ' ';
+			continue;
+		}
+		if (*p == '\\' && p[1] && strchr("nrtbf", p[1])) {
+			p++;
+			*o++ = ' ';
+			continue;
+		}
 		if (*p == '\\' && p[1])
 			p++;
 		*o++ = *p;
@@ -177,6 +189,9 @@ static int run_ps(int argc, char **argv)
 	st = open_store(&err);
 	if (!st) {
 		if (!json && err && strstr(err, "no sessions recorded")) {
+			/* Which store was read: runs recorded in another one are not "nothing". */
+			if (all)
+				fprintf(stderr, "boxy ps: %s\n", err);
 			free(err);
 			return 0;
 		}
@@ -216,8 +231,14 @@ static int run_ps(int argc, char **argv)
 			free(cmd);
 		}
 	}
-	if (json)
+	if (json) {
 		puts("]");
+	} else if (all && ss.n == 0) {
+		char *path = store_default_path();
+
+		fprintf(stderr, _("boxy ps: no sessions recorded in %s\n"), path ? path : "?");
+		free(path);
+	}
 	store_sessions_free(&ss);
 	store_close(st);
 	return 0;
@@ -225,64 +246,20 @@ static int run_ps(int argc, char **argv)
 
 /* ---- show ------------------------------------------------------------------- */
 
-static int print_row(void *ctx, int ncol, char **vals, char **names)
-{
-	const char *fmt = ctx;
-
-	(void)names;
-	if (strcmp(fmt, "dest") == 0 && ncol == 6) {
-		char a[32], b[32], *name = watch_sanitize(vals[0]);
-
-		printf("  %-20s %5s %7s %6s %10s %10s\n", name, vals[1], vals[2], vals[3],
-		       format_size(strtoull(vals[4] ? vals[4] : "0", NULL, 10), a, sizeof(a)),
-		       format_size(strtoull(vals[5] ? vals[5] : "0", NULL, 10), b, sizeof(b)));
-		free(name);
-	} else {
-		printf(" ");
-		for (int i = 0; i < ncol; i++) {
-			char *v = watch_sanitize(vals[i] ? vals[i] : "");
-
-			printf(" %s", v);
-			free(v);
-		}
-		putchar('\n');
-	}
-	return 0;
-}
-
-/* A finding the user must act on (verdict "alert"): in red on a terminal, unless NO_COLOR. */
-static int print_alert_row(void *ctx, int ncol, char **vals, char **names)
-{
-	const char *nc = getenv("NO_COLOR");
-	bool red = isatty(STDOUT_FILENO) && !(nc && *nc);
-	int *count = ctx;
-
-	(void)names;
-	if (ncol != 3)
-		return 0;
-	(*count)++;
-	fputs(red ? "\033[1;31m  ALERT" : "  ALERT", stdout);
-	for (int i = 0; i < ncol; i++) {
-		char *v = watch_sanitize(vals[i] ? vals[i] : "");
-
-		printf(" %s", v);
-		free(v);
-	}
-	puts(red ? "\033[0m" : "");
-	return 0;
-}
-
 static int run_show(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, events = false;
 	const char *id = NULL;
-	struct store_sessions ss;
+	struct store_sessions ss = { 0 };
 	struct store *st;
-	char *err = NULL, *out = NULL, *sql;
+	char *err = NULL, *out = NULL;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
+		else if (strcmp(argv[i], "--events") == 0)
+			events = true;
 		else if (!id && argv[i][0] != '-')
 			id = argv[i];
 		else
@@ -293,73 +270,33 @@ static int run_show(int argc, char **argv)
 	if (!valid_prefix(id))
 		return cmd_usage_error(&cmd_show_entry, "'%s' is not a session id (hex digits)", id);
 	st = open_store(&err);
-	if (!st || store_show_json(st, id, &out, &err) < 0) {
-		fprintf(stderr, "boxy show: %s\n", err);
+	/* The record as JSON first: it also rejects an unknown or ambiguous prefix. */
+	if (!st || store_show_record_json(st, id, &out, &err) < 0 ||
+	    store_sessions_find(st, id, false, &ss, &err) < 0 || ss.n == 0) {
+		fprintf(stderr, "boxy show: %s\n", err ? err : "no such session");
 		free(err);
+		free(out);
+		store_sessions_free(&ss);
 		store_close(st);
 		return 1;
 	}
 	if (json) {
 		puts(out);
-		free(out);
-		store_close(st);
-		return 0;
+		rc = 0;
+	} else if (events) {
+		rc = show_print_events(stdout, st, &ss.v[0], &err);
+	} else {
+		rc = show_print(stdout, st, &ss.v[0], color_wanted(STDOUT_FILENO), &err);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "boxy show: %s\n", err);
+		free(err);
+		rc = 1;
 	}
 	free(out);
-	store_sessions_find(st, id, false, &ss, &err);
-	{
-		struct store_session *s = &ss.v[0];
-		char when[32], *cmd = argv_line(s->argv_json), *cwd = watch_sanitize(s->cwd);
-		char *sid = watch_sanitize(s->id), *state = watch_sanitize(s->state);
-		char *prof = watch_sanitize(s->profile ? s->profile : "-");
-
-		fmt_time(s->started_ms, when, sizeof(when));
-		printf("session   %s\ncommand   %s\ncwd       %s\nprofile   %s\nstate     %s\n"
-		       "started   %s\n", sid, cmd, cwd, prof, state, when);
-		free(sid);
-		free(state);
-		free(prof);
-		if (s->ended_ms) {
-			printf("duration  %.1fs\n", (double)(s->ended_ms - s->started_ms) / 1000.0);
-			if (strcmp(s->state, "lost") != 0)
-				printf("exit      %d\n", s->exit_code);
-		}
-		free(cmd);
-		free(cwd);
-		sql = xasprintf("SELECT destination, conns, denied, addrs, sent, received FROM "
-				"destinations WHERE session_id = '%s' ORDER BY conns DESC", s->id);
-		printf("\nnetwork destinations\n  %-20s %5s %7s %6s %10s %10s\n", "DESTINATION",
-		       "CONNS", "DENIED", "ADDRS", "SENT", "RECEIVED");
-		store_exec(st, sql, print_row, "dest", NULL);
-		free(sql);
-		{
-			int nalerts = 0;
-
-			sql = xasprintf("SELECT layer, subject, reason FROM decisions WHERE "
-					"session_id = '%s' AND verdict = 'alert' ORDER BY t_ms, id",
-					s->id);
-			printf("\nalerts: act on these\n");
-			store_exec(st, sql, print_alert_row, &nalerts, NULL);
-			if (!nalerts)
-				printf("  none\n");
-			free(sql);
-		}
-		printf("\ndecisions\n");
-		sql = xasprintf("SELECT layer, verdict, subject, CASE WHEN count > 1 THEN '×' || "
-				"count ELSE '—' END, reason FROM decisions WHERE "
-				"session_id = '%s' ORDER BY t_ms, id", s->id);
-		store_exec(st, sql, print_row, "row", NULL);
-		free(sql);
-		printf("\ndenials\n");
-		sql = xasprintf("SELECT layer, what, subject, CASE WHEN count > 1 THEN '×' || "
-				"count ELSE '—' END, reason FROM denials WHERE "
-				"session_id = '%s' ORDER BY t_ms", s->id);
-		store_exec(st, sql, print_row, "row", NULL);
-		free(sql);
-	}
 	store_sessions_free(&ss);
 	store_close(st);
-	return 0;
+	return rc;
 }
 
 /* ---- prune ------------------------------------------------------------------ */
@@ -643,9 +580,12 @@ const struct cmd_entry cmd_ps_entry = {
 };
 const struct cmd_entry cmd_show_entry = {
 	"show", N_("one session in full"),
-	N_("Usage: boxy show ID [--json]\n"
-	   "Everything recorded about one session: command, policy, exit status,\n"
-	   "network destinations, decisions and denials. ID is any unambiguous prefix.\n"),
+	N_("Usage: boxy show ID [--events | --json]\n"
+	   "One session on about one screen: command, workdir, profile, network policy,\n"
+	   "limits and how each was enforced, exit, duration, the busiest destinations,\n"
+	   "the refusals grouped with the flag that would allow them, git findings.\n"
+	   "--events prints every recorded row, time-ordered; --json everything.\n"
+	   "ID is any unambiguous prefix.\n"),
 	run_show,
 };
 const struct cmd_entry cmd_watch_entry = {

@@ -128,8 +128,10 @@ void dns_cache_put(struct dns_cache *c, const char *name, uint16_t qtype, int rc
 	e->expires_ms = now_ms + (uint64_t)life * 1000;
 	e->a.rcode = rcode;
 	e->a.n = n;
-	memcpy(e->a.addrs, addrs, n * sizeof(*addrs));
-	memcpy(e->a.ttls, ttls, n * sizeof(*ttls));
+	if (n) {        /* an answer with no address (NXDOMAIN) may come with NULL arrays */
+		memcpy(e->a.addrs, addrs, n * sizeof(*addrs));
+		memcpy(e->a.ttls, ttls, n * sizeof(*ttls));
+	}
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	pp = &c->buckets[bucket_of(name, qtype)];
 	e->next = *pp;

@@ -25,7 +25,8 @@
 enum msg_type {
 	/* handshake */
 	MSG_HELLO = 0x0101,         /* u32 protocol, str build */
-	MSG_WELCOME,                /* str build, u32 pid, u64 started_ms, u32 sessions, u32 subscribers */
+	MSG_WELCOME,                /* str build, u32 pid, u64 started_ms, u32 sessions, u32 subscribers,
+	                               str state directory (its store: sessions.db there) */
 	MSG_REFUSE,                 /* u16 reason code, str words */
 
 	/* requests */

@@ -173,3 +173,55 @@ char *refusal_fix(const struct refusal_group *g)
 	}
 	return NULL;
 }
+
+/*
+ * Groups that differ only by subject and have no fix of their own (a scan of
+ * addresses, each refused for the same reason) become one row: "first (+N
+ * others)". Groups with a fix stay apart: each names its own flag.
+ */
+void refusals_merge_unfixable(struct refusals *t)
+{
+	size_t *others = xcalloc(t->n ? t->n : 1, sizeof(*others)), n = 0;
+	bool *fixable = xcalloc(t->n ? t->n : 1, sizeof(*fixable));
+
+	for (size_t i = 0; i < t->n; i++) {
+		char *fix = refusal_fix(&t->v[i]);
+
+		fixable[i] = fix != NULL;
+		free(fix);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		struct refusal_group *g = &t->v[i];
+		size_t into = n;
+
+		if (!fixable[i])
+			for (size_t j = 0; j < n; j++)
+				if (!fixable[j] && strcmp(t->v[j].layer, g->layer) == 0 &&
+				    strcmp(t->v[j].reason, g->reason) == 0) {
+					into = j;
+					break;
+				}
+		if (into < n) {
+			t->v[into].count += g->count;
+			others[into]++;
+			free(g->subject);
+			free(g->layer);
+			free(g->reason);
+			continue;
+		}
+		t->v[n] = *g;
+		fixable[n] = fixable[i];
+		others[n] = 0;
+		n++;
+	}
+	t->n = n;
+	for (size_t i = 0; i < n; i++)
+		if (others[i]) {
+			char *sub = xasprintf(_("%s (+%zu others)"), t->v[i].subject, others[i]);
+
+			free(t->v[i].subject);
+			t->v[i].subject = sub;
+		}
+	free(others);
+	free(fixable);
+}

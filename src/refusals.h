@@ -56,4 +56,11 @@ int refusals_decode(struct rbuf *r, struct refusals *t);
  */
 char *refusal_fix(const struct refusal_group *g);
 
+/*
+ * Groups without a fix that share a layer and a reason (a thousand distinct
+ * addresses, each refused for the same reason) become one row, "first (+N
+ * others)"; groups with a fix stay apart, each naming its own flag.
+ */
+void refusals_merge_unfixable(struct refusals *t);
+
 #endif

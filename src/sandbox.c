@@ -728,9 +728,11 @@ int sandbox_reap(struct sandbox *sb, int status, char **err)
 		/* boxy-init exits 128+N when the payload died of signal N. */
 		if (code == 128 + SIGSYS)
 			sandbox_audit(events, sb->session, "seccomp", "deny", "payload",
-				      "the payload was killed by the seccomp filter (SIGSYS): it "
-				      "made a system call outside the allowlist; --seccomp compat "
-				      "turns this into EPERM to find which");
+				      "the payload was killed by the seccomp filter (SIGSYS): a "
+				      "system call outside the allowlist, which boxy cannot name "
+				      "(doc/seccomp.md); under --seccomp compat it fails with EPERM "
+				      "and the payload's own error names it (to allow it: --seccomp "
+				      "compat)");
 		return code;
 	}
 	if (WIFSIGNALED(status)) {

@@ -236,6 +236,7 @@ static void handle_hello(struct client *c, const struct msg *m)
 	wire_put_u64(&w, srv->started_ms);
 	wire_put_u32(&w, (uint32_t)server_nrunning(srv));
 	wire_put_u32(&w, (uint32_t)server_nsubscribers(srv));
+	wire_put_str(&w, srv->state_dir);       /* the store it serves: a client checks it */
 	if (proto != MSG_PROTOCOL || strcmp(build, build_id()) != 0) {
 		client_send(c, MSG_REFUSE, w.p, w.len);
 		/*
@@ -303,6 +304,7 @@ static void dispatch(struct client *c, struct msg *m)
 		wire_put_u64(&w, c->srv->started_ms);
 		wire_put_u32(&w, (uint32_t)server_nrunning(c->srv));
 		wire_put_u32(&w, (uint32_t)server_nsubscribers(c->srv));
+		wire_put_str(&w, c->srv->state_dir);
 		client_send(c, MSG_WELCOME, w.p, w.len);
 		wbuf_free(&w);
 		return;

@@ -164,6 +164,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		return -1;
 	}
 	if (!m.ndests) {
+		refusals_merge_unfixable(&m.refusals);
 		summary_print_refusals(out, &m.refusals, color_wanted(fileno(out)), m.id);
 		watch_model_free(&m);
 		return 0;
@@ -223,6 +224,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 			(unsigned long long)more_conns, (unsigned long long)more_denied);
 	free(cells);
 	free(order);
+	refusals_merge_unfixable(&m.refusals);
 	summary_print_refusals(out, &m.refusals, color_wanted(fileno(out)), m.id);
 	watch_model_free(&m);
 	return 0;

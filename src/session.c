@@ -515,6 +515,10 @@ void session_handle_run(struct client *c, const struct msg *m)
 		c->session = s;
 		s->runner = c;
 	}
+	/* -v: what the sandbox decided while it was set up, before this client was bound. */
+	for (size_t i = 0; s->verbose && !s->rs.detach && i < s->nrecent; i++)
+		bus_send_event(c, &s->recent[(s->recent_next + SESSION_RECENT - s->nrecent + i) %
+					     SESSION_RECENT].ev);
 out:
 	free(tailnet);
 	if (slave >= 0)

@@ -21,6 +21,7 @@
 #include "event.h"
 #include "json.h"
 #include "store.h"
+#include "store-internal.h"
 #include "util.h"
 
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
@@ -1333,4 +1334,17 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 	if (rc != SQLITE_DONE)
 		return db_err(st, err, "writable roots");
 	return 0;
+}
+
+/* The database handle, pending counts written first: for store/'s own other files only. */
+sqlite3 *store_db(struct store *st, char **err)
+{
+	return store_flush(st, err) < 0 ? NULL : st->db;
+}
+
+/* rows_json for store/'s other files (store-show.c). */
+int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
+		    const char *id, char **err)
+{
+	return rows_json(st, b, key, sql, id, err);
 }

@@ -98,3 +98,8 @@ void summary_print_refusals(FILE *out, const struct refusals *t, bool color, con
 			id ? " (boxy show " : "", id ? id : "", id ? ")" : "", off);
 	free(rows);
 }
+
+char *summary_cut(const char *s, size_t max)
+{
+	return cell(s, max);
+}

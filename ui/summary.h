@@ -20,4 +20,7 @@
  */
 void summary_print_refusals(FILE *out, const struct refusals *t, bool color, const char *id);
 
+/* s sanitized and cut to max characters (UTF-8, never inside one) with an ellipsis. malloc'd. */
+char *summary_cut(const char *s, size_t max);
+
 #endif

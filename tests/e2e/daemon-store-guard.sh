@@ -5,7 +5,11 @@
 # The store protection used to check the client's idea of the store path: a
 # daemon started with XDG_STATE_HOME=/x accepted a later client's --rw /x
 # (that client said XDG_STATE_HOME=/elsewhere), and the payload deleted every
-# session row. Every case here is such a client; each writable mount (the
+# session row. Such a client is now refused before it reaches the daemon
+# (issue 10, item 7: tests/e2e/daemon-two-stores.sh), so the cases here use
+# the daemon's own state directory: in daemon mode the client registers no
+# directories (only --no-daemon does), so the daemon's guard is what refuses.
+# Each writable mount (the
 # work directory, --rw, a profile's rw and mkdir entries) that is, contains
 # or lies inside the daemon's directories must be refused (exit 125) with
 # the store intact, and mounts beside them must still work.
@@ -26,12 +30,12 @@ ln -s "$STATE" "$SUITE/work/link-to-store"
 # The payload every refused run would have run: delete the store.
 WIPE="rm -f '$DB' '$DB-wal' '$DB-shm' '$DB-journal'; echo wiped"
 
-# refused DESC FLAGS...: a client that names another state directory; the run must
+# refused DESC FLAGS...: a client of the daemon's store; the run must
 # be refused before the payload starts, saying why, and the rows must all be there.
 refused() {
 	local desc=$1
 	shift
-	XDG_STATE_HOME=$SUITE/other B run --net none "$@" -- /bin/sh -c "$WIPE"
+	B run --net none "$@" -- /bin/sh -c "$WIPE"
 	check "$desc: refused" '[ "$RC" = 125 ] && ! grep -q wiped "$OUT" &&
 		grep -q "boxy daemon keeps its session store" "$ERR"'
 	check "$desc: every session row is still there" '[ "$(rows)" -ge "$BEFORE" ]'
@@ -62,7 +66,7 @@ YAML
 refused "a profile's mkdir entry (missing yet)" --profile "$SUITE/mkdir.yaml"
 check "...which did not create it either" '[ ! -e "$STATE/new" ]'
 
-XDG_STATE_HOME=$SUITE/other B run --net none --rw "$SUITE/beside" --rw "$SUITE/state-x" -- \
+B run --net none --rw "$SUITE/beside" --rw "$SUITE/state-x" -- \
 	/bin/sh -c "touch '$SUITE/beside/ok' '$SUITE/state-x/ok' && echo fine"
 check "directories beside the daemon's (and state-x, a name sharing the prefix) still work" \
 	'[ "$RC" = 0 ] && grep -q fine "$OUT" && [ -e "$SUITE/beside/ok" ]'

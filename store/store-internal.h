@@ -1,0 +1,20 @@
+/*
+ * store-internal.h — what store.c lends the other files of store/ (never
+ * included outside store/: SQL and sqlite3.h stay here).
+ */
+#ifndef BOXY_STORE_INTERNAL_H
+#define BOXY_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "json.h"
+#include "store.h"
+
+/* The open database, every count still in memory written first; NULL and err on failure. */
+sqlite3 *store_db(struct store *st, char **err);
+
+/* Each row of sql (?1 bound to id) appended to b under key as an object by column name. */
+int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
+		    const char *id, char **err);
+
+#endif

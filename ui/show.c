@@ -1,0 +1,317 @@
+/*
+ * show.c — one session as `boxy show` prints it (see show.h).
+ *
+ *   session   3f2a9c0d1e4b5a67  exited 1 after 4.2s (started 2026-12-01 22:00:01)
+ *   command   sh -c …
+ *   workdir   /home/u/project
+ *   profile   node
+ *   network   allowlist: registry.npmjs.org:443 · cidrs: none
+ *   limits    memory: memory.max = 2.0G in /sys/fs/cgroup/…
+ *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
+ *     …the busiest SHOW_DESTS_MAX…
+ *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
+ *   git       warn  .git/hooks/pre-commit  …
+ *   every event: boxy show 3f2a9c0d --events
+ *
+ * Every string from the store passes the screen sanitizer; long ones are cut.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "refusals.h"
+#include "show.h"
+#include "store-show.h"
+#include "summary.h"
+#include "util.h"
+#include "watch.h"
+
+#define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
+#define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */
+
+static uint64_t num(const char *s)
+{
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+struct policy_row {
+	char *mode, *hosts, *cidrs, *seccomp;
+	uint64_t overflow_denied;
+};
+
+static void policy_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct policy_row *p = ctx;
+
+	if (ncol < 6)
+		return;
+	p->mode = xstrdup(v[0] ? v[0] : "-");
+	p->hosts = v[1] ? xstrdup(v[1]) : NULL;
+	p->cidrs = v[2] ? xstrdup(v[2]) : NULL;
+	p->seccomp = v[3] ? xstrdup(v[3]) : NULL;
+	p->overflow_denied = num(v[5]);
+}
+
+/* "label     text" with text sanitized and cut. */
+static void field(FILE *out, const char *label, const char *text)
+{
+	char *t = summary_cut(text, LINE_MAX_CHARS);
+
+	fprintf(out, "%-9s %s\n", label, t);
+	free(t);
+}
+
+struct lines {
+	FILE *out;
+	const char *label;
+	size_t n;
+	bool timeout;       /* a "timeout" row was among them */
+	int alerts;         /* git: 1 print only the alerts (first, red), 0 only the rest */
+	bool color;
+};
+
+static void limit_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 3)
+		return;
+	if (v[0] && strcmp(v[0], "timeout") == 0)
+		l->timeout = true;
+	line = xasprintf("%s: %s%s%s", v[0] ? v[0] : "-",
+			 strcmp(v[1] ? v[1] : "", "allow") == 0 ? "" : v[1] ? v[1] : "-",
+			 strcmp(v[1] ? v[1] : "", "allow") == 0 ? "" : ", ", v[2] ? v[2] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
+static void git_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 4)
+		return;
+	if ((strcmp(v[0] ? v[0] : "", "alert") == 0) != (l->alerts == 1))
+		return;
+	if (l->alerts == 1) {
+		/* A finding the user must act on: first, in red, with its path. */
+		char *subject = text_sanitize(v[1] ? v[1] : "-"), *reason = text_sanitize(v[2] ? v[2] : "");
+
+		if (!l->n++)
+			fprintf(l->out, "%salerts: act on these%s\n", l->color ? "\033[1;31m" : "",
+				l->color ? "\033[0m" : "");
+		fprintf(l->out, "%s  ALERT git %s: %s%s\n", l->color ? "\033[1;31m" : "", subject,
+			reason, l->color ? "\033[0m" : "");
+		free(subject);
+		free(reason);
+		return;
+	}
+	line = xasprintf("%s %s: %s%s%s", v[0] ? v[0] : "-", v[1] ? v[1] : "-",
+			 v[2] ? v[2] : "", num(v[3]) > 1 ? " ×" : "", num(v[3]) > 1 ? v[3] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
+struct dest_totals {
+	uint64_t n, conns, denied, up, down;
+};
+
+static void totals_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct dest_totals *t = ctx;
+
+	if (ncol < 5)
+		return;
+	t->n = num(v[0]);
+	t->conns = num(v[1]);
+	t->denied = num(v[2]);
+	t->up = num(v[3]);
+	t->down = num(v[4]);
+}
+
+struct dests {
+	FILE *out;
+	struct dest_totals shown;
+};
+
+static void dest_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct dests *d = ctx;
+	char a[32], b[32], *name;
+
+	if (ncol < 6)
+		return;
+	name = summary_cut(v[0] ? v[0] : "-", 40);
+	fprintf(d->out, "  %-40s %6llu %6llu %5llu %9s %9s\n", name,
+		(unsigned long long)num(v[1]), (unsigned long long)num(v[2]),
+		(unsigned long long)num(v[3]), format_size(num(v[4]), a, sizeof(a)),
+		format_size(num(v[5]), b, sizeof(b)));
+	d->shown.n++;
+	d->shown.conns += num(v[1]);
+	d->shown.denied += num(v[2]);
+	d->shown.up += num(v[4]);
+	d->shown.down += num(v[5]);
+	free(name);
+}
+
+static void refusal_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct refusals *t = ctx;
+	uint64_t n;
+
+	if (ncol < 4)
+		return;
+	n = num(v[3]);
+	t->total += n;
+	if (t->n >= SHOW_GROUPS_LOAD) {
+		t->other += n;
+		return;
+	}
+	{
+		struct refusal_group *g = xappend(&t->v, &t->n, sizeof(*t->v));
+
+		g->subject = xstrdup(v[0] ? v[0] : "-");
+		g->layer = xstrdup(v[1] ? v[1] : "-");
+		g->reason = xstrdup(v[2] ? v[2] : "");
+		g->count = n;
+	}
+}
+
+
+/* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
+static char *network_line(const struct policy_row *p)
+{
+	if (strcmp(p->mode, "allowlist") == 0)
+		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : "no hosts",
+				 p->cidrs ? p->cidrs : "none");
+	if (p->cidrs)
+		return xasprintf("%s · cidrs: %s", p->mode, p->cidrs);
+	return xstrdup(p->mode);
+}
+
+int show_print(FILE *out, struct store *st, const struct store_session *s, bool color,
+	       char **err)
+{
+	struct policy_row p = { 0 };
+	struct dest_totals tot = { 0 };
+	struct dests d = { .out = out };
+	struct lines lim = { out, "limits", 0, false, 0, color },
+		     git = { out, "git", 0, false, 0, color },
+		     alerts = { out, "alerts", 0, false, 1, color };
+	struct refusals t;
+	char when[32], *cmd, *line;
+	time_t start = (time_t)(s->started_ms / 1000);
+	int rc = -1;
+
+	refusals_init(&t);
+	if (store_show_query(st, STORE_SHOW_POLICY, s->id, 0, policy_cb, &p, err) < 0)
+		goto out;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&start));
+	if (!s->ended_ms)
+		line = xasprintf("%s  running (started %s)", s->id, when);
+	else if (strcmp(s->state, "lost") == 0)
+		line = xasprintf("%s  lost after %.1fs (started %s)", s->id,
+				 (double)(s->ended_ms - s->started_ms) / 1000.0, when);
+	else
+		line = xasprintf("%s  %s %d after %.1fs (started %s)", s->id, s->state,
+				 s->exit_code, (double)(s->ended_ms - s->started_ms) / 1000.0, when);
+	field(out, "session", line);
+	free(line);
+	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &alerts, err) < 0)
+		goto out;
+	cmd = cmd_argv_line(s->argv_json);
+	field(out, "command", cmd);
+	free(cmd);
+	field(out, "workdir", s->cwd ? s->cwd : "-");
+	field(out, "profile", s->profile ? s->profile : "-");
+	if (p.mode) {
+		line = network_line(&p);
+		field(out, "network", line);
+		free(line);
+	}
+	if (store_show_query(st, STORE_SHOW_LIMITS, s->id, 0, limit_cb, &lim, err) < 0)
+		goto out;
+	if (s->timeout_ms && !lim.timeout) {
+		line = xasprintf(_("timeout: %.1fs, kept by the daemon (not reached)"),
+				 (double)s->timeout_ms / 1000.0);
+		field(out, lim.n++ ? "" : "limits", line);
+		free(line);
+	}
+	if (!lim.n)
+		field(out, "limits", _("none asked for"));
+	if (store_show_query(st, STORE_SHOW_DEST_TOTALS, s->id, 0, totals_cb, &tot, err) < 0)
+		goto out;
+	if (tot.n) {
+		char a[32], b[32];
+
+		fprintf(out, "destinations  %llu (%llu connections, %llu refused, %s sent, "
+			"%s received)\n", (unsigned long long)tot.n, (unsigned long long)tot.conns,
+			(unsigned long long)tot.denied, format_size(tot.up, a, sizeof(a)),
+			format_size(tot.down, b, sizeof(b)));
+		fprintf(out, "  %-40s %6s %6s %5s %9s %9s\n", "DESTINATION", "CONNS", "DENIED",
+			"ADDRS", "SENT", "RECEIVED");
+		if (store_show_query(st, STORE_SHOW_DESTS, s->id, SHOW_DESTS_MAX, dest_cb, &d,
+				     err) < 0)
+			goto out;
+		if (tot.n > d.shown.n)
+			fprintf(out, "  … and %llu more destinations (%llu connections, %llu "
+				"refused)\n", (unsigned long long)(tot.n - d.shown.n),
+				(unsigned long long)(tot.conns - d.shown.conns),
+				(unsigned long long)(tot.denied - d.shown.denied));
+	} else {
+		field(out, "destinations", "none");
+	}
+	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
+		goto out;
+	refusals_merge_unfixable(&t);
+	t.total += p.overflow_denied;       /* refusals past the per-session cap: counted only */
+	t.other += p.overflow_denied;
+	summary_print_refusals(out, &t, color, NULL);
+	if (t.total)
+		fputc('\n', out);
+	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &git, err) < 0)
+		goto out;
+	fprintf(out, _("every event: boxy show %.8s --events\n"), s->id);
+	rc = 0;
+out:
+	refusals_free(&t);
+	free(p.mode);
+	free(p.hosts);
+	free(p.cidrs);
+	free(p.seccomp);
+	return rc;
+}
+
+static void event_cb(void *ctx, int ncol, const char *const *v)
+{
+	FILE *out = ctx;
+	char *f[9];
+
+	if (ncol < 9)
+		return;
+	for (int i = 2; i < 9; i++)
+		f[i] = watch_sanitize(v[i] ? v[i] : "");
+	fprintf(out, "%+9lldms  %-5s %-8s %-9s %s", (long long)strtoll(v[1] ? v[1] : "0", NULL, 10),
+		f[2], f[3], f[4], f[5]);
+	if (*f[6])
+		fprintf(out, "  %s", f[6]);
+	if (num(v[7]) > 1)
+		fprintf(out, "  ×%s", f[7]);
+	if (*f[8])
+		fprintf(out, "  [%s]", f[8]);
+	fputc('\n', out);
+	for (int i = 2; i < 9; i++)
+		free(f[i]);
+}
+
+int show_print_events(FILE *out, struct store *st, const struct store_session *s, char **err)
+{
+	fprintf(out, "%11s  %-5s %-8s %-9s %s\n", "T_REL", "WHAT", "VERDICT", "LAYER",
+		"SUBJECT  REASON  ×COUNT  [DETAIL]");
+	return store_show_query(st, STORE_SHOW_EVENTS, s->id, 0, event_cb, out, err);
+}
