@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client.h"
 #include "cmd.h"
 #include "util.h"
 
@@ -71,7 +72,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("boxy %s (build %s)\n", PACKAGE_VERSION, BOXY_BUILD_ID);
+		/* The id the daemon compares (client.c build_id), not the configure-time one. */
+		printf("boxy %s (build %s)\n", PACKAGE_VERSION, build_id());
 		return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {

@@ -220,6 +220,7 @@ enum stmt_id {
 	ST_BUMP_RESOLUTION,
 	ST_BUMP_DECISION,
 	ST_OVERFLOW,
+	ST_PRUNE_PREVIEW,
 	ST__COUNT,
 };
 
@@ -246,6 +247,10 @@ static const char *const stmt_sql[ST__COUNT] = {
 	[ST_PRUNE] =
 		"DELETE FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1",
+	/* The same condition as ST_PRUNE: what a prune would delete. */
+	[ST_PRUNE_PREVIEW] =
+		"SELECT id FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
+		" AND ended_ms < ?1 ORDER BY ended_ms",
 	[ST_FIND] =
 		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
@@ -1321,5 +1326,32 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return db_err(st, err, "writable roots");
+	return 0;
+}
+
+/* The ids store_prune(cutoff_ms) would delete, oldest first; nothing is changed. */
+int store_prune_preview(struct store *st, int64_t cutoff_ms, char ***ids, size_t *n, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_PRUNE_PREVIEW];
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	sqlite3_bind_int64(s, 1, cutoff_ms);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		char **slot = xappend(ids, n, sizeof(**ids));
+
+		*slot = col_dup(s, 0);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE) {
+		for (size_t i = 0; i < *n; i++)
+			free((*ids)[i]);
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return db_err(st, err, "listing sessions to prune");
+	}
 	return 0;
 }
