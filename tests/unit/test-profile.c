@@ -227,13 +227,14 @@ static const struct {
 	{ "./x", NULL, "'./x': paths in a profile must be absolute, start with ~ or {workdir}" },
 	{ "~bob/x", NULL, "'~bob/x': ~user is not supported; write the path" },
 	{ "{home}/x", NULL,
-	  "unknown placeholder '{home}' in '{home}/x' (expected {workdir} or {workdir_slug})" },
+	  "unknown placeholder '{home}' in '{home}/x' (expected {workdir}, {workdir_slug} or "
+	  "{cache})" },
 	{ "/a/{workdir", NULL,
-	  "unknown placeholder '{workdir' in '/a/{workdir' (expected {workdir} or "
-	  "{workdir_slug})" },
+	  "unknown placeholder '{workdir' in '/a/{workdir' (expected {workdir}, "
+	  "{workdir_slug} or {cache})" },
 	{ "/a/{WORKDIR}", NULL,
-	  "unknown placeholder '{WORKDIR}' in '/a/{WORKDIR}' (expected {workdir} or "
-	  "{workdir_slug})" },
+	  "unknown placeholder '{WORKDIR}' in '/a/{WORKDIR}' (expected {workdir}, "
+	  "{workdir_slug} or {cache})" },
 };
 
 static void test_expand_path(void **state)
@@ -476,7 +477,7 @@ static const struct {
 	{ "an unknown placeholder",
 	  "filesystem:\n  mkdir: [\"~/x/{project}\"]\n",
 	  "t.yaml:2:11: filesystem.mkdir: unknown placeholder '{project}' in '~/x/{project}' "
-	  "(expected {workdir} or {workdir_slug})", false },
+	  "(expected {workdir}, {workdir_slug} or {cache})", false },
 	{ "a relative copy destination",
 	  "filesystem:\n  copy: [\"~/a:b\"]\n",
 	  "t.yaml:2:10: filesystem.copy: 'b': paths in a profile must be absolute, start with "
@@ -922,21 +923,32 @@ static void test_preset_offline(void **state)
 	runspec_free(&rs);
 }
 
-/* node and python: public network, a sandbox-only cache made with mkdir, its variable set. */
+/*
+ * node and python: public network, a sandbox-only cache made with mkdir, its
+ * variable set; under $XDG_CACHE_HOME when that is absolute, else ~/.cache.
+ */
 static void test_preset_caches(void **state)
 {
 	static const struct {
-		const char *preset, *cache, *var;
+		const char *preset, *cache, *var, *xdg;
 	} rows[] = {
-		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache" },
-		{ "python", HOME "/.cache/boxy/pip", "PIP_CACHE_DIR" },
+		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache", NULL },
+		{ "python", HOME "/.cache/boxy/pip", "PIP_CACHE_DIR", NULL },
+		{ "node", "/xdg/cache/boxy/npm", "npm_config_cache", "/xdg/cache" },
+		{ "python", "/xdg/cache/boxy/pip", "PIP_CACHE_DIR", "/xdg/cache" },
+		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache", "relative/cache" },
 	};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		struct runspec rs;
 		bool set = false;
 
+		if (rows[i].xdg)
+			setenv("XDG_CACHE_HOME", rows[i].xdg, 1);
+		else
+			unsetenv("XDG_CACHE_HOME");
 		load_preset(rows[i].preset, &rs);
+		unsetenv("XDG_CACHE_HOME");
 		assert_int_equal(rs.net, NET_PUBLIC);
 		assert_int_equal(rs.nhosts, 0);
 		assert_int_equal(rs.nmounts, 1);
@@ -1016,6 +1028,8 @@ static int teardown(void **state)
 
 int main(void)
 {
+	/* {cache} reads XDG_CACHE_HOME: the tests that want it set it themselves. */
+	unsetenv("XDG_CACHE_HOME");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_empty_profiles),
