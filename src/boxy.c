@@ -76,6 +76,9 @@ int main(int argc, char **argv)
 		printf("boxy %s (build %s)\n", PACKAGE_VERSION, build_id());
 		return 0;
 	}
+	/* Hidden from usage: the build runs it to make the shells' completion files. */
+	if (strcmp(argv[1], "completion") == 0)
+		return completion_main(argc - 1, argv + 1, commands, ARRAY_SIZE(commands));
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[1], commands[i]->name) == 0) {
 			/* run parses its own --help: after the command, --help is the command's. */

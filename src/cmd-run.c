@@ -754,3 +754,8 @@ out:
 	runspec_free(&rs);
 	return code;
 }
+
+const struct option *cmd_run_options(void)
+{
+	return run_options;
+}
