@@ -338,10 +338,11 @@ static int run_report_ambiguous(const char *flag)
 	if (len < 3 || strncmp(flag, "--", 2) != 0)
 		return -1;
 	for (const struct option *o = run_options; o->name; o++) {
+		char *l;
+
 		if (strncmp(o->name, flag + 2, len - 2) != 0)
 			continue;
-		char *l = xasprintf("%s%s--%s", list ? list : "", list ? ", " : "", o->name);
-
+		l = xasprintf("%s%s--%s", list ? list : "", list ? ", " : "", o->name);
 		free(list);
 		list = l;
 		n++;

@@ -1028,8 +1028,6 @@ static int teardown(void **state)
 
 int main(void)
 {
-	/* {cache} reads XDG_CACHE_HOME: the tests that want it set it themselves. */
-	unsetenv("XDG_CACHE_HOME");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_empty_profiles),
@@ -1058,5 +1056,7 @@ int main(void)
 		cmocka_unit_test(test_preset_claude),
 	};
 
+	/* {cache} reads XDG_CACHE_HOME: the tests that want it set it themselves. */
+	unsetenv("XDG_CACHE_HOME");
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
