@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client.h"
 #include "cmd.h"
 #include "util.h"
 
@@ -71,9 +72,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("boxy %s (build %s)\n", PACKAGE_VERSION, BOXY_BUILD_ID);
+		/* The id the daemon compares (client.c build_id), not the configure-time one. */
+		printf("boxy %s (build %s)\n", PACKAGE_VERSION, build_id());
 		return 0;
 	}
+	/* Hidden from usage: the build runs it to make the shells' completion files. */
+	if (strcmp(argv[1], "completion") == 0)
+		return completion_main(argc - 1, argv + 1, commands, ARRAY_SIZE(commands));
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[1], commands[i]->name) == 0) {
 			/* run parses its own --help: after the command, --help is the command's. */

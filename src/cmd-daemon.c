@@ -27,6 +27,7 @@ static void print_status(const struct daemon_info *info, bool json)
 
 		jbuf_init(&b);
 		json_obj_begin(&b);
+		json_kv_bool(&b, "running", true);
 		json_kv_str(&b, "build", info->build);
 		json_kv_uint(&b, "pid", info->pid);
 		json_kv_uint(&b, "uptime_s", up);
@@ -52,6 +53,23 @@ static void print_status(const struct daemon_info *info, bool json)
 		printf(_("store       %s/sessions.db\n"), info->state_dir);
 }
 
+/* The JSON answer when no daemon answers: running false, this client's build, why. */
+static void print_status_none(const char *why)
+{
+	struct jbuf b;
+	char *s;
+
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	json_kv_bool(&b, "running", false);
+	json_kv_str(&b, "client_build", build_id());
+	json_kv_str(&b, "error", why);
+	json_obj_end(&b);
+	s = jbuf_steal(&b);
+	puts(s);
+	free(s);
+}
+
 static int run_daemon(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : NULL;
@@ -69,6 +87,12 @@ static int run_daemon(int argc, char **argv)
 
 	if (strcmp(sub, "status") == 0) {
 		fd = client_connect(false, false, &info, &err);
+		if (fd < 0 && !info.build && json) {
+			/* No daemon is an answer a script can read, not an error; still exit 1. */
+			print_status_none(err);
+			free(err);
+			return 1;
+		}
 		if (fd < 0 && !info.build) {
 			fprintf(stderr, "boxy daemon: %s\n", err);
 			free(err);

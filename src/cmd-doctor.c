@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "doctor.h"
@@ -32,7 +33,8 @@ static int run_doctor(int argc, char **argv)
 					       argv[i]);
 	}
 	doctor_run(&r);
-	out = json ? doctor_format_json(&r) : doctor_format_text(&r);
+	out = json ? doctor_format_json(&r)
+		   : doctor_format_text_color(&r, color_wanted(STDOUT_FILENO));
 	fputs(out, stdout);
 	if (json)
 		fputc('\n', stdout);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "json.h"
 #include "profile.h"
 #include "runspec.h"
 #include "util.h"
@@ -49,6 +50,28 @@ static int ctx_init(struct profile_ctx *ctx, const char *workdir, char **own)
 	return 0;
 }
 
+/* The list as one JSON array: name, from, path (null when built in), hides_preset. */
+static void profile_print_list_json(const struct profile_info *v, size_t n)
+{
+	struct jbuf b;
+	char *s;
+
+	jbuf_init(&b);
+	json_arr_begin(&b);
+	for (size_t i = 0; i < n; i++) {
+		json_obj_begin(&b);
+		json_kv_str(&b, "name", v[i].name);
+		json_kv_str(&b, "from", profile_source_name(v[i].source));
+		json_kv_str(&b, "path", v[i].path);
+		json_kv_bool(&b, "hides_preset", v[i].hides_lower);
+		json_obj_end(&b);
+	}
+	json_arr_end(&b);
+	s = jbuf_steal(&b);
+	puts(s);
+	free(s);
+}
+
 static int profile_cmd_list(int argc, char **argv)
 {
 	struct profile_ctx ctx = { 0 };
@@ -56,12 +79,19 @@ static int profile_cmd_list(int argc, char **argv)
 	size_t n;
 	char *own, *udir;
 
-	if (argc > 1)
-		return cmd_usage_error(&cmd_profile_entry, _("list takes no arguments"));
-	(void)argv;
+	bool json = argc == 2 && strcmp(argv[1], "--json") == 0;
+
+	if (argc > 2 || (argc == 2 && !json))
+		return cmd_usage_error(&cmd_profile_entry, _("list takes no arguments but --json"));
 	if (ctx_init(&ctx, NULL, &own) < 0)
 		return EXIT_BOXY_FAILED;
 	profile_list(&ctx, &v, &n);
+	if (json) {
+		profile_print_list_json(v, n);
+		profile_info_free(v, n);
+		free(own);
+		return 0;
+	}
 	printf("%-16s %-7s %s\n", _("NAME"), _("FROM"), _("WHERE"));
 	for (size_t i = 0; i < n; i++) {
 		printf("%-16s %-7s %s%s\n", v[i].name, _(profile_source_name(v[i].source)),
@@ -265,11 +295,12 @@ static int profile_cmd_run(int argc, char **argv)
 
 const struct cmd_entry cmd_profile_entry = {
 	"profile", N_("list, show or check YAML profiles"),
-	N_("Usage: boxy profile list\n"
+	N_("Usage: boxy profile list [--json]\n"
 	   "       boxy profile show [--json] [-w DIR] NAME|PATH\n"
 	   "       boxy profile check NAME|PATH\n"
 	   "\n"
 	   "  list         every profile a NAME can reach, and where it comes from\n"
+	   "      --json   as a JSON array of {name, from, path, hides_preset}\n"
 	   "  show         the profile as a run gets it: after extends: and expansion of\n"
 	   "               ~, {workdir} and {workdir_slug}, before any flag\n"
 	   "      --json   the run-spec as JSON (environment values are not shown)\n"

@@ -333,6 +333,37 @@ static char *unknown_flag_text(const char *arg, int optopt_)
 }
 
 /*
+ * getopt_long reports an abbreviation matching several long options as
+ * unknown; say it is ambiguous, and what it could mean. -1 when it is not.
+ */
+static int run_report_ambiguous(const char *flag)
+{
+	size_t len = strlen(flag), n = 0;
+	char *list = NULL;
+	int r;
+
+	if (len < 3 || strncmp(flag, "--", 2) != 0)
+		return -1;
+	for (const struct option *o = run_options; o->name; o++) {
+		char *l;
+
+		if (strncmp(o->name, flag + 2, len - 2) != 0)
+			continue;
+		l = xasprintf("%s%s--%s", list ? list : "", list ? ", " : "", o->name);
+		free(list);
+		list = l;
+		n++;
+	}
+	if (n < 2) {
+		free(list);
+		return -1;
+	}
+	r = cmd_usage_error(&cmd_run_entry, _("ambiguous flag '%s': %s"), flag, list);
+	free(list);
+	return r;
+}
+
+/*
  * Parse argv into flags (a run-spec of the flags alone, argv included).
  * Returns 0, or the exit code of a usage error already reported.
  */
@@ -361,7 +392,9 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
 				return cmd_usage_error(&cmd_run_entry, _("%s takes no value"),
 						       option_name(optopt));
 			flag = unknown_flag_text(argv[optind - 1], optopt);
-			r = cmd_usage_error(&cmd_run_entry, _("unknown flag '%s'"), flag);
+			r = run_report_ambiguous(flag);
+			if (r < 0)
+				r = cmd_usage_error(&cmd_run_entry, _("unknown flag '%s'"), flag);
 			free(flag);
 			return r;
 		}
@@ -530,6 +563,30 @@ static int run_local_terminal(const struct runspec *rs, struct sandbox_ctx *sctx
 	return code;
 }
 
+/*
+ * A work directory that is or contains the home directory is a usage error
+ * (exit 2), said before any daemon is asked; the daemon refuses it anyway
+ * (sandbox.c sandbox_refuse_wide), this only gives the right status.
+ */
+static int run_refuse_home_workdir(const char *workdir, const char *home)
+{
+	char *w = realpath(workdir, NULL), *h = realpath(home, NULL);
+	size_t wl = w ? strlen(w) : 0;
+	int code = 0;
+
+	if (!h)
+		h = xstrdup(home);      /* a home that does not exist yet: as written */
+	if (w && (strcmp(w, "/") == 0 ||
+		       (strncmp(h, w, wl) == 0 && (h[wl] == '\0' || h[wl] == '/'))))
+		code = cmd_usage_error(&cmd_run_entry, _("refusing to expose %s read-write as the "
+							 "work directory: it is or contains your home "
+							 "directory; run from a project directory or "
+							 "pass -w one"), workdir);
+	free(w);
+	free(h);
+	return code;
+}
+
 /* What this build cannot do yet: one line, exit 125, never an approximation. */
 static int run_refuse_unbuilt(const struct runspec *rs)
 {
@@ -648,6 +705,9 @@ static int cmd_run(int argc, char **argv)
 		code = EXIT_BOXY_FAILED;
 		goto out;
 	}
+	code = run_refuse_home_workdir(workdir, home);
+	if (code)
+		goto out;
 
 	/* The profile below, the flags on top. */
 	profile_name = flags.profile ? flags.profile : DEFAULT_PROFILE;
@@ -743,4 +803,9 @@ out:
 	runspec_free(&flags);
 	runspec_free(&rs);
 	return code;
+}
+
+const struct option *cmd_run_options(void)
+{
+	return run_options;
 }

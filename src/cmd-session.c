@@ -301,9 +301,33 @@ static int run_show(int argc, char **argv)
 
 /* ---- prune ------------------------------------------------------------------ */
 
+/* prune --dry-run: the ids a prune would delete, one a line, then the count; closes st. */
+static int prune_print_preview(struct store *st, int64_t cutoff_ms)
+{
+	char **ids, *err = NULL;
+	size_t n;
+
+	if (store_prune_preview(st, cutoff_ms, &ids, &n, &err) < 0) {
+		fprintf(stderr, "boxy prune: %s\n", err);
+		free(err);
+		store_close(st);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		printf("%s\n", ids[i]);
+		free(ids[i]);
+	}
+	free(ids);
+	store_close(st);
+	/* The summary on stderr: stdout stays a list of ids a script can read. */
+	fprintf(stderr, _("%zu session(s) would be pruned\n"), n);
+	return 0;
+}
+
 static int run_prune(int argc, char **argv)
 {
 	uint64_t older = 30ULL * 24 * 3600 * 1000;
+	bool dry_run = false;
 	struct store *st;
 	char *err = NULL;
 	int n = 0;
@@ -316,11 +340,15 @@ static int run_prune(int argc, char **argv)
 				free(err);
 				return rc;
 			}
+		} else if (strcmp(argv[i], "--dry-run") == 0 || strcmp(argv[i], "-n") == 0) {
+			dry_run = true;
 		} else {
 			return cmd_usage_error(&cmd_prune_entry, "unexpected argument '%s'", argv[i]);
 		}
 	}
 	st = open_store(&err);
+	if (st && dry_run)
+		return prune_print_preview(st, (int64_t)(now_real_ms() - older));
 	if (!st || store_prune(st, (int64_t)(now_real_ms() - older), &n, &err) < 0) {
 		fprintf(stderr, "boxy prune: %s\n", err);
 		free(err);
@@ -612,8 +640,9 @@ const struct cmd_entry cmd_stop_entry = {
 };
 const struct cmd_entry cmd_prune_entry = {
 	"prune", N_("delete sessions older than a duration from the store"),
-	N_("Usage: boxy prune [--older-than DURATION]\n"
+	N_("Usage: boxy prune [--older-than DURATION] [-n|--dry-run]\n"
 	   "Delete ended sessions older than DURATION (default 30d) and their records.\n"
-	   "Running sessions are never pruned.\n"),
+	   "Running sessions are never pruned.\n"
+	   "  -n, --dry-run  print the ids that would be pruned (one a line), delete nothing\n"),
 	run_prune,
 };

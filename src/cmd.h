@@ -6,6 +6,7 @@
 #define BOXY_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct cmd_entry {
 	const char *name;
@@ -17,6 +18,12 @@ struct cmd_entry {
 extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry,
 	cmd_watch_entry, cmd_ps_entry, cmd_show_entry, cmd_attach_entry, cmd_stop_entry,
 	cmd_top_entry, cmd_daemon_entry, cmd_prune_entry, cmd_logs_entry, cmd_wait_entry;
+
+struct option;
+/* run's long-option table, for the completion generator (cmd-run.c). */
+const struct option *cmd_run_options(void);
+/* `boxy completion SHELL` over the subcommand table (cmd-completion.c). */
+int completion_main(int argc, char **argv, const struct cmd_entry *const *cmds, size_t n);
 
 struct store;
 /* A session id prefix: 1..16 lower-case hex digits (cmd-session.c). */

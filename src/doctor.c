@@ -104,9 +104,8 @@ void doctor_check_landlock(struct doctor_check *c)
 		check_set(c, "landlock", DOCTOR_FAIL, xstrdup(_("not available")));
 	} else if (info.abi < LL_ABI_WANTED) {
 		check_set(c, "landlock", DOCTOR_WARN,
-			  xasprintf(_("ABI %d (ABI %d for the unix-socket restriction: sockets "
-				      "under --ro paths are masked at start instead)"),
-				    info.abi, LL_ABI_WANTED));
+			  xasprintf(_("ABI %d (ABI %d wanted: see below)"), info.abi,
+				    LL_ABI_WANTED));
 	} else {
 		check_set(c, "landlock", DOCTOR_OK, xasprintf(_("ABI %d"), info.abi));
 	}
@@ -673,8 +672,55 @@ char doctor_status_mark(enum doctor_status s)
 	return 'x';
 }
 
+/* Display columns of a UTF-8 string: every byte but continuation bytes. */
+static size_t doctor_columns(const char *s, size_t n)
+{
+	size_t cols = 0;
+
+	for (size_t i = 0; i < n; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+/*
+ * text at column col, wrapped at DOCTOR_WIDTH on spaces; continuation lines
+ * start at column indent. A word wider than the line stays whole.
+ */
+static void doctor_put_wrapped(FILE *f, const char *text, size_t col, size_t indent)
+{
+	const char *p = text;
+	bool first = true;
+
+	while (*p) {
+		size_t wl = strcspn(p, " "), cols = doctor_columns(p, wl);
+
+		if (!first && col + 1 + cols > DOCTOR_WIDTH) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, wl, f);
+		col += cols;
+		first = false;
+		p += wl;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
 char *doctor_format_text(const struct doctor_report *r)
 {
+	return doctor_format_text_color(r, false);
+}
+
+char *doctor_format_text_color(const struct doctor_report *r, bool color)
+{
+	static const char *const mark_color[] = {
+		[DOCTOR_OK] = "\x1b[32m", [DOCTOR_WARN] = "\x1b[33m", [DOCTOR_FAIL] = "\x1b[31m",
+	};
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
@@ -683,12 +729,21 @@ char *doctor_format_text(const struct doctor_report *r)
 		fatal("out of memory");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct doctor_check *c = &r->checks[i];
+		const char *word = doctor_status_word(c->status);
+		size_t col;
 
 		/* " + kernel    ok  6.18.44": mark, name in 10 columns, status, detail. */
-		fprintf(f, " %c %-10s%s  %s\n", doctor_status_mark(c->status), c->name,
-			doctor_status_word(c->status), c->detail);
-		for (char **n = c->notes; n && *n; n++)
-			fprintf(f, "%16s%s\n", "", *n);
+		if (color)
+			fprintf(f, " %s%c\x1b[0m %-10s%s  ", mark_color[c->status],
+				doctor_status_mark(c->status), c->name, word);
+		else
+			fprintf(f, " %c %-10s%s  ", doctor_status_mark(c->status), c->name, word);
+		col = 3 + (strlen(c->name) > 10 ? strlen(c->name) : 10) + strlen(word) + 2;
+		doctor_put_wrapped(f, c->detail ? c->detail : "", col, DOCTOR_NOTE_COL + 2);
+		for (char **n = c->notes; n && *n; n++) {
+			fprintf(f, "%*s", DOCTOR_NOTE_COL, "");
+			doctor_put_wrapped(f, *n, DOCTOR_NOTE_COL, DOCTOR_NOTE_COL + 2);
+		}
 	}
 	if (fclose(f) != 0)
 		fatal("out of memory");

@@ -56,8 +56,16 @@ bool doctor_can_run(const struct doctor_report *r);
 const char *doctor_status_word(enum doctor_status s);
 char doctor_status_mark(enum doctor_status s);
 
-/* The report as the specification's lines, or as a JSON array. malloc'd. */
+/* The text report's lines wrap at this many columns; notes start at column 16. */
+#define DOCTOR_WIDTH    80
+#define DOCTOR_NOTE_COL 16
+
+/*
+ * The report as the specification's lines (wrapped at DOCTOR_WIDTH; with
+ * color, the marks coloured for a terminal), or as a JSON array. malloc'd.
+ */
 char *doctor_format_text(const struct doctor_report *r);
+char *doctor_format_text_color(const struct doctor_report *r, bool color);
 char *doctor_format_json(const struct doctor_report *r);
 
 #endif

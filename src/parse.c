@@ -158,7 +158,7 @@ static const struct size_unit size_units[] = {
 	{ "t", 1ULL << 40 }, { "tb", 1ULL << 40 }, { "tib", 1ULL << 40 },
 };
 
-#define SIZE_EXPECTED "a number followed by B, K, KiB, M, MiB, G, GiB, T or TiB"
+#define SIZE_EXPECTED N_("a number followed by B, K, KiB, M, MiB, G, GiB, T or TiB")
 
 int parse_size(const char *s, uint64_t *out, char **err)
 {
@@ -168,29 +168,31 @@ int parse_size(const char *s, uint64_t *out, char **err)
 	uint64_t v;
 
 	if (*s == '-')
-		return fail(err, "size", s, " is negative; expected %s", SIZE_EXPECTED);
+		return fail(err, _("size"), s, _(" is negative; expected %s"), _(SIZE_EXPECTED));
 	switch (decimal_read(&p, &d)) {
 	case DECIMAL_OK:
 		break;
 	case DECIMAL_OVERFLOW:
-		return fail(err, "size", s, " is too large");
+		return fail(err, _("size"), s, _(" is too large"));
 	case DECIMAL_PRECISION:
-		return fail(err, "size", s, " has too many decimal places (at most %d)",
+		return fail(err, _("size"), s, _(" has too many decimal places (at most %d)"),
 			    DECIMAL_MAX_FRAC);
 	default:
-		return fail(err, "size", s, ": expected %s (\"2GiB\", \"512M\")", SIZE_EXPECTED);
+		return fail(err, _("size"), s, _(": expected %s (\"2GiB\", \"512M\")"),
+			    _(SIZE_EXPECTED));
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(size_units); i++)
 		if (unit_is(p, size_units[i].name))
 			unit = &size_units[i];
 	if (!unit)
-		return fail(err, "size", s, ": unknown unit; expected %s", SIZE_EXPECTED);
+		return fail(err, _("size"), s, _(": unknown unit; expected %s"), _(SIZE_EXPECTED));
 	if (unit->mult == 1 && d.frac != 0)
-		return fail(err, "size", s, " is a fraction of a byte; give a unit (\"1.5G\")");
+		return fail(err, _("size"), s,
+			    _(" is a fraction of a byte; give a unit (\"1.5G\")"));
 	if (decimal_times(&d, unit->mult, &v) < 0)
-		return fail(err, "size", s, " is too large");
+		return fail(err, _("size"), s, _(" is too large"));
 	if (v == 0)
-		return fail(err, "size", s, " must be greater than zero");
+		return fail(err, _("size"), s, _(" must be greater than zero"));
 	*out = v;
 	return 0;
 }
@@ -206,7 +208,7 @@ static const struct duration_unit duration_units[] = {
 	{ "d", 24ULL * 3600 * 1000 },
 };
 
-#define DURATION_EXPECTED "a number with ms, s, m, h or d (\"10m\", \"90s\", \"1h30m\")"
+#define DURATION_EXPECTED N_("a number with ms, s, m, h or d (\"10m\", \"90s\", \"1h30m\")")
 
 int parse_duration(const char *s, uint64_t *out_ms, char **err)
 {
@@ -214,7 +216,8 @@ int parse_duration(const char *s, uint64_t *out_ms, char **err)
 	uint64_t total = 0, last_unit = UINT64_MAX;
 
 	if (*s == '-')
-		return fail(err, "duration", s, " is negative; expected %s", DURATION_EXPECTED);
+		return fail(err, _("duration"), s, _(" is negative; expected %s"),
+			    _(DURATION_EXPECTED));
 	do {
 		const struct duration_unit *unit = NULL;
 		struct decimal d;
@@ -225,11 +228,12 @@ int parse_duration(const char *s, uint64_t *out_ms, char **err)
 		case DECIMAL_OK:
 			break;
 		case DECIMAL_OVERFLOW:
-			return fail(err, "duration", s, " is too long");
+			return fail(err, _("duration"), s, _(" is too long"));
 		case DECIMAL_PRECISION:
-			return fail(err, "duration", s, " has too many decimal places");
+			return fail(err, _("duration"), s, _(" has too many decimal places"));
 		default:
-			return fail(err, "duration", s, ": expected %s", DURATION_EXPECTED);
+			return fail(err, _("duration"), s, _(": expected %s"),
+				    _(DURATION_EXPECTED));
 		}
 		while (isalpha((unsigned char)p[ulen]))
 			ulen++;
@@ -242,20 +246,22 @@ int parse_duration(const char *s, uint64_t *out_ms, char **err)
 				    strncmp(p, duration_units[i].name, ulen) == 0)
 					unit = &duration_units[i];
 			if (!unit)
-				return fail(err, "duration", s, ": missing or unknown unit; expected %s",
-					    DURATION_EXPECTED);
+				return fail(err, _("duration"), s,
+					    _(": missing or unknown unit; expected %s"),
+					    _(DURATION_EXPECTED));
 		}
 		if (unit->ms >= last_unit)
-			return fail(err, "duration", s, ": units must go from largest to smallest, "
-				    "each once (\"1h30m\")");
+			return fail(err, _("duration"), s,
+				    _(": units must go from largest to smallest, "
+				    "each once (\"1h30m\")"));
 		last_unit = unit->ms;
 		p += ulen;
 		if (decimal_times(&d, unit->ms, &part) < 0 ||
 		    __builtin_add_overflow(total, part, &total))
-			return fail(err, "duration", s, " is too long");
+			return fail(err, _("duration"), s, _(" is too long"));
 	} while (*p != '\0');
 	if (total == 0)
-		return fail(err, "duration", s, " must be at least 1ms");
+		return fail(err, _("duration"), s, _(" must be at least 1ms"));
 	*out_ms = total;
 	return 0;
 }
@@ -285,7 +291,7 @@ int parse_count(const char *s, uint64_t *out, char **err)
 	uint64_t v;
 
 	if (read_uint(s, COUNT_MAX, &v) < 0 || v == 0)
-		return fail(err, "count", s, ": expected a whole number from 1 to %llu",
+		return fail(err, _("count"), s, _(": expected a whole number from 1 to %llu"),
 			    (unsigned long long)COUNT_MAX);
 	*out = v;
 	return 0;
@@ -300,13 +306,13 @@ int parse_cpus(const char *s, uint32_t *out_milli, char **err)
 	uint64_t v;
 
 	if (decimal_read(&p, &d) != DECIMAL_OK || *p != '\0')
-		return fail(err, "cpus", s, ": expected a number of CPUs (\"2\", \"0.5\")");
+		return fail(err, _("cpus"), s, _(": expected a number of CPUs (\"2\", \"0.5\")"));
 	if (d.scale > 1000)
-		return fail(err, "cpus", s, ": at most three decimal places");
+		return fail(err, _("cpus"), s, _(": at most three decimal places"));
 	if (decimal_times(&d, 1000, &v) < 0 || v > CPUS_MAX_MILLI)
-		return fail(err, "cpus", s, ": at most %u", CPUS_MAX_MILLI / 1000);
+		return fail(err, _("cpus"), s, _(": at most %u"), CPUS_MAX_MILLI / 1000);
 	if (v == 0)
-		return fail(err, "cpus", s, " must be greater than zero");
+		return fail(err, _("cpus"), s, _(" must be greater than zero"));
 	*out_milli = (uint32_t)v;
 	return 0;
 }
@@ -316,7 +322,7 @@ int parse_port(const char *s, uint16_t *out, char **err)
 	uint64_t v;
 
 	if (read_uint(s, 65535, &v) < 0 || v == 0)
-		return fail(err, "port", s, ": expected a number from 1 to 65535");
+		return fail(err, _("port"), s, _(": expected a number from 1 to 65535"));
 	*out = (uint16_t)v;
 	return 0;
 }
@@ -331,7 +337,7 @@ int parse_net_mode(const char *s, enum net_mode *out, char **err)
 			return 0;
 		}
 	}
-	return fail(err, "network mode", s, ": expected public, allowlist or none");
+	return fail(err, _("network mode"), s, _(": expected public, allowlist or none"));
 }
 
 int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
@@ -341,13 +347,13 @@ int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
 	else if (strcmp(s, "compat") == 0)
 		*out = SECCOMP_COMPAT;
 	else
-		return fail(err, "seccomp mode", s, ": expected strict or compat");
+		return fail(err, _("seccomp mode"), s, _(": expected strict or compat"));
 	return 0;
 }
 
 #define HOST_MAX 253
 #define LABEL_MAX 63
-#define IP_NOT_HOST " is an IP address, not a hostname; use --allow-cidr for addresses"
+#define IP_NOT_HOST N_(" is an IP address, not a hostname; use --allow-cidr for addresses")
 
 /* True when name (lower-case, no trailing dot) looks like an address: last label numeric. */
 static bool host_looks_numeric(const char *name)
@@ -376,17 +382,20 @@ static int host_check_labels(const char *whole, const char *name, char **err)
 		size_t len = end ? (size_t)(end - label) : strlen(label);
 
 		if (len == 0)
-			return fail(err, "host", whole, " has an empty label (\"..\" or a leading "
-				    "'.')");
+			return fail(err, _("host"), whole,
+				    _(" has an empty label (\"..\" or a leading "
+				    "'.')"));
 		if (len > LABEL_MAX)
-			return fail(err, "host", whole, " has a label longer than %d characters",
+			return fail(err, _("host"), whole,
+				    _(" has a label longer than %d characters"),
 				    LABEL_MAX);
 		for (size_t i = 0; i < len; i++) {
 			unsigned char c = (unsigned char)label[i];
 
 			if (c == '*')
-				return fail(err, "host", whole, ": '*' is only allowed as the whole "
-					    "first label (\"*.example.com\")");
+				return fail(err, _("host"), whole,
+					    _(": '*' is only allowed as the whole "
+					    "first label (\"*.example.com\")"));
 			if (!(islower(c) || isdigit(c) || c == '-')) {
 				char shown[8];
 
@@ -394,12 +403,14 @@ static int host_check_labels(const char *whole, const char *name, char **err)
 					snprintf(shown, sizeof(shown), "'%c'", c);
 				else
 					snprintf(shown, sizeof(shown), "\\x%02x", c);
-				return fail(err, "host", whole, ": %s is not allowed in a hostname "
-					    "(letters, digits, '-' and '.')", shown);
+				return fail(err, _("host"), whole,
+					    _(": %s is not allowed in a hostname "
+					    "(letters, digits, '-' and '.')"), shown);
 			}
 		}
 		if (label[0] == '-' || label[len - 1] == '-')
-			return fail(err, "host", whole, ": a label cannot start or end with '-'");
+			return fail(err, _("host"), whole,
+				    _(": a label cannot start or end with '-'"));
 		if (!end)
 			return 0;
 		label = end + 1;
@@ -418,17 +429,18 @@ static int host_parse_ports(const char *whole, const char *list, struct host_spe
 		uint64_t v;
 
 		if (len == 0)
-			return fail(err, "host", whole, " has an empty port; expected "
-				    "HOST:PORT[,PORT...]");
+			return fail(err, _("host"), whole, _(" has an empty port; expected "
+				    "HOST:PORT[,PORT...]"));
 		if (len >= sizeof(buf))
-			return fail(err, "host", whole, ": port out of range (1-65535)");
+			return fail(err, _("host"), whole, _(": port out of range (1-65535)"));
 		memcpy(buf, p, len);
 		buf[len] = '\0';
 		if (read_uint(buf, 65535, &v) < 0 || v == 0)
-			return fail(err, "host", whole, ": ports must be numbers from 1 to 65535");
+			return fail(err, _("host"), whole,
+				    _(": ports must be numbers from 1 to 65535"));
 		for (size_t i = 0; i < h->nports; i++)
 			if (h->ports[i] == v)
-				return fail(err, "host", whole, " lists port %s twice", buf);
+				return fail(err, _("host"), whole, _(" lists port %s twice"), buf);
 		*(uint16_t *)xappend(&h->ports, &h->nports, sizeof(uint16_t)) = (uint16_t)v;
 		if (!comma)
 			return 0;
@@ -445,7 +457,7 @@ int parse_host_spec(const char *s, struct host_spec *out, char **err)
 	size_t len;
 
 	if (*s == '\0')
-		return fail(err, "host", s, " is empty; expected HOST[:PORT[,PORT...]]");
+		return fail(err, _("host"), s, _(" is empty; expected HOST[:PORT[,PORT...]]"));
 	if (s[0] == '[' || (colon && strchr(colon + 1, ':'))) {
 		/* two colons can only be an IPv6 literal, bracketed or not */
 		char *bare = xstrdup(s + (s[0] == '['));
@@ -457,8 +469,8 @@ int parse_host_spec(const char *s, struct host_spec *out, char **err)
 		is_v6 = inet_pton(AF_INET6, bare, &a6) == 1;
 		free(bare);
 		if (is_v6 || s[0] == '[')
-			return fail(err, "host", s, IP_NOT_HOST);
-		return fail(err, "host", s, ": expected HOST[:PORT[,PORT...]]");
+			return fail(err, _("host"), s, _(IP_NOT_HOST));
+		return fail(err, _("host"), s, _(": expected HOST[:PORT[,PORT...]]"));
 	}
 	len = colon ? (size_t)(colon - s) : strlen(s);
 	name = xstrndup(s, len);
@@ -468,15 +480,15 @@ int parse_host_spec(const char *s, struct host_spec *out, char **err)
 		name[--len] = '\0';
 	if (len == 0) {
 		free(name);
-		return fail(err, "host", s, " has no name; expected HOST[:PORT[,PORT...]]");
+		return fail(err, _("host"), s, _(" has no name; expected HOST[:PORT[,PORT...]]"));
 	}
 	if (len > HOST_MAX) {
 		free(name);
-		return fail(err, "host", s, " is longer than %d characters", HOST_MAX);
+		return fail(err, _("host"), s, _(" is longer than %d characters"), HOST_MAX);
 	}
 	if (host_looks_numeric(name)) {
 		free(name);
-		return fail(err, "host", s, IP_NOT_HOST);
+		return fail(err, _("host"), s, _(IP_NOT_HOST));
 	}
 	if (host_check_labels(s, strncmp(name, "*.", 2) == 0 ? name + 2 : name, err) < 0) {
 		free(name);
@@ -510,20 +522,22 @@ int parse_cidr(const char *s, struct cidr *out, char **err)
 	}
 	if (inet_pton(c.family, addr, c.addr) != 1) {
 		free(addr);
-		return fail(err, "address range", s, ": expected an IPv4 or IPv6 prefix "
-			    "(\"10.0.0.0/8\", \"fd00::/8\")");
+		return fail(err, _("address range"), s, _(": expected an IPv4 or IPv6 prefix "
+			    "(\"10.0.0.0/8\", \"fd00::/8\")"));
 	}
 	free(addr);
 	if (slash) {
 		if (read_uint(slash + 1, bits, &prefix) < 0)
-			return fail(err, "address range", s, ": prefix length must be a number "
-				    "from 1 to %u", bits);
+			return fail(err, _("address range"), s,
+				    _(": prefix length must be a number "
+				    "from 1 to %u"), bits);
 	} else {
 		prefix = bits;
 	}
 	if (prefix == 0)
-		return fail(err, "address range", s, " would lift the private-address denylist "
-			    "for every address; name the ranges you need");
+		return fail(err, _("address range"), s,
+			    _(" would lift the private-address denylist "
+			    "for every address; name the ranges you need"));
 	memcpy(masked, c.addr, sizeof(masked));
 	for (unsigned i = 0; i < bits / 8; i++) {
 		unsigned first = i * 8;         /* prefix bits that fall in byte i: keep them */
@@ -535,7 +549,8 @@ int parse_cidr(const char *s, struct cidr *out, char **err)
 		char text[INET6_ADDRSTRLEN];
 
 		inet_ntop(c.family, masked, text, sizeof(text));
-		return fail(err, "address range", s, " has host bits set; did you mean %s/%u?", text,
+		return fail(err, _("address range"), s,
+			    _(" has host bits set; did you mean %s/%u?"), text,
 			    (unsigned)prefix);
 	}
 	c.prefix = (uint8_t)prefix;
@@ -561,8 +576,8 @@ bad:
 	{
 		char *name = xstrndup(s, len);
 
-		fail(err, "environment variable name", name, ": expected a letter or '_' "
-		     "followed by letters, digits or '_'");
+		fail(err, _("environment variable name"), name, _(": expected a letter or '_' "
+		     "followed by letters, digits or '_'"));
 		free(name);
 		return -1;
 	}
@@ -576,12 +591,13 @@ int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out,
 	if (kind != MOUNT_COPY && kind != MOUNT_COPY_RO)
 		fatal("parse_copy_spec: kind %d is not a copy", (int)kind);
 	if (slen == 0)
-		return fail(err, "copy", s, " has no source file; expected SRC[:DST]");
+		return fail(err, _("copy"), s, _(" has no source file; expected SRC[:DST]"));
 	if (colon && colon[1] == '\0')
-		return fail(err, "copy", s, " has an empty destination; expected SRC[:DST]");
+		return fail(err, _("copy"), s, _(" has an empty destination; expected SRC[:DST]"));
 	if (colon && colon[1] != '/')
-		return fail(err, "copy", s, ": the destination must be an absolute path inside "
-			    "the sandbox");
+		return fail(err, _("copy"), s,
+			    _(": the destination must be an absolute path inside "
+			    "the sandbox"));
 	out->kind = kind;
 	out->src = xstrndup(s, slen);
 	out->dst = colon ? xstrdup(colon + 1) : NULL;

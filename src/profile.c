@@ -219,6 +219,25 @@ static void add_home(struct sbuf *b, const char *home)
 }
 
 /*
+ * {cache}: $XDG_CACHE_HOME when it is absolute, else the home's .cache (the
+ * XDG base directory rule). False when neither is known.
+ */
+static bool profile_add_cache_dir(struct sbuf *b, const struct profile_ctx *ctx)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME");
+
+	if (xdg && xdg[0] == '/') {
+		sbuf_adds(b, xdg);
+		return true;
+	}
+	if (!ctx->home || ctx->home[0] != '/')
+		return false;
+	add_home(b, ctx->home);
+	sbuf_adds(b, "/.cache");
+	return true;
+}
+
+/*
  * The one expander behind both entry points. strict (paths): ~user and
  * unknown {…} are errors and the result must be absolute. Not strict (env
  * values): what cannot be expanded is kept as written.
@@ -248,6 +267,12 @@ static int expand(const char *in, const struct profile_ctx *ctx, bool strict,
 			bool is_workdir = n == strlen("{workdir}") && strncmp(p, "{workdir}", n) == 0;
 			bool is_slug = n == strlen("{workdir_slug}") &&
 				       strncmp(p, "{workdir_slug}", n) == 0;
+			bool is_cache = n == strlen("{cache}") && strncmp(p, "{cache}", n) == 0;
+
+			if (is_cache && profile_add_cache_dir(&b, ctx)) {
+				p += n;
+				continue;
+			}
 
 			if ((is_workdir || is_slug) && ctx->workdir) {
 				char *slug = is_slug ? profile_workdir_slug(ctx->workdir) : NULL;
@@ -265,7 +290,7 @@ static int expand(const char *in, const struct profile_ctx *ctx, bool strict,
 							    "is known"), (int)n, p);
 				else
 					rc = set_err(err, _("unknown placeholder '%.*s' in '%s' "
-							    "(expected {workdir} or {workdir_slug})"),
+							    "(expected {workdir}, {workdir_slug} or {cache})"),
 						     (int)(n > 40 ? 40 : n), p, in);
 				free(b.p);
 				return rc;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "client.h"
 #include "daemon-log.h"
 #include "protected.h"
@@ -518,8 +519,21 @@ static void note_socket(struct server *srv)
  */
 static int listen_socket(struct server *srv, char **err)
 {
-	int fd = bind_listen(srv->sock_path, err);
+	char *why = NULL;
+	int fd = activation_take_listener(srv->sock_path, &why);
 
+	if (why) {
+		dlog_msg("%s", why);
+		free(why);
+	}
+	if (fd >= 0) {
+		/* systemd's socket (activation.c): its file is systemd's, never unlinked by us. */
+		dlog_msg("listening on the socket systemd passed (%s)", srv->sock_path);
+		srv->listen_fd = fd;
+		note_socket(srv);
+		return 0;
+	}
+	fd = bind_listen(srv->sock_path, err);
 	if (fd < 0) {
 		if (errno != EADDRINUSE)
 			return -1;
@@ -750,7 +764,8 @@ int server_main(void)
 		free(err);
 		if (srv->listen_fd >= 0) {
 			close(srv->listen_fd);
-			unlink(srv->sock_path);
+			if (!activation_inherited())
+				unlink(srv->sock_path);
 		}
 		free(srv->sock_path);
 		free(srv->abstract);
@@ -853,7 +868,7 @@ int server_main(void)
 	{
 		struct stat st;
 
-		if (lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
+		if (!activation_inherited() && lstat(srv->sock_path, &st) == 0 && srv->sock_known &&
 		    st.st_dev == srv->sock_dev && st.st_ino == srv->sock_ino)
 			unlink(srv->sock_path);
 	}

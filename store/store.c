@@ -221,6 +221,7 @@ enum stmt_id {
 	ST_BUMP_RESOLUTION,
 	ST_BUMP_DECISION,
 	ST_OVERFLOW,
+	ST_PRUNE_PREVIEW,
 	ST__COUNT,
 };
 
@@ -247,6 +248,10 @@ static const char *const stmt_sql[ST__COUNT] = {
 	[ST_PRUNE] =
 		"DELETE FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1",
+	/* The same condition as ST_PRUNE: what a prune would delete. */
+	[ST_PRUNE_PREVIEW] =
+		"SELECT id FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
+		" AND ended_ms < ?1 ORDER BY ended_ms",
 	[ST_FIND] =
 		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
@@ -1347,4 +1352,31 @@ int store_rows_json(struct store *st, struct jbuf *b, const char *key, const cha
 		    const char *id, char **err)
 {
 	return rows_json(st, b, key, sql, id, err);
+}
+
+/* The ids store_prune(cutoff_ms) would delete, oldest first; nothing is changed. */
+int store_prune_preview(struct store *st, int64_t cutoff_ms, char ***ids, size_t *n, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_PRUNE_PREVIEW];
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	sqlite3_bind_int64(s, 1, cutoff_ms);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		char **slot = xappend(ids, n, sizeof(**ids));
+
+		*slot = col_dup(s, 0);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE) {
+		for (size_t i = 0; i < *n; i++)
+			free((*ids)[i]);
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return db_err(st, err, "listing sessions to prune");
+	}
+	return 0;
 }

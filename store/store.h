@@ -129,6 +129,8 @@ int store_add_event(struct store *st, const struct event *ev, char **err);
 
 /* Delete ended sessions (and their rows) that ended before cutoff_ms. */
 int store_prune(struct store *st, int64_t cutoff_ms, int *count, char **err);
+/* The ids store_prune would delete (malloc'd array of malloc'd strings), nothing deleted. */
+int store_prune_preview(struct store *st, int64_t cutoff_ms, char ***ids, size_t *n, char **err);
 
 struct store_sessions {
 	struct store_session *v;

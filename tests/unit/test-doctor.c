@@ -170,6 +170,56 @@ static void test_apparmor_fake_proc(void **state)
 	}
 }
 
+/* Long details and notes wrap at 80 columns under their column; colour only on the mark. */
+static void test_text_wrap_and_color(void **state)
+{
+	struct doctor_report r;
+	char *got;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.checks[0].name = "landlock";
+	r.checks[0].status = DOCTOR_WARN;
+	r.checks[0].detail = xstrdup("ABI 7 (ABI 9 wanted: see below)");
+	strv_push(&r.checks[0].notes, "connect() to unix sockets under a --ro path is not "
+		  "restricted (needs ABI 9); replaced by masking the sockets present there when "
+		  "the run starts");
+	strv_push(&r.checks[0].notes, "a-word-wider-than-the-line-" "0123456789012345678901234"
+		  "567890123456789012345678901234567890 stays whole");
+	r.n = 1;
+	got = doctor_format_text(&r);
+	assert_string_equal(got,
+		" ! landlock  warn  ABI 7 (ABI 9 wanted: see below)\n"
+		"                connect() to unix sockets under a --ro path is not restricted\n"
+		"                  (needs ABI 9); replaced by masking the sockets present there\n"
+		"                  when the run starts\n"
+		"                a-word-wider-than-the-line-0123456789012345678901234567890123456789"
+		"012345678901234567890\n"
+		"                  stays whole\n");
+	free(got);
+	got = doctor_format_text_color(&r, true);
+	{
+		const char *want = " \x1b[33m!\x1b[0m landlock  warn  ABI 7 (ABI 9 wanted";
+
+		assert_true(strncmp(got, want, strlen(want)) == 0);
+	}
+	free(got);
+	doctor_report_free(&r);
+
+	/* This host's real report: no line past 80 columns. */
+	doctor_run(&r);
+	got = doctor_format_text(&r);
+	for (char *line = got, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		assert_non_null(nl);
+		if (nl - line > 80)
+			print_error("too wide: %.*s\n", (int)(nl - line), line);
+		assert_true(nl - line <= 80);
+	}
+	free(got);
+	doctor_report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_json_format),
 		cmocka_unit_test(test_real_run_is_well_formed),
 		cmocka_unit_test(test_apparmor_fake_proc),
+		cmocka_unit_test(test_text_wrap_and_color),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -229,13 +229,14 @@ static const struct {
 	{ "./x", NULL, "'./x': paths in a profile must be absolute, start with ~ or {workdir}" },
 	{ "~bob/x", NULL, "'~bob/x': ~user is not supported; write the path" },
 	{ "{home}/x", NULL,
-	  "unknown placeholder '{home}' in '{home}/x' (expected {workdir} or {workdir_slug})" },
+	  "unknown placeholder '{home}' in '{home}/x' (expected {workdir}, {workdir_slug} or "
+	  "{cache})" },
 	{ "/a/{workdir", NULL,
-	  "unknown placeholder '{workdir' in '/a/{workdir' (expected {workdir} or "
-	  "{workdir_slug})" },
+	  "unknown placeholder '{workdir' in '/a/{workdir' (expected {workdir}, "
+	  "{workdir_slug} or {cache})" },
 	{ "/a/{WORKDIR}", NULL,
-	  "unknown placeholder '{WORKDIR}' in '/a/{WORKDIR}' (expected {workdir} or "
-	  "{workdir_slug})" },
+	  "unknown placeholder '{WORKDIR}' in '/a/{WORKDIR}' (expected {workdir}, "
+	  "{workdir_slug} or {cache})" },
 };
 
 static void test_expand_path(void **state)
@@ -478,7 +479,7 @@ static const struct {
 	{ "an unknown placeholder",
 	  "filesystem:\n  mkdir: [\"~/x/{project}\"]\n",
 	  "t.yaml:2:11: filesystem.mkdir: unknown placeholder '{project}' in '~/x/{project}' "
-	  "(expected {workdir} or {workdir_slug})", false },
+	  "(expected {workdir}, {workdir_slug} or {cache})", false },
 	{ "a relative copy destination",
 	  "filesystem:\n  copy: [\"~/a:b\"]\n",
 	  "t.yaml:2:10: filesystem.copy: 'b': paths in a profile must be absolute, start with "
@@ -924,23 +925,34 @@ static void test_preset_offline(void **state)
 	runspec_free(&rs);
 }
 
-/* node and python: public network, a sandbox-only cache made with mkdir, its variable set. */
+/*
+ * node and python: public network, a sandbox-only cache made with mkdir, its
+ * variable set; under $XDG_CACHE_HOME when that is absolute, else ~/.cache.
+ */
 static void test_preset_caches(void **state)
 {
 	static const struct {
-		const char *preset, *cache, *var;
+		const char *preset, *cache, *var, *xdg;
 		size_t nmounts;
 	} rows[] = {
-		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache", 2 },
-		{ "node", HOME "/.cache/boxy/pnpm-store", "npm_config_store_dir", 2 },
-		{ "python", HOME "/.cache/boxy/pip", "PIP_CACHE_DIR", 1 },
+		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache", NULL, 2 },
+		{ "node", HOME "/.cache/boxy/pnpm-store", "npm_config_store_dir", NULL, 2 },
+		{ "python", HOME "/.cache/boxy/pip", "PIP_CACHE_DIR", NULL, 1 },
+		{ "node", "/xdg/cache/boxy/npm", "npm_config_cache", "/xdg/cache", 2 },
+		{ "python", "/xdg/cache/boxy/pip", "PIP_CACHE_DIR", "/xdg/cache", 1 },
+		{ "node", HOME "/.cache/boxy/npm", "npm_config_cache", "relative/cache", 2 },
 	};
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
 		struct runspec rs;
 		bool set = false;
 
+		if (rows[i].xdg)
+			setenv("XDG_CACHE_HOME", rows[i].xdg, 1);
+		else
+			unsetenv("XDG_CACHE_HOME");
 		load_preset(rows[i].preset, &rs);
+		unsetenv("XDG_CACHE_HOME");
 		assert_int_equal(rs.net, NET_PUBLIC);
 		assert_int_equal(rs.nhosts, 0);
 		assert_int_equal(rs.nmounts, rows[i].nmounts);
@@ -1051,5 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_preset_claude),
 	};
 
+	/* {cache} reads XDG_CACHE_HOME: the tests that want it set it themselves. */
+	unsetenv("XDG_CACHE_HOME");
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -666,6 +666,20 @@ static void test_lost_and_prune(void **state)
 	assert_int_equal(ss.n, 0);                                 /* nothing running now */
 	store_sessions_free(&ss);
 
+	{
+		char **ids;
+		size_t np;
+
+		/* The preview names exactly what the prune below deletes, and deletes nothing. */
+		assert_int_equal(store_prune_preview(st, 1600, &ids, &np, &err), 0);
+		assert_int_equal(np, 1);
+		assert_string_equal(ids[0], "aaaa000000000001");
+		free(ids[0]);
+		free(ids);
+		assert_int_equal(store_sessions_find(st, NULL, false, &ss, &err), 0);
+		assert_int_equal(ss.n, 3);
+		store_sessions_free(&ss);
+	}
 	assert_int_equal(store_prune(st, 1600, &n, &err), 0);
 	assert_int_equal(n, 1);                                    /* only the one ended before */
 	assert_int_equal(store_sessions_find(st, NULL, false, &ss, &err), 0);
