@@ -64,7 +64,8 @@ fi
 
 id=$("$BOXY" ps -a 2>/dev/null | awk 'NR == 2 { print $1 }')
 "$BOXY" show "$id" >"$SUITE/show" 2>&1
-if grep -q '^exit *137' "$SUITE/show" && grep -q 'limits deny memory — memory limit exceeded' "$SUITE/show"; then
+if grep -q '^session .* exited 137 after' "$SUITE/show" &&
+	grep -q 'memory: deny, memory limit exceeded (watchdog' "$SUITE/show"; then
 	ok "boxy show: exit 137 and the memory limit's deny line"
 else
 	not_ok "boxy show of the killed run"
