@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 	struct session *s = xcalloc(1, sizeof(*s));
 	struct client *c = xcalloc(1, sizeof(*c));
 	uint64_t t0, last_flush, elapsed;
+	unsigned long long rate;
 	long long rows = 0, r;
 	pthread_t th;
 	int sv[2];
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 	reader_fd = sv[1];
 	pthread_create(&th, NULL, reader, NULL);
 
+	/* BOXY_BENCH_RATE: events per second, paced (0: as fast as it goes). */
+	rate = getenv("BOXY_BENCH_RATE") ? strtoull(getenv("BOXY_BENCH_RATE"), NULL, 10) : 0;
 	t0 = last_flush = now_mono_ms();
 	for (size_t i = 0; i < n; i++) {
 		char addr[32], name[32];
@@ -144,6 +148,12 @@ int main(int argc, char **argv)
 		}
 		bus_publish(s, &ev);
 		if (i % 256 == 0) {
+			if (rate) {
+				uint64_t due = t0 + (uint64_t)i * 1000 / rate, now = now_mono_ms();
+
+				if (due > now)
+					usleep((useconds_t)((due - now) * 1000));
+			}
 			ev_run(srv.loop, EVRUN_NOWAIT);
 			if (now_mono_ms() - last_flush >= 200) {
 				bus_flush(&srv);
@@ -164,6 +174,13 @@ int main(int argc, char **argv)
 	store_exec(srv.store, "SELECT (SELECT count(*) FROM connections) + (SELECT count(*) FROM "
 		   "resolutions) + (SELECT count(*) FROM decisions)", count_rows, &rows, NULL);
 	r = rows;
+	{
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		printf("cpu_ms %.0f ", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+		       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0);
+	}
 	printf("events %zu seconds %.3f events_per_s %.0f watcher_received %llu watcher_lost "
 	       "%llu rows_stored %lld\n", n, (double)elapsed / 1000.0,
 	       elapsed ? (double)n * 1000.0 / (double)elapsed : 0.0, reader_frames,
