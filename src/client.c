@@ -35,8 +35,8 @@
 #include "util.h"
 #include "wire.h"
 
-/* The longest build-id note taken (GNU ld: 20 bytes for sha1, 16 for md5 or uuid; the wire carries ≤ 64 characters). */
-#define BUILD_ID_MAX_BYTES 20
+/* Bytes of the build-id note the id keeps (GNU ld writes 20 for sha1): 16 hex digits, as before. */
+#define BUILD_ID_MAX_BYTES 8
 
 #define START_WAIT_MS 5000
 
@@ -183,8 +183,8 @@ int client_sock_addr(const char *path, struct sockaddr_un *sa, socklen_t *len, i
  * which is the point: the daemon assembles every sandbox, so its rules must
  * be this binary's rules. It is the linker's build-id note (-Wl,--build-id: a
  * hash of the whole linked output) read from the running image's program
- * headers, so no file is read; a binary linked without the note falls back to
- * FNV-1a over the executable's bytes, as before.
+ * headers, so no file is read: its first 8 bytes, as 16 hex digits. A binary
+ * linked without the note falls back to FNV-1a over the executable's bytes.
  */
 static char build_id_hex[2 * BUILD_ID_MAX_BYTES + 1];
 
@@ -209,11 +209,11 @@ static int build_id_from_phdr(struct dl_phdr_info *info, size_t size, void *data
 			if (namesz > left || descsz > left || total > left)
 				break;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    memcmp(p + sizeof(*nh), "GNU", 4) == 0 && nh->n_descsz > 0 &&
-			    nh->n_descsz <= BUILD_ID_MAX_BYTES) {
+			    memcmp(p + sizeof(*nh), "GNU", 4) == 0 &&
+			    nh->n_descsz >= BUILD_ID_MAX_BYTES) {
 				const unsigned char *d = p + sizeof(*nh) + namesz;
 
-				for (size_t j = 0; j < nh->n_descsz; j++)
+				for (size_t j = 0; j < BUILD_ID_MAX_BYTES; j++)
 					snprintf(build_id_hex + 2 * j, 3, "%02x", d[j]);
 				return 1;
 			}
