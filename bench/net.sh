@@ -110,16 +110,42 @@ first_ms() {
 # namespace (other suites on the machine have their own boxy-net), write its peak RSS (kB) to FILE
 # until killed. Sampled every 0.2 s; VmHWM is the kernel's own high-water mark,
 # so the sampling interval loses nothing as long as one sample lands before it exits.
+# Also writes FILE.cpu: one line "PID TICKS" per process seen, in the order they
+# appeared, TICKS its user+system CPU time at the last sample (clock ticks), so
+# the CPU the carrier spent on one measurement can be set against its bytes.
 rss_watch() {
-	local pid hwm max=0
+	local pid hwm max=0 t
+	local -A ticks=()
+	local -a order=()
 	while :; do
 		pid=$(pgrep -n -x --ns $$ --nslist net "$1" 2>/dev/null)
 		if [ -n "$pid" ]; then
 			hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
 			[ -n "$hwm" ] && [ "$hwm" -gt "$max" ] && max=$hwm && echo "$max" >"$2"
+			t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null)
+			if [ -n "$t" ]; then
+				[ -n "${ticks[$pid]:-}" ] || order+=("$pid")
+				ticks[$pid]=$t
+				for p in "${order[@]}"; do echo "$p ${ticks[$p]}"; done >"$2.cpu"
+			fi
 		fi
 		sleep 0.2
 	done
+}
+
+# cpu_per_gb ROW N FILE: CPU ms the N-th carrier process of ROW spent per GB
+# that iperf3 -J's FILE received, or "-".
+cpu_per_gb() {
+	local t
+	t=$(awk -v n="$2" 'NR == n { print $2 }' "$OUT/$1.rss.cpu" 2>/dev/null)
+	[ -n "$t" ] || { echo -; return; }
+	python3 -c '
+import json, os, sys
+try:
+    b = json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]
+    print("%.0f" % (int(sys.argv[2]) * 1000 / os.sysconf("SC_CLK_TCK") / (b / 1e9)))
+except Exception:
+    print("-")' "$3" "$t" 2>/dev/null
 }
 
 # measure ROW RUNNER [RSS-COMM]: the four measurements with RUNNER CMD... as the way in.
@@ -127,6 +153,7 @@ measure() {
 	local row=$1 runner=$2 comm=${3:-} w=""
 	echo "net.sh: measuring $row" >&2
 	: >"$OUT/$row.rss"
+	rm -f "$OUT/$row.rss.cpu"
 	if [ -n "$comm" ]; then
 		rss_watch "$comm" "$OUT/$row.rss" &
 		w=$!
@@ -144,6 +171,7 @@ measure() {
 	R_UP[$row]=$(gbits "$OUT/$row.up")
 	R_DOWN[$row]=$(gbits "$OUT/$row.down")
 	R_CONNS[$row]=$(conns "$OUT/$row.wrk")
+	R_CPU[$row]="$(cpu_per_gb "$row" 1 "$OUT/$row.up")/$(cpu_per_gb "$row" 2 "$OUT/$row.down")"
 	R_FIRST[$row]=$(first_ms "$OUT/$row.first")
 	if [ -s "$OUT/$row.rss" ]; then
 		R_RSS[$row]=$(awk '{ printf "%.1f MiB", $1 / 1024 }' "$OUT/$row.rss")
@@ -210,7 +238,7 @@ run_pasta() {
 		2> >(grep -v -e 'to syslog' -e 'uid_map' -e 'user mappings' -e ping_group_range >&2)
 }
 
-declare -A R_UP R_DOWN R_CONNS R_FIRST R_RSS
+declare -A R_UP R_DOWN R_CONNS R_FIRST R_RSS R_CPU
 ROWS=()
 for row in loopback direct boxy slirp4netns slirp-1500 pasta; do
 	case " $ONLY " in *" $row "*) ;; *) continue ;; esac
@@ -246,14 +274,16 @@ echo
 echo "boxy network bench — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "links: boxy tap0 MTU ${BOXY_MTU:-?}; slirp4netns tap0 MTU 65520 (slirp-1500: 1500); pasta its default, 65520"
 echo "iperf3 -t $SECS single stream; wrk -t1 -c$CONNS -d${SECS}s, Connection: close (one TCP connection per request)"
-printf '%-12s %10s %10s %12s %10s %10s\n' tool "up Gbit/s" "down Gbit/s" "short conn/s" "first ms" "RSS peak"
+printf '%-12s %10s %10s %12s %10s %10s %12s\n' tool "up Gbit/s" "down Gbit/s" "short conn/s" \
+	"first ms" "RSS peak" "CPU ms/GB"
 for row in "${ROWS[@]}"; do
-	printf '%-12s %10s %10s %12s %10s %10s\n' "$row" "${R_UP[$row]}" "${R_DOWN[$row]}" \
-		"${R_CONNS[$row]}" "${R_FIRST[$row]}" "${R_RSS[$row]}"
+	printf '%-12s %10s %10s %12s %10s %10s %12s\n' "$row" "${R_UP[$row]}" "${R_DOWN[$row]}" \
+		"${R_CONNS[$row]}" "${R_FIRST[$row]}" "${R_RSS[$row]}" "${R_CPU[$row]:--}"
 done
 echo "(* = wrk reported socket errors, ! = non-2xx replies; first ms = median over 3 fresh"
 echo " sandboxes of curl's time_connect, DNS + TCP handshake; RSS peak = VmHWM of the process"
-echo " carrying the packets: boxy-net, slirp4netns, pasta)"
+echo " carrying the packets: boxy-net, slirp4netns, pasta; CPU ms/GB = that process's user+system"
+echo " CPU time per GB received, upload/download: the figure a loaded machine moves least)"
 for other in slirp4netns slirp-1500 pasta; do
 	[ -n "${R_UP[boxy]:-}" ] && [ -n "${R_UP[$other]:-}" ] || continue
 	echo "boxy/$other: up $(ratio "${R_UP[boxy]}" "${R_UP[$other]}")" \

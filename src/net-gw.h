@@ -72,6 +72,7 @@ enum gw_verdict {
 	GW_DROP_PROTOCOL,           /* not TCP, UDP or ICMP */
 	GW_DROP_ICMP,               /* ICMP other than an echo request to the gateway */
 	GW_DROP_ARP,                /* ARP that needs no answer (reply, probe, for the sandbox) */
+	GW_DROP_VNET,               /* a virtio-net header boxy-net does not take, or that lies */
 	GW_VERDICT_COUNT
 };
 
@@ -88,6 +89,7 @@ struct gw_packet {
 	uint8_t tcp_flags;
 	uint32_t tcp_seq;
 	size_t tcp_payload;         /* TCP bytes after the header (a SYN may carry some) */
+	bool csum_partial;          /* vnet: the TCP/UDP checksum holds only the pseudo-header sum */
 };
 
 #define GW_TCP_FIN 0x01
@@ -102,6 +104,20 @@ struct gw_packet {
  * answerable requests.
  */
 enum gw_verdict gw_filter_frame(const uint8_t *frame, size_t len, struct gw_packet *pkt);
+
+/*
+ * The TAP carries a virtio-net header (struct virtio_net_hdr, GW_VNET_HLEN
+ * bytes, little-endian) before every frame. gw_filter_vnet parses it
+ * strictly, then the frame behind it with gw_filter_frame: flags only
+ * NEEDS_CSUM or DATA_VALID; gso_type only none, TCPv4 or TCPv6 (ECN bit
+ * allowed) and then only on a TCP packet of that family, gso_size > 0 (the
+ * segment is taken whole: lwIP's window, not an MTU, bounds it); hdr_len
+ * within the frame; NEEDS_CSUM only on TCP or UDP with csum_start at the
+ * transport header and csum_offset at its checksum field. Anything else is
+ * GW_DROP_VNET; a frame gw_filter_frame refuses keeps that verdict.
+ */
+#define GW_VNET_HLEN    10
+enum gw_verdict gw_filter_vnet(const uint8_t *buf, size_t len, struct gw_packet *pkt);
 /* Words for a verdict ("destination is loopback"). */
 const char *gw_verdict_words(enum gw_verdict v);
 
@@ -164,9 +180,10 @@ struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net
 void gw_set_observe(struct gw *gw, bool on);
 /* Start reading the TAP device and the broker. */
 void gw_start(struct gw *gw);
-/* For the fuzz target and tests: one frame as if read from the TAP device,
- * and the work the loop does before it sleeps (timers, dirty flows). */
-void gw_frame_input(struct gw *gw, const uint8_t *frame, size_t len);
+/* For the fuzz target and tests: one TAP read (vnet header, then the frame)
+ * as if read from the TAP device, and the work the loop does before it
+ * sleeps (timers, dirty flows). */
+void gw_frame_input(struct gw *gw, const uint8_t *buf, size_t len);
 void gw_housekeeping(struct gw *gw);
 /* The process's exit status once the loop returned (0: the broker closed). */
 int gw_exit_status(const struct gw *gw);

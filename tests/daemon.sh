@@ -365,7 +365,14 @@ wait_until 5 bash -c "[ -z \"\$('$BOXY' ps)\" ]"
 mkdir -p "$SUITE/old"
 cp "$BOXY" "$SUITE/old/boxy"
 ln -s "$BOXY_INIT" "$SUITE/old/boxy-init"
-printf 'x' >>"$SUITE/old/boxy"
+# Another build: its build-id note (what build_id() reads) differs in one bit.
+python3 -c '
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.find(struct.pack("<III", 4, 20, 3) + b"GNU\0")
+assert i > 0, "no GNU build-id note"
+b[i + 16] ^= 1
+open(sys.argv[1], "wb").write(b)' "$SUITE/old/boxy"
 "$BOXY" daemon stop >/dev/null 2>&1
 wait_until 5 test ! -S "$SOCK"
 "$SUITE/old/boxy" daemon serve 2>>"$SUITE/old.log" &

@@ -88,6 +88,17 @@ def framed(*frames):
     return b"".join(struct.pack("!H", len(f)) + f for f in frames)
 
 
+def vnet(flags, gso, hdr_len, gso_size, cs_start, cs_off, frame):
+    """A frame behind its own virtio-net header (little-endian fields), marked
+    for fuzz-frame by the length's top bit; without it the target puts a zero
+    header in front."""
+    return struct.pack("<BBHHHH", flags, gso, hdr_len, gso_size, cs_start, cs_off) + frame
+
+
+def framed_vnet(*reads):
+    return b"".join(struct.pack("!H", 0x8000 | len(r)) + r for r in reads)
+
+
 SEEDS = {
     "arp-request": framed(arp_request(GATEWAY4)),
     "dns-udp4": framed(hinted4(False, GATEWAY4,
@@ -99,6 +110,16 @@ SEEDS = {
                                    + dns_query("example.org", 28, 0x4321))),
     "ns-udp6-dns": framed(neighbour_solicit(GATEWAY6),
                           udp6(53, dns_query("www.example.com", 28, 0x5678))),
+    "vnet-tcp4-partial": framed_vnet(vnet(1, 0, 0, 0, 34, 16,
+                                          hinted4(True, REMOTE4, tcp_syn(40004, 80)))),
+    "vnet-udp4-partial": framed_vnet(vnet(1, 0, 0, 0, 34, 6,
+                                          hinted4(False, GATEWAY4,
+                                                  struct.pack("!HHHH", 40005, 53, 0, 0)
+                                                  + dns_query("example.net", 1, 0x1111)))),
+    "vnet-tcp4-gso": framed_vnet(vnet(1, 1, 54, 1448, 34, 16,
+                                      hinted4(True, GATEWAY4, tcp_syn(40006, 53)))),
+    "vnet-udp6-partial": framed_vnet(vnet(1, 0, 0, 0, 54, 6,
+                                          udp6(53, dns_query("www.example.com", 1, 0x2222)))),
 }
 
 

@@ -12,6 +12,10 @@
  * The input is split into frames: each starts with a 2-byte length. To make
  * the fuzzer's life easier, frames it writes with an all-zero source MAC
  * get a plausible Ethernet + IPv4/IPv6 header for the sandbox's address.
+ * Every TAP read starts with a virtio-net header: when the length's top bit
+ * is set the frame's first 10 bytes are that header, as the fuzzer wrote
+ * them (a hostile one: flags, GSO fields, checksum offsets); otherwise a
+ * zero header is put in front.
  */
 #include "config.h"
 
@@ -83,24 +87,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t head4[] = {
 		0x02, 0xb0, 0xc5, 0, 0, 2, 0x52, 0x54, 0, 0x12, 0x34, 0x56, 0x08, 0x00,
 	};
-	uint8_t frame[2048], drain[65536];
+	uint8_t buf[GW_VNET_HLEN + 2048], drain[65536], *frame;
 
 	if (!gw)
 		setup();
 	while (size >= 2) {
-		size_t len = (size_t)(data[0] << 8 | data[1]) % sizeof(frame);
+		int own_vnet = data[0] & 0x80;
+		size_t len = (size_t)(data[0] << 8 | data[1]) % 2048, flen;
 
 		data += 2;
 		size -= 2;
 		if (len > size)
 			len = size;
-		memcpy(frame, data, len);
-		/* a hint: a zero first byte means "make it an IPv4 frame from the sandbox" */
-		if (len >= 34 && frame[0] == 0) {
-			memcpy(frame, head4, sizeof(head4));
-			fix_ipv4(frame, len);
+		if (own_vnet) {
+			memcpy(buf, data, len);
+			frame = buf + GW_VNET_HLEN;
+			flen = len >= GW_VNET_HLEN ? len - GW_VNET_HLEN : 0;
+		} else {
+			memset(buf, 0, GW_VNET_HLEN);
+			memcpy(buf + GW_VNET_HLEN, data, len);
+			frame = buf + GW_VNET_HLEN;
+			flen = len;
 		}
-		gw_frame_input(gw, frame, len);
+		/* a hint: a zero first byte means "make it an IPv4 frame from the sandbox" */
+		if (flen >= 34 && frame[0] == 0) {
+			memcpy(frame, head4, sizeof(head4));
+			fix_ipv4(frame, flen);
+		}
+		gw_frame_input(gw, buf, own_vnet ? len : len + GW_VNET_HLEN);
 		data += len;
 		size -= len;
 	}

@@ -56,10 +56,13 @@ static int tap_create(const char *netns)
 	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		fatal_errno("/dev/net/tun");
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	/* As sandbox_net_tap_create makes it: virtio-net header and offloads. */
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
 	strcpy(ifr.ifr_name, "tap0");
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0)
 		fatal_errno("TUNSETIFF");
+	if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)(TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6)) < 0)
+		fatal_errno("TUNSETOFFLOAD");
 	if (setns(self, CLONE_NEWNET) < 0)
 		fatal_errno("back to our namespace");
 	close(ns);

@@ -278,6 +278,121 @@ static void test_filter_table(void **state)
 	}
 }
 
+/* The virtio-net header in front of every TAP read: what is taken, what is refused. */
+struct vnet_row {
+	const char *what;
+	char family;            /* '4' or '6' */
+	uint8_t proto;
+	uint8_t flags, gso;
+	uint16_t hdr_len, gso_size, cs_start, cs_off;
+	size_t cut;             /* bytes of the read kept (0: all) */
+	enum gw_verdict want;
+	bool partial;
+};
+
+#define L4V4 (14 + 20)
+#define L4V6 (14 + 40)
+static const struct vnet_row vnet_rows[] = {
+	{ "zero header, TCP", '4', 6, 0, 0, 0, 0, 0, 0, 0, GW_PASS, false },
+	{ "zero header, UDP v6", '6', 17, 0, 0, 0, 0, 0, 0, 0, GW_PASS, false },
+	{ "partial TCP v4", '4', 6, 1, 0, 54, 0, L4V4, 16, 0, GW_PASS, true },
+	{ "partial UDP v6", '6', 17, 1, 0, 0, 0, L4V6, 6, 0, GW_PASS, true },
+	{ "data valid", '4', 6, 2, 0, 0, 0, 0, 0, 0, GW_PASS, false },
+	{ "TSO v4 segment", '4', 6, 1, 1, 54, 1448, L4V4, 16, 0, GW_PASS, true },
+	{ "TSO v6 segment, ECN", '6', 6, 1, 4 | 0x80, 74, 1428, L4V6, 16, 0, GW_PASS, true },
+	{ "unknown flag", '4', 6, 4, 0, 0, 0, 0, 0, 0, GW_DROP_VNET, false },
+	{ "GSO type UDP (USO not offered)", '4', 17, 1, 3, 0, 1400, L4V4, 6, 0, GW_DROP_VNET, false },
+	{ "GSO UDP_L4", '4', 17, 1, 5, 0, 1400, L4V4, 6, 0, GW_DROP_VNET, false },
+	{ "GSO TCPv4 on IPv6", '6', 6, 1, 1, 0, 1400, L4V6, 16, 0, GW_DROP_VNET, false },
+	{ "GSO TCPv6 on IPv4", '4', 6, 1, 4, 0, 1400, L4V4, 16, 0, GW_DROP_VNET, false },
+	{ "GSO TCP on a UDP packet", '4', 17, 1, 1, 0, 1400, L4V4, 6, 0, GW_DROP_VNET, false },
+	{ "GSO with gso_size 0", '4', 6, 1, 1, 0, 0, L4V4, 16, 0, GW_DROP_VNET, false },
+	{ "GSO without a partial checksum", '4', 6, 0, 1, 0, 1400, 0, 0, 0, GW_DROP_VNET, false },
+	{ "gso_size without GSO", '4', 6, 0, 0, 0, 1400, 0, 0, 0, GW_DROP_VNET, false },
+	{ "hdr_len past the frame", '4', 6, 0, 0, 4000, 0, 0, 0, 0, GW_DROP_VNET, false },
+	{ "hdr_len the whole frame", '4', 6, 0, 0, 54, 0, 0, 0, 0, GW_PASS, false },
+	{ "hdr_len one past the frame", '4', 6, 0, 0, 55, 0, 0, 0, 0, GW_DROP_VNET, false },
+	{ "csum_start before the transport header", '4', 6, 1, 0, 0, 0, 14, 16, 0, GW_DROP_VNET, false },
+	{ "csum_start past the frame", '4', 6, 1, 0, 0, 0, 0xfff0, 16, 0, GW_DROP_VNET, false },
+	{ "csum_offset not TCP's field", '4', 6, 1, 0, 0, 0, L4V4, 6, 0, GW_DROP_VNET, false },
+	{ "csum_offset not UDP's field", '6', 17, 1, 0, 0, 0, L4V6, 16, 0, GW_DROP_VNET, false },
+	{ "csum_offset huge", '4', 6, 1, 0, 0, 0, L4V4, 0xffff, 0, GW_DROP_VNET, false },
+	{ "partial checksum on ICMP", '4', 1, 1, 0, 0, 0, L4V4, 2, 0, GW_DROP_VNET, false },
+	{ "header cut short", '4', 6, 0, 0, 0, 0, 0, 0, 6, GW_DROP_SHORT, false },
+	{ "header alone", '4', 6, 0, 0, 0, 0, 0, 0, GW_VNET_HLEN, GW_DROP_SHORT, false },
+};
+
+static void put16le(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void test_filter_vnet(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(vnet_rows) / sizeof(vnet_rows[0]); i++) {
+		const struct vnet_row *r = &vnet_rows[i];
+		uint8_t b[GW_VNET_HLEN + 256];
+		struct gw_packet pkt;
+		size_t n;
+		enum gw_verdict got;
+
+		if (r->family == '4')
+			n = ipv4(b + GW_VNET_HLEN, "10.0.2.15", "93.184.216.34", r->proto);
+		else
+			n = ipv6(b + GW_VNET_HLEN, "fd00:b0c5::15", "2001:db8::1", r->proto);
+		if (r->proto == 1 && r->family == '4') {
+			/* an echo request to the gateway, which the filter passes */
+			inet_pton(AF_INET, "10.0.2.2", b + GW_VNET_HLEN + 14 + 16);
+			b[GW_VNET_HLEN + 14 + 20] = 8;
+		}
+		b[0] = r->flags;
+		b[1] = r->gso;
+		put16le(b + 2, r->hdr_len);
+		put16le(b + 4, r->gso_size);
+		put16le(b + 6, r->cs_start);
+		put16le(b + 8, r->cs_off);
+		n += GW_VNET_HLEN;
+		if (r->cut)
+			n = r->cut;
+		got = gw_filter_vnet(b, n, &pkt);
+		if (got != r->want)
+			fail_msg("%s: got \"%s\", want \"%s\"", r->what, gw_verdict_words(got),
+				 gw_verdict_words(r->want));
+		if (got == GW_PASS && pkt.csum_partial != r->partial)
+			fail_msg("%s: csum_partial %d, want %d", r->what, pkt.csum_partial, r->partial);
+	}
+}
+
+/* Every frame the plain filter refuses keeps its verdict behind a zero or a well-formed header. */
+static void test_filter_vnet_keeps_drops(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(filter_rows) / sizeof(filter_rows[0]); i++) {
+		const struct filter_row *r = &filter_rows[i];
+		uint8_t b[GW_VNET_HLEN + 256];
+		struct gw_packet pkt;
+		size_t n = build_row(r, b + GW_VNET_HLEN);
+		enum gw_verdict plain = gw_filter_frame(b + GW_VNET_HLEN, n, &pkt), got;
+
+		memset(b, 0, GW_VNET_HLEN);
+		got = gw_filter_vnet(b, n + GW_VNET_HLEN, &pkt);
+		if (got != plain)
+			fail_msg("%s: behind a zero header \"%s\", plain \"%s\"", r->what,
+				 gw_verdict_words(got), gw_verdict_words(plain));
+		/* a partial-checksum header never turns a refusal into a pass */
+		b[0] = 1;
+		put16le(b + 6, 14 + 20);
+		put16le(b + 8, 16);
+		got = gw_filter_vnet(b, n + GW_VNET_HLEN, &pkt);
+		if (plain != GW_PASS && plain != GW_ARP_REQUEST && plain != GW_NEIGHBOUR_SOLICIT &&
+		    got != plain)
+			fail_msg("%s: behind a partial header \"%s\", plain \"%s\"", r->what,
+				 gw_verdict_words(got), gw_verdict_words(plain));
+	}
+}
+
 /* A passing SYN is parsed into the fields the SYN hold and the broker need. */
 static void test_filter_fields(void **state)
 {
@@ -767,6 +882,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_table),
 		cmocka_unit_test(test_filter_fields),
+		cmocka_unit_test(test_filter_vnet),
+		cmocka_unit_test(test_filter_vnet_keeps_drops),
 		cmocka_unit_test(test_checksum),
 		cmocka_unit_test(test_rst),
 		cmocka_unit_test(test_pcap_format),
