@@ -12,7 +12,7 @@
 
 #include "store.h"
 
-#define SHOW_DESTS_MAX 10       /* destinations printed; the rest summed on one line */
+#define SHOW_DESTS_MAX 6        /* destinations printed (a 24-line screen holds the rest of the view); the rest summed */
 
 /* The concise view of session s. color: refusals in red (color_wanted()). -1: err. */
 int show_print(FILE *out, struct store *st, const struct store_session *s, bool color,
