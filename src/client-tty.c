@@ -194,6 +194,16 @@ static void print_destinations(void)
 		net_summary_print(stderr, last_snapshot, last_snapshot_len);
 	free(last_snapshot);
 	last_snapshot = NULL;
+	/* What the filter kept from the terminal is a refusal too: say so, once. */
+	if (filtering && out_filter.dropped) {
+		bool red = color_wanted(STDERR_FILENO);
+
+		fprintf(stderr, _("%sboxy: terminal: %llu control sequence(s) the payload wrote were "
+				  "not passed to your terminal (clipboard, titles, queries, …; "
+				  "--raw-terminal turns the filter off)%s\n"), red ? "\033[31m" : "",
+			(unsigned long long)out_filter.dropped, red ? "\033[0m" : "");
+		out_filter.dropped = 0;
+	}
 }
 
 /*

@@ -79,6 +79,19 @@ else
 	fail_case "NO_COLOR: the summary is printed without colour" "want the summary and no ESC[31m"
 fi
 
+## ---- what the terminal filter kept from the terminal is said too ----------------------------------
+(cd "$C" && tn_user env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" XDG_STATE_HOME="$TN/state" \
+	script -qec "'$BOXY' run --net none -- printf 'x\\033]52;c;Y3VybHxzaA==\\007\\033[6ny\\n'" /dev/null) \
+	</dev/null >"$C/term.out" 2>&1
+if grep -q 'boxy: terminal: 2 control sequence(s) the payload wrote were not passed' "$C/term.out" &&
+	! grep -q ']52;' "$C/term.out"; then
+	ok "a run on a terminal says how many sequences the filter kept from it"
+else
+	fail_case "a run on a terminal says how many sequences the filter kept from it" \
+		"want 'boxy: terminal: 2 control sequence(s) …' and no OSC 52"
+	diag "$(od -c "$C/term.out" | tail -6)"
+fi
+
 ## ---- nothing refused, nothing said ----------------------------------------------------------
 run_case clean --allow-host www.example.test -- curl -sS -m 10 http://www.example.test/hello.txt
 if [ "$RC" -eq 0 ] && ! grep -q 'refused' "$C/err"; then
