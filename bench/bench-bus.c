@@ -21,9 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "store.h"
-#include "util.h"
+#include "daemon/server.h"
+#include "store/store.h"
+#include "common/util.h"
 
 static int reader_fd;
 static volatile int reader_stop;

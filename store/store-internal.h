@@ -7,8 +7,8 @@
 
 #include <sqlite3.h>
 
-#include "json.h"
-#include "store.h"
+#include "common/json.h"
+#include "store/store.h"
 
 /* The open database, every count still in memory written first; NULL and err on failure. */
 sqlite3 *store_db(struct store *st, char **err);

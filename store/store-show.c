@@ -2,7 +2,7 @@
  * store-show.c — the queries of `boxy show` (see store-show.h).
  *
  * The refusal groups are the same as the end-of-run summary's
- * (refusals.c): a refused flow is one row named by its host (or address)
+ * (proto/refusals.c): a refused flow is one row named by its host (or address)
  * and port, a refused name by the name, any other refusal by its subject;
  * grouped by subject, layer and reason, their counts summed. The git and
  * limits layers are shown in their own sections, so they are not repeated
@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store-internal.h"
-#include "store-show.h"
-#include "util.h"
+#include "store/store-internal.h"
+#include "store/store-show.h"
+#include "common/util.h"
 
-/* A refused flow's subject as refusals.c writes it: host or [v6] or v4, then :port. */
+/* A refused flow's subject as proto/refusals.c writes it: host or [v6] or v4, then :port. */
 #define FLOW_SUBJECT \
 	"CASE WHEN host IS NULL AND instr(addr, ':') > 0 THEN '[' || addr || ']'" \
 	" ELSE coalesce(host, addr) END || ':' || port"

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "store.h"
+#include "store/store.h"
 
 enum store_show_query {
 	/* net mode, hosts ("name:port,port name"), cidrs (space-separated), seccomp,

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "store.h"
-#include "store-top.h"
-#include "util.h"
+#include "store/store.h"
+#include "store/store-top.h"
+#include "common/util.h"
 
 struct store_top {
 	sqlite3 *db;

@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
-#include "event.h"
-#include "json.h"
-#include "store.h"
-#include "store-internal.h"
-#include "util.h"
+#include "common/event.h"
+#include "common/json.h"
+#include "store/store.h"
+#include "store/store-internal.h"
+#include "common/util.h"
 
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
@@ -1311,7 +1311,7 @@ out:
  * and its --rw and mkdir mounts, read from the policy each session row
  * keeps (the policy column, runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
  * each once. Links planted there by one run must not carry a later run's
- * sources or output files out (path-guard.h). A session pruned from the
+ * sources or output files out (common/path-guard.h). A session pruned from the
  * store is forgotten here too.
  */
 int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *path), void *ctx,

@@ -21,13 +21,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmd.h"
-#include "refusals.h"
-#include "show.h"
-#include "store-show.h"
-#include "summary.h"
-#include "util.h"
-#include "watch.h"
+#include "cli/cmd.h"
+#include "proto/refusals.h"
+#include "ui/show.h"
+#include "store/store-show.h"
+#include "ui/summary.h"
+#include "common/util.h"
+#include "ui/watch.h"
 
 #define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
 #define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "store.h"
+#include "store/store.h"
 
 #define SHOW_DESTS_MAX 6        /* destinations printed (a 24-line screen holds the rest of the view); the rest summed */
 

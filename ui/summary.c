@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "summary.h"
-#include "util.h"
-#include "watch.h"
+#include "ui/summary.h"
+#include "common/util.h"
+#include "ui/watch.h"
 
 #define SUBJECT_MAX 48          /* wider subjects are cut with an ellipsis */
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "refusals.h"
+#include "proto/refusals.h"
 
 #define SUMMARY_ROWS_MAX 10     /* groups printed; the rest are counted */
 

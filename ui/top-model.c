@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "top-model.h"
-#include "util.h"
+#include "ui/top-model.h"
+#include "common/util.h"
 
 const int64_t TOP_WINDOW_MS[TOP_NWINDOWS] = { 3600000LL, 86400000LL, 7 * 86400000LL, 0 };
 const char *const TOP_WINDOW_NAME[TOP_NWINDOWS] = { "last hour", "last day", "last week", "all" };

@@ -3,7 +3,7 @@
  * how a key changes it, and what each view draws, as plain data.
  *
  * The model holds rows (sessions, destinations, denials, one session's
- * detail lines) that the data layer (src/cmd-top.c: the store and the
+ * detail lines) that the data layer (src/cli/cmd-top.c: the store and the
  * daemon's stream) fills; the views turn the model and a size into a grid
  * of cells, each a character and an attribute; ui/top.c is the only file
  * that hands those cells to curses. Keys come in as TOP_KEY_* (the driver

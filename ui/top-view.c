@@ -16,9 +16,9 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "top-model.h"
-#include "util.h"
-#include "watch.h"
+#include "ui/top-model.h"
+#include "common/util.h"
+#include "ui/watch.h"
 
 void top_screen_init(struct top_screen *s, int rows, int cols)
 {

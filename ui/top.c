@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "top.h"
-#include "util.h"
+#include "ui/top.h"
+#include "common/util.h"
 
 #define PAIR_RED 1
 

@@ -1,7 +1,7 @@
 /*
  * top.h — the one part of boxy that talks to curses: `boxy top`'s screen.
  *
- * The caller (src/cmd-top.c) owns the data: it fills the model from the
+ * The caller (src/cli/cmd-top.c) owns the data: it fills the model from the
  * store and the daemon and acts on what keys ask (stop, attach, ...)
  * through the callbacks below. This file draws the model's cells, reads
  * keys, mouse and resizes, and always gives the terminal back: on q, on
@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "top-model.h"
+#include "ui/top-model.h"
 
 struct top_source {
 	void *ctx;

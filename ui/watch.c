@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-#include "watch.h"
-#include "wire.h"
+#include "common/util.h"
+#include "ui/watch.h"
+#include "proto/wire.h"
 
 void watch_model_init(struct watch_model *m)
 {
@@ -39,7 +39,7 @@ void watch_model_free(struct watch_model *m)
 	watch_model_init(m);
 }
 
-/* The screen's one sanitizer (util.c), under the name watch's callers know. */
+/* The screen's one sanitizer (common/util.c), under the name watch's callers know. */
 char *watch_sanitize(const char *s)
 {
 	return text_sanitize(s);

@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "event.h"
-#include "refusals.h"
-#include "wire.h"
+#include "common/event.h"
+#include "proto/refusals.h"
+#include "proto/wire.h"
 
 #define WATCH_RECENT 200
 

@@ -2,7 +2,7 @@
 # manpage.sh — boxy(1) as built (doc/boxy.1 from doc/boxy.1.in) says what
 # this build does (issue 16, "The man page"): no placeholder or literal
 # $(datadir) left, the date of the build, every subcommand in SYNOPSIS, every
-# exit status of src/util.h in EXIT STATUS, every variable boxy reads (getenv
+# exit status of src/common/util.h in EXIT STATUS, every variable boxy reads (getenv
 # in src/, store/, ui/) in ENVIRONMENT, the sandbox's own environment in a
 # section of its own, and SEE ALSO pointing at an installed docdir.
 
@@ -32,7 +32,7 @@ if [ -z "$missing" ]; then ok "every subcommand of boxy --help in SYNOPSIS"
 else not_ok "every subcommand of boxy --help in SYNOPSIS"; diag "missing:$missing"; fi
 
 missing=
-for v in $(sed -n 's/^#define EXIT_[A-Z_]* *\([0-9]*\).*/\1/p' "$SRC/src/util.h") 124 1; do
+for v in $(sed -n 's/^#define EXIT_[A-Z_]* *\([0-9]*\).*/\1/p' "$SRC/src/common/util.h") 124 1; do
 	section "EXIT STATUS" | grep -qw "$v" || missing="$missing $v"
 done
 if [ -z "$missing" ]; then ok "every exit status in EXIT STATUS"

@@ -1,5 +1,5 @@
 /*
- * fuzz-dns.c — libFuzzer target for the DNS wire format (src/net-dns.c).
+ * fuzz-dns.c — libFuzzer target for the DNS wire format (src/parse/dns.c).
  *
  * The input is read three ways: as a payload's query, as an upstream
  * answer to a fixed question, and, when it is a valid query, the responses
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net-dns.h"
+#include "parse/dns.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

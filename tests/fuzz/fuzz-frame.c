@@ -1,6 +1,6 @@
 /*
  * fuzz-frame.c — libFuzzer target for boxy-net's frame input path: the
- * ingress filter and then lwIP itself (src/net-gw.c), as a payload writing
+ * ingress filter and then lwIP itself (src/net/gw.c), as a payload writing
  * arbitrary frames to tap0 would drive them.
  *
  * One gateway lives for the whole run, so lwIP's state (listening pcbs,
@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "net-gw.h"
+#include "net/gw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

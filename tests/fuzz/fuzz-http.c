@@ -1,5 +1,5 @@
 /*
- * fuzz-http.c — libFuzzer target for the HTTP request head parser (src/net-http.c).
+ * fuzz-http.c — libFuzzer target for the HTTP request head parser (src/parse/http.c).
  *
  * Besides not crashing: an accepted head lies within the input and the 8 KiB
  * bound, its host is a valid name or an IP literal, and the verdict on the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net-http.h"
+#include "parse/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

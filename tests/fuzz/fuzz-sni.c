@@ -1,5 +1,5 @@
 /*
- * fuzz-sni.c — libFuzzer target for the TLS ClientHello parser (src/net-sni.c).
+ * fuzz-sni.c — libFuzzer target for the TLS ClientHello parser (src/parse/sni.c).
  *
  * Besides not crashing: NEED_MORE must ask for more than it was given, an
  * accepted name must be one dns_name_normalize accepts unchanged, and a
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net-sni.h"
+#include "parse/sni.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

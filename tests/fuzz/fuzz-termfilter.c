@@ -1,6 +1,6 @@
 /*
  * fuzz-termfilter.c — libFuzzer target for the terminal output filter
- * (src/termfilter.c).
+ * (src/client/termfilter.c).
  *
  * The input is fed in chunks whose sizes its first byte chooses, and its top
  * bit the 8-bit terminal mode. Besides not
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "termfilter.h"
+#include "client/termfilter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -76,12 +76,12 @@ finish() {
 # gateway with what it links (as tests/unit/test-net-gw does, less lwIP/libev).
 srcs_of() {
 	case $1 in
-	dns)   echo "net-dns net-addr" ;;
-	sni)   echo "net-sni net-dns net-addr" ;;
-	http)  echo "net-http net-dns net-addr" ;;
-	frame) echo "net-gw net-pcap net-policy net-bind net-sni net-http net-dns net-addr" \
-		"msg wire util" ;;
-	termfilter) echo "termfilter" ;;
+	dns)   echo "parse/dns policy/addr" ;;
+	sni)   echo "parse/sni parse/dns policy/addr" ;;
+	http)  echo "parse/http parse/dns policy/addr" ;;
+	frame) echo "net/gw net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
+		"policy/addr proto/msg proto/wire common/util" ;;
+	termfilter) echo "client/termfilter" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -136,27 +136,29 @@ case " $targets " in *" frame "*)
 esac
 
 ## ---- building ------------------------------------------------------------------------
-# build_obj NAME: compile fuzz-NAME.c from here or src/NAME.c to
-# $work/obj/NAME.o once; its log is $work/obj/NAME.log, and a failed build
-# leaves no .o, so every target that needs it reports the failure.
+# build_obj NAME: compile fuzz-NAME.c from here or src/NAME.c (NAME is
+# ROOM/FILE) to $work/obj/ROOM_FILE.o once; its log is $work/obj/ROOM_FILE.log,
+# and a failed build leaves no .o, so every target that needs it reports the failure.
+obj_of() { echo "$work/obj/$(echo "$1" | tr / _)"; }
 rm -rf "$work/obj"            # a kept FUZZ_WORK may hold objects of older sources
 mkdir -p "$work/obj"
 build_obj() {
-	[ -f "$work/obj/$1.o" ] && return 0
-	[ -f "$work/obj/$1.log" ] && return 1       # tried, and failed
+	o=$(obj_of "$1")
+	[ -f "$o.o" ] && return 0
+	[ -f "$o.log" ] && return 1       # tried, and failed
 	case $1 in fuzz-*) f=$here/$1.c ;; *) f=$src/$1.c ;; esac
 	# shellcheck disable=SC2086
-	"$cc" $cflags $lwip_cflags -c -o "$work/obj/$1.o" "$f" > "$work/obj/$1.log" 2>&1 ||
-		{ rm -f "$work/obj/$1.o"; return 1; }
+	"$cc" $cflags $lwip_cflags -c -o "$o.o" "$f" > "$o.log" 2>&1 ||
+		{ rm -f "$o.o"; return 1; }
 }
 
-# Every object, in two lanes of about equal cost (net-gw.c alone costs about
+# Every object, in two lanes of about equal cost (net/gw.c alone costs about
 # as much as five of the others); the probe runs beside the first lane.
 lane0='' lane1='' w0=0 w1=0
 all=$(for t in $targets; do echo "fuzz-$t"; srcs_of "$t"; done | tr ' ' '\n' | sort -u)
-for o in $(echo "$all" | grep -x net-gw) $(echo "$all" | grep -vx net-gw); do
+for o in $(echo "$all" | grep -x net/gw) $(echo "$all" | grep -vx net/gw); do
 	w=1
-	[ "$o" = net-gw ] && w=5
+	[ "$o" = net/gw ] && w=5
 	if [ "$w0" -le "$w1" ]; then
 		lane0="$lane0 $o" w0=$((w0 + w))
 	else
@@ -192,11 +194,11 @@ fuzz_target() {
 	build_obj "fuzz-$t" || broken="fuzz-$t"
 	for s in $(srcs_of "$t"); do
 		build_obj "$s" || broken="${broken:+$broken }$s"
-		objs="$objs $work/obj/$s.o"
+		objs="$objs $(obj_of "$s").o"
 	done
 	if [ -n "$broken" ]; then
 		echo "not ok fuzz-$t: does not compile ($broken)" > "$res"
-		for b in $broken; do diag "$work/obj/$b.log" 15; done >> "$res"
+		for b in $broken; do diag "$(obj_of "$b").log" 15; done >> "$res"
 		return
 	fi
 	libs=

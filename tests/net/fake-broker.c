@@ -32,11 +32,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "msg.h"
-#include "netproto.h"
-#include "runspec.h"
-#include "util.h"
-#include "wire.h"
+#include "proto/msg.h"
+#include "proto/netproto.h"
+#include "spec/runspec.h"
+#include "common/util.h"
+#include "proto/wire.h"
 
 static uint16_t refuse_ports[16];
 static size_t nrefuse_ports;
@@ -70,7 +70,7 @@ static int tap_create(const char *netns)
 	return fd;
 }
 
-/* netproto.h's address: family byte + 16 bytes. */
+/* proto/netproto.h's address: family byte + 16 bytes. */
 static void get_addr(struct rbuf *r, int *fam, uint8_t a[16])
 {
 	*fam = wire_get_u8(r);

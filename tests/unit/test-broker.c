@@ -33,17 +33,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "msg.h"
-#include "net-addr.h"
-#include "net-dns.h"
-#include "netproto.h"
-#include "parse.h"
-#include "resolver.h"
-#include "runspec.h"
-#include "session-net.h"
-#include "util.h"
-#include "wire.h"
+#include "broker/broker.h"
+#include "proto/msg.h"
+#include "policy/addr.h"
+#include "parse/dns.h"
+#include "proto/netproto.h"
+#include "spec/values.h"
+#include "broker/resolver.h"
+#include "spec/runspec.h"
+#include "daemon/session-net.h"
+#include "common/util.h"
+#include "proto/wire.h"
 
 /* ---- recorded events -------------------------------------------------------- */
 

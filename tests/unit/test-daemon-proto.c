@@ -38,10 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "msg.h"
-#include "server.h"
-#include "util.h"
-#include "wire.h"
+#include "proto/msg.h"
+#include "daemon/server.h"
+#include "common/util.h"
+#include "proto/wire.h"
 
 static char *sock_path;         /* the daemon's socket */
 static char *tmpdir;            /* ours, when we started the daemon */

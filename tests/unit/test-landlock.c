@@ -30,8 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox-stages.h"
-#include "util.h"
+#include "init/stages.h"
+#include "common/util.h"
 
 #define ABI1_FS ((1ULL << 13) - 1)
 

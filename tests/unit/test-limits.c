@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run-limits.h"
-#include "sandbox-stages.h"
-#include "util.h"
+#include "sandbox/limits.h"
+#include "init/stages.h"
+#include "common/util.h"
 
 #define MAX_EVENTS 8
 

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "memwatch.h"
-#include "util.h"
+#include "sandbox/memwatch.h"
+#include "common/util.h"
 
 static void test_parse_kb(void **state)
 {

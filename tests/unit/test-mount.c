@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sandbox-mount.h"
-#include "util.h"
+#include "init/mount.h"
+#include "common/util.h"
 
 static void test_config_value(void **state)
 {

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "msg.h"
-#include "util.h"
+#include "proto/msg.h"
+#include "common/util.h"
 
 static void pair(int sv[2])
 {

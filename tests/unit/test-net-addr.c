@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "net-addr.h"
-#include "parse.h"
+#include "policy/addr.h"
+#include "spec/values.h"
 
 struct class_row {
 	const char *addr;

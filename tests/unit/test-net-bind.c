@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net-bind.h"
+#include "policy/bind.h"
 
 static struct net_addr addr(const char *s)
 {

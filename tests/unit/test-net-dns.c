@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "net-dns.h"
+#include "parse/dns.h"
 
 /* A message under construction. */
 struct msg {

@@ -24,10 +24,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "net-gw.h"
-#include "net-pcap.h"
-#include "netproto.h"
-#include "util.h"
+#include "net/gw.h"
+#include "net/pcap.h"
+#include "proto/netproto.h"
+#include "common/util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /*

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net-http.h"
+#include "parse/http.h"
 
 struct row {
 	const char *what;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net-policy.h"
-#include "parse.h"
+#include "policy/decide.h"
+#include "spec/values.h"
 
 static uint16_t nas_ports[] = { 22 };
 static uint16_t db_ports[] = { 5432 };

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "net-sni.h"
+#include "parse/sni.h"
 
 struct msg {
 	uint8_t b[40000];

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netlog.h"
+#include "broker/netlog.h"
 
 static struct net_addr addr(const char *s)
 {

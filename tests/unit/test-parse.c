@@ -1,5 +1,5 @@
 /*
- * test-parse.c — every value parser of parse.c, table-driven: each row is
+ * test-parse.c — every value parser of spec/values.c, table-driven: each row is
  * one input a user could write, what it must become, or the words its
  * refusal must contain. A refusal must always quote the offending value.
  */
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "parse.h"
-#include "util.h"
+#include "spec/values.h"
+#include "common/util.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)

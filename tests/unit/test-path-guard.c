@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "path-guard.h"
-#include "store.h"
-#include "util.h"
+#include "common/path-guard.h"
+#include "store/store.h"
+#include "common/util.h"
 
 static char top[PATH_MAX];      /* the scratch tree, realpath'd */
 

@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "profile.h"
-#include "runspec.h"
-#include "util.h"
+#include "spec/profile.h"
+#include "spec/runspec.h"
+#include "common/util.h"
 
 #define HOME    "/home/u"
 #define WORKDIR "/home/u/proj"
@@ -367,8 +367,8 @@ static void test_workdir_slug_boundary(void **state)
 
 /*
  * Each row's err is the whole message, except where the message ends in a
- * parse.h validator's own wording ("size '2XB': ..."): those rows give the
- * position, key and the validator's subject, and the rest is parse.h's to test.
+ * spec/values.h validator's own wording ("size '2XB': ..."): those rows give the
+ * position, key and the validator's subject, and the rest is spec/values.h's to test.
  */
 
 static const struct {
@@ -811,7 +811,7 @@ static void test_unknown_name(void **state)
 	runspec_free(&rs);
 }
 
-/* The presets list in profile.h and the embedded texts name the same five. */
+/* The presets list in spec/profile.h and the embedded texts name the same five. */
 static void test_preset_names(void **state)
 {
 	size_t n = 0;

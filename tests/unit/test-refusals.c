@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "refusals.h"
-#include "summary.h"
-#include "util.h"
+#include "proto/refusals.h"
+#include "ui/summary.h"
+#include "common/util.h"
 
 static struct event flow_deny(const char *host, const char *addr, uint16_t port,
 			      const char *layer, const char *why)

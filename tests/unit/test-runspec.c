@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
-#include "runspec.h"
-#include "util.h"
+#include "spec/values.h"
+#include "spec/runspec.h"
+#include "common/util.h"
 
 /* Test helpers: add one validated value, failing the test if the parser refuses it. */
 static void add_host(struct runspec *rs, const char *s)

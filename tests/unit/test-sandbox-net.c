@@ -31,8 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox-net.h"
-#include "util.h"
+#include "init/tap.h"
+#include "common/util.h"
 
 /* What the child found, one bit per check, sent back over a pipe. */
 enum {

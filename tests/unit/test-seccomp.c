@@ -47,7 +47,7 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
-#include "sandbox-stages.h"
+#include "init/stages.h"
 #include "bpf-sim.h"
 
 enum verdict {

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "store.h"
-#include "util.h"
+#include "common/event.h"
+#include "store/store.h"
+#include "common/util.h"
 
 static char dbpath[256];
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "termfilter.h"
+#include "client/termfilter.h"
 
 /* Feed in[0..n) to a fresh filter in chunks of `split` bytes (0: whole); out is malloc'd. */
 static size_t run_split(const uint8_t *in, size_t n, size_t split, uint8_t **out)

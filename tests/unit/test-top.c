@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "top-model.h"
-#include "util.h"
+#include "ui/top-model.h"
+#include "common/util.h"
 
 #define NOW 1800000000000LL
 

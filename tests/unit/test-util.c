@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "util.h"
+#include "common/json.h"
+#include "common/util.h"
 
 static void test_path_absolute(void **state)
 {

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session-net.h"
-#include "util.h"
-#include "watch.h"
-#include "wire.h"
+#include "daemon/session-net.h"
+#include "common/util.h"
+#include "ui/watch.h"
+#include "proto/wire.h"
 
 static void test_sanitize(void **state)
 {
@@ -324,7 +324,7 @@ static void render_one(const char *name, int cols)
 		assert_screen_clean(line, strlen(line), 0);
 		free(line);
 	}
-	/* The end-of-run destination table (session-net.c). */
+	/* The end-of-run destination table (daemon/session-net.c). */
 	out = open_memstream(&buf, &len);
 	assert_non_null(out);
 	assert_int_equal(net_summary_print(out, w.p, w.len), 0);

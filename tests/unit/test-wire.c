@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-#include "wire.h"
+#include "common/util.h"
+#include "proto/wire.h"
 
 static void encode_sample(struct wbuf *w)
 {

@@ -1,0 +1,1619 @@
+/*
+ * broker/broker.c — the daemon's half of a session's network (see broker/broker.h).
+ *
+ * One broker per session: the control socket to boxy-net, watched by the
+ * daemon's libev loop; a table of flows (dialling, waiting for their name,
+ * open); the binding table that DNS answers fill; the resolver; the
+ * session's net-log. The broker reads only boxy-net's messages, never a
+ * byte the payload sent, and validates every field of every one of them
+ * before acting: boxy-net runs the code that parses hostile packets, so a
+ * boxy-net that says something impossible is assumed taken over, and the
+ * session loses its network rather than trusting it further.
+ *
+ * Policy is policy/decide.h's pure function, called with the session's
+ * run-spec and the bindings; the broker's part is the I/O around it —
+ * non-blocking connects from the daemon's namespace (the verdict goes back
+ * when the connect completes, with the socket), connected UDP sockets, and
+ * the events and net-log rows that say what was decided and why.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "broker/dnscache.h"
+#include "proto/msg.h"
+#include "policy/addr.h"
+#include "policy/bind.h"
+#include "parse/dns.h"
+#include "policy/decide.h"
+#include "broker/netlog.h"
+#include "proto/netproto.h"
+#include "broker/resolver.h"
+#include "common/util.h"
+#include "proto/wire.h"
+
+#define FLOW_BUCKETS   1024
+/*
+ * Refused flow ids remembered for their FLOW_CLOSE. An id is forgotten when
+ * its close comes, so the list only holds refusals boxy-net has not closed
+ * yet, which are among its open flows: at most GW_MAX_FLOWS (8192). With
+ * 1024, three thousand half ClientHellos timing out together were refused
+ * faster than their closes came back; the oldest ids were overwritten, and
+ * their (honest) closes ended the session's network as a compromise.
+ */
+#define REFUSED_KEPT   8192
+#define READ_BATCH     64           /* messages per wakeup, so one session cannot hog the loop */
+#define LOG_LINES_MAX  200          /* NET_LOG lines per session written to the daemon's log */
+/*
+ * Upstream connects in progress per session. Each holds a descriptor of the
+ * daemon's for up to BROKER_DIAL_TIMEOUT: a payload dialling a thousand
+ * addresses that drop SYNs (boxy-net lets 1024 flows wait for the broker)
+ * took the daemon to 981 of its 1024 descriptors, which every other session,
+ * the resolver and the control socket share. Past the cap a TCP flow waits
+ * (FLOW_QUEUED) for a connect to finish; boxy-net holds its SYN meanwhile
+ * and gives up on it after its own 30 s, closing the flow.
+ */
+#define DIALS_MAX      256
+#define HELPER_GRACE_MS 100         /* boxy-net's time to exit on EOF at a session's end */
+
+enum flow_state {
+	FLOW_NAME,                  /* waiting for NET_FLOW_NAME */
+	FLOW_QUEUED,                /* waiting for a dial slot (DIALS_MAX) */
+	FLOW_DIAL,                  /* upstream connect in progress */
+	FLOW_OPEN,                  /* socket handed over; counting bytes */
+};
+
+struct flow {
+	struct flow *next;          /* bucket chain */
+	struct flow *qnext;         /* FLOW_QUEUED: the next in the broker's dial queue */
+	struct broker *b;
+	uint32_t id;
+	enum net_proto proto;
+	struct net_addr dst, src;
+	uint16_t dport, sport;
+	enum flow_state state;
+	const char *layer;          /* the layer whose decision let it through */
+	char *host;                 /* the permitted name it was matched to */
+	char *sni;                  /* SNI / Host seen on the wire */
+	char *exception;            /* the range exception that applied, verbatim */
+	int fd;                     /* upstream socket while dialling */
+	ev_timer dial_t;
+	size_t nl;                  /* its net-log row (FLOW_OPEN) */
+	uint64_t up, down;          /* totals last reported */
+	uint64_t seq;               /* the broker's number for it (events' flow): ids are reused */
+};
+
+struct query {
+	struct query *next;
+	struct broker *b;
+	uint32_t id;
+	uint16_t qtype;
+	char name[DNS_NAME_BUF];
+};
+
+struct outframe_b {
+	struct outframe_b *next;
+	int fd;                     /* descriptor to send with the first byte, or -1 */
+	size_t len, off;
+	uint8_t bytes[];
+};
+
+struct broker {
+	struct ev_loop *loop;
+	const struct runspec *rs;
+	const struct event_sink *sink;
+	char *session;
+	struct net_policy policy;
+	struct net_bind *binds;
+	struct dns_cache *cache;    /* upstream answers, this session's only */
+	struct resolver *res;
+	struct netlog *log;
+	uint64_t start_ms;          /* monotonic, for net-log times */
+	bool pcap;
+
+	int fd;                     /* control socket to boxy-net, -1 once ended */
+	ev_io rw, ww;
+	bool hello;
+	struct outframe_b *outq, *outq_tail;
+	size_t outq_bytes;
+	/*
+	 * Dialling sockets are watched by an epoll set of our own, not by the
+	 * loop: a socket handed to boxy-net stays open there, and libev never
+	 * takes a stopped watcher's fd out of its epoll set, so the set kept
+	 * reporting sockets the daemon no longer had, and libev rebuilt its
+	 * whole set each time (one rebuild per seven connections, measured).
+	 * Here each socket leaves the set (EPOLL_CTL_DEL) before it is sent.
+	 */
+	int dial_ep;
+	ev_io dial_ep_w;
+	pid_t pid;                  /* boxy-net, -1 once reaped (or never started) */
+	int pidfd;                  /* the same process, immune to pid reuse */
+	ev_child child_w;           /* its exit, on the default loop */
+	unsigned log_lines;
+
+	struct flow *flows[FLOW_BUCKETS];
+	size_t nflows;
+	size_t ndials;              /* flows in FLOW_DIAL: each holds a connecting socket */
+	struct flow *dialq, **dialq_tail;   /* FLOW_QUEUED flows, first come first dialled */
+	uint32_t refused[REFUSED_KEPT]; /* recently refused ids: boxy-net may still close them */
+	size_t nrefused, refused_next;
+	struct query *queries;
+	size_t nqueries;
+
+	bool dead;
+	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
+	uint64_t flow_seq;
+	char *failure;
+};
+
+static void broker_end(struct broker *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- events ---------------------------------------------------------------- */
+
+/* Stamp an event with the session and send it to the sink. */
+static void emit(struct broker *b, struct event *ev)
+{
+	ev->session = b->session;
+	event_emit(b->sink, ev);
+}
+
+/* "tcp://93.184.216.34:443", "udp://[2001:db8::1]:53" */
+static char *flow_subject(const struct flow *f, char *addr)
+{
+	return xasprintf(f->dst.family == AF_INET6 ? "%s://[%s]:%u" : "%s://%s:%u",
+			 f->proto == NET_PROTO_TCP ? "tcp" : "udp", addr, f->dport);
+}
+
+/* One event about a flow: its kind is its protocol. */
+static void emit_flow(struct broker *b, const struct flow *f, const char *verdict,
+		      const char *layer, const char *detail, uint64_t up, uint64_t down)
+{
+	char addr[NET_ADDR_STRLEN], *subject;
+	struct event ev = { 0 };
+
+	net_addr_format(&f->dst, addr);
+	subject = flow_subject(f, addr);
+	ev.kind = f->proto == NET_PROTO_TCP ? "tcp" : "udp";
+	ev.verdict = verdict;
+	ev.layer = layer;
+	ev.subject = subject;
+	ev.detail = detail;
+	ev.addr = addr;
+	ev.port = f->dport;
+	ev.host = f->host;
+	ev.sni = f->sni;
+	ev.up = up;
+	ev.down = down;
+	ev.flow = f->seq;
+	emit(b, &ev);
+	free(subject);
+}
+
+/*
+ * A policy decision for the audit log (kind "audit", which is what
+ * --audit-log records): refusals, with their layer, and allows that needed
+ * a range exception, which the audit log must name verbatim. Each is a
+ * mirror of a flow event, which is what the store keeps (one row per
+ * refusal, not two).
+ */
+static void emit_audit(struct broker *b, const char *layer, const char *verdict,
+		       const char *subject, const char *detail)
+{
+	struct event ev = {
+		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
+		.detail = detail, .mirror = true,
+	};
+
+	emit(b, &ev);
+}
+
+/*
+ * A decision about a name (refused, or an answer of it dropped, with addr):
+ * its audit line, which is also the store's resolution row (host is the
+ * name), so not a mirror, and one line in boxy watch.
+ */
+static void emit_audit_name(struct broker *b, const char *layer, const char *name,
+			    const char *detail, const char *addr)
+{
+	struct event ev = {
+		.kind = "audit", .verdict = "deny", .layer = layer, .subject = name,
+		.detail = detail, .host = name, .addr = addr,
+	};
+
+	emit(b, &ev);
+}
+
+/* The audit line for a flow: subject "tcp://addr:port". */
+static void emit_flow_audit(struct broker *b, const struct flow *f, const char *layer,
+			    const char *verdict, const char *detail)
+{
+	char addr[NET_ADDR_STRLEN], *subject;
+
+	net_addr_format(&f->dst, addr);
+	subject = flow_subject(f, addr);
+	emit_audit(b, layer, verdict, subject, detail);
+	free(subject);
+}
+
+/* One "dns" event about name. */
+static void emit_dns(struct broker *b, const char *verdict, const char *layer, const char *name,
+		     const char *detail, const char *addr, uint32_t ttl)
+{
+	struct event ev = {
+		.kind = "dns", .verdict = verdict, .layer = layer, .subject = name,
+		.detail = detail, .addr = addr, .host = name, .ttl = ttl,
+	};
+
+	emit(b, &ev);
+}
+
+/* ---- output to boxy-net ------------------------------------------------------ */
+
+static void broker_flush(struct broker *b);
+
+/* The control socket has room again: write the queue. */
+static void broker_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	broker_flush(w->data);
+}
+
+/* Write the queue until the socket is full; a descriptor rides on its frame's first byte. */
+static void broker_flush(struct broker *b)
+{
+	while (b->outq && b->fd >= 0) {
+		struct outframe_b *o = b->outq;
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} ctl;
+		struct iovec iov = { .iov_base = o->bytes + o->off, .iov_len = o->len - o->off };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		if (o->fd >= 0) {
+			struct cmsghdr *c;
+
+			memset(&ctl, 0, sizeof(ctl));
+			mh.msg_control = ctl.buf;
+			mh.msg_controllen = sizeof(ctl.buf);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &o->fd, sizeof(int));
+		}
+		n = sendmsg(b->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			ev_io_start(b->loop, &b->ww);
+			return;
+		}
+		if (n < 0) {
+			broker_end(b, "boxy-net's control socket failed: %s", strerror(errno));
+			return;
+		}
+		if (o->fd >= 0) {
+			/* It is boxy-net's now; our copy goes. */
+			close(o->fd);
+			o->fd = -1;
+		}
+		o->off += (size_t)n;
+		b->outq_bytes -= (size_t)n;
+		if (o->off == o->len) {
+			b->outq = o->next;
+			if (!b->outq)
+				b->outq_tail = NULL;
+			free(o);
+		}
+	}
+	ev_io_stop(b->loop, &b->ww);
+}
+
+/* Queue one frame (header and payload, proto/msg.h's format), taking fd (-1: none). */
+static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, int fd)
+{
+	size_t len = w ? w->len : 0;
+	struct outframe_b *o;
+
+	if (b->fd < 0 || b->finishing) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	o = xmalloc(sizeof(*o) + MSG_HEADER_LEN + len);
+	o->next = NULL;
+	o->fd = fd;
+	o->off = 0;
+	o->len = MSG_HEADER_LEN + len;
+	for (int i = 0; i < 4; i++)
+		o->bytes[i] = (uint8_t)(len >> (8 * i));
+	o->bytes[4] = (uint8_t)type;
+	o->bytes[5] = (uint8_t)(type >> 8);
+	o->bytes[6] = fd >= 0 ? 1 : 0;
+	o->bytes[7] = 0;
+	if (len)
+		memcpy(o->bytes + MSG_HEADER_LEN, w->p, len);
+	if (b->outq_tail)
+		b->outq_tail->next = o;
+	else
+		b->outq = o;
+	b->outq_tail = o;
+	b->outq_bytes += o->len;
+	if (b->outq_bytes > BROKER_OUTQ_MAX) {
+		broker_end(b, "boxy-net stopped reading its control socket (%zu bytes queued)",
+			   b->outq_bytes);
+		return;
+	}
+	broker_flush(b);
+}
+
+/* NET_VERDICT for flow, with the connected socket when fd >= 0. */
+static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, const char *layer,
+			 const char *reason, int fd)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, flow);
+	wire_put_u8(&w, verdict);
+	wire_put_str(&w, layer ? layer : "");
+	wire_put_str(&w, reason ? reason : "");
+	broker_send(b, NET_VERDICT, &w, fd);
+	wbuf_free(&w);
+}
+
+/* NET_ANSWER for query: boxy-net builds the DNS response from these fields. */
+static void send_answer(struct broker *b, uint32_t query, uint8_t rcode, uint32_t ttl,
+			const struct net_addr *addrs, size_t n)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, query);
+	wire_put_u8(&w, rcode);
+	wire_put_u32(&w, ttl);
+	wire_put_u32(&w, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		wire_put_u8(&w, addrs[i].family == AF_INET6 ? 6 : 4);
+		for (int j = 0; j < 16; j++)
+			wire_put_u8(&w, addrs[i].a[j]);
+	}
+	broker_send(b, NET_ANSWER, &w, -1);
+	wbuf_free(&w);
+}
+
+/* ---- flows ------------------------------------------------------------------- */
+
+/* The link that points at flow id (or at the NULL where it would go). */
+static struct flow **flow_slot(struct broker *b, uint32_t id)
+{
+	struct flow **pp = &b->flows[id % FLOW_BUCKETS];
+
+	while (*pp && (*pp)->id != id)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* The open flow with this id, or NULL. */
+static struct flow *flow_find(struct broker *b, uint32_t id)
+{
+	return *flow_slot(b, id);
+}
+
+/* Stop a flow's watchers, close its upstream socket if still ours, free it. */
+static void flow_free(struct flow *f)
+{
+	ev_timer_stop(f->b->loop, &f->dial_t);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->host);
+	free(f->sni);
+	free(f->exception);
+	free(f);
+}
+
+static void flow_dial(struct broker *b, struct flow *f);
+
+/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
+static void dial_slot_free(struct broker *b)
+{
+	b->ndials--;
+	while (!b->dead && b->dialq != NULL && b->ndials < DIALS_MAX) {
+		struct flow *f = b->dialq;
+
+		b->dialq = f->qnext;
+		if (b->dialq == NULL)
+			b->dialq_tail = &b->dialq;
+		f->qnext = NULL;
+		f->state = FLOW_NAME;   /* off the queue, not dialling yet: what flow_dial expects */
+		flow_dial(b, f);
+	}
+}
+
+/* Unlink a flow from the table and free it. */
+static void flow_remove(struct broker *b, struct flow *f)
+{
+	struct flow **pp = flow_slot(b, f->id);
+	bool slot;
+
+	if (*pp == f) {
+		*pp = f->next;
+		b->nflows--;
+	}
+	if (f->state == FLOW_QUEUED) {
+		struct flow **q = &b->dialq;
+
+		while (*q != f)
+			q = &(*q)->qnext;
+		*q = f->qnext;
+		if (b->dialq_tail == &f->qnext)
+			b->dialq_tail = q;
+	}
+	slot = f->state == FLOW_DIAL;
+	flow_free(f);
+	if (slot)
+		dial_slot_free(b);
+}
+
+/* Milliseconds since the session's network started (net-log times). */
+static uint64_t rel_ms(const struct broker *b)
+{
+	return now_mono_ms() - b->start_ms;
+}
+
+/* Add the flow's row to the net-log; returns the row for later byte counts. */
+static size_t log_conn(struct broker *b, const struct flow *f, bool allowed, const char *reason)
+{
+	struct netlog_conn c = {
+		.t_ms = rel_ms(b), .proto = f->proto, .allowed = allowed, .addr = f->dst,
+		.port = f->dport, .host = f->host, .sni = f->sni, .reason = reason,
+	};
+
+	return netlog_add_conn(b->log, &c);
+}
+
+/* Was id refused recently? take: forget it (its FLOW_CLOSE came, or the id is reused). */
+static bool refused_seen(struct broker *b, uint32_t id, bool take)
+{
+	for (size_t i = 0; i < b->nrefused; i++) {
+		if (b->refused[i] != id)
+			continue;
+		if (take)
+			b->refused[i] = b->refused[--b->nrefused];
+		return true;
+	}
+	return false;
+}
+
+/* Remember a refused id; when full, overwrite one slot in turn (the oldest, roughly). */
+static void refused_add(struct broker *b, uint32_t id)
+{
+	if (b->nrefused < REFUSED_KEPT) {
+		b->refused[b->nrefused++] = id;
+		return;
+	}
+	b->refused[b->refused_next] = id;
+	b->refused_next = (b->refused_next + 1) % REFUSED_KEPT;
+}
+
+/* Refuse a flow: event, net-log row, verdict, forget it. */
+static void flow_refuse(struct broker *b, struct flow *f, const char *layer, const char *words)
+{
+	uint32_t id = f->id;
+
+	emit_flow_audit(b, f, layer, "deny", words);
+	emit_flow(b, f, "deny", layer, words, 0, 0);
+	log_conn(b, f, false, words);
+	flow_remove(b, f);
+	/* boxy-net may still report the flow closed (no bytes): remember the id. */
+	refused_add(b, id);
+	/* Last: a send that overflows ends the network, which frees every flow. */
+	send_verdict(b, id, NETV_REFUSED, layer, words, -1);
+}
+
+/* The upstream socket is connected: hand it over. */
+static void flow_dialled(struct broker *b, struct flow *f)
+{
+	int fd = f->fd;
+	bool slot = f->state == FLOW_DIAL;    /* a connect in progress, not an instant one */
+
+	epoll_ctl(b->dial_ep, EPOLL_CTL_DEL, fd, NULL);
+	ev_timer_stop(b->loop, &f->dial_t);
+	f->fd = -1;
+	f->state = FLOW_OPEN;
+	if (f->exception)
+		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
+	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
+	f->nl = log_conn(b, f, true, NULL);
+	send_verdict(b, f->id, NETV_DIALLED, f->layer, f->exception, fd);
+	/* Last, and without f: a send that overflows ends the network and frees it. */
+	if (slot)
+		dial_slot_free(b);
+}
+
+/* The upstream connect failed: refuse the flow, saying why. */
+static void flow_dial_failed(struct broker *b, struct flow *f, int errnum)
+{
+	char *words = xasprintf("upstream connect failed: %s", strerror(errnum));
+
+	flow_refuse(b, f, "upstream", words);
+	free(words);
+}
+
+/* The non-blocking connect finished: its result is in SO_ERROR. */
+static void flow_dial_ready(struct flow *f)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+
+	if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+		e = errno;
+	if (e == 0)
+		flow_dialled(f->b, f);
+	else
+		flow_dial_failed(f->b, f, e);
+}
+
+/* The dialling set is readable: the connects that finished, by flow id. */
+static void dial_set_ready(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct broker *b = w->data;
+	struct epoll_event ev[64];
+	int n = epoll_wait(b->dial_ep, ev, (int)ARRAY_SIZE(ev), 0);
+
+	(void)loop;
+	(void)revents;
+	for (int i = 0; i < n && !b->dead; i++) {
+		/* Gone (an earlier one ended the network) or no longer dialling: skip. */
+		struct flow *f = flow_find(b, (uint32_t)ev[i].data.u64);
+
+		if (f && f->state == FLOW_DIAL && f->fd >= 0)
+			flow_dial_ready(f);
+	}
+}
+
+/* The upstream did not answer within BROKER_DIAL_TIMEOUT. */
+static void flow_dial_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct flow *f = w->data;
+
+	(void)loop;
+	(void)revents;
+	flow_dial_failed(f->b, f, ETIMEDOUT);
+}
+
+/*
+ * Dial the flow's destination from the daemon's own namespace. TCP connects
+ * are non-blocking (the verdict waits for the connect, not the loop); UDP
+ * sockets are connected at once, so boxy-net can only send to the address
+ * policy allowed.
+ */
+static void flow_dial(struct broker *b, struct flow *f)
+{
+	struct sockaddr_storage ss;
+	socklen_t slen;
+	int type = f->proto == NET_PROTO_TCP ? SOCK_STREAM : SOCK_DGRAM;
+
+	memset(&ss, 0, sizeof(ss));
+	if (f->dst.family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(f->dport);
+		memcpy(&sin->sin_addr, f->dst.a, 4);
+		slen = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(f->dport);
+		memcpy(&sin6->sin6_addr, f->dst.a, 16);
+		slen = sizeof(*sin6);
+	}
+	if (f->proto == NET_PROTO_TCP && b->ndials >= DIALS_MAX) {
+		f->state = FLOW_QUEUED;
+		f->qnext = NULL;
+		*b->dialq_tail = f;
+		b->dialq_tail = &f->qnext;
+		return;
+	}
+	f->fd = socket(f->dst.family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (f->fd < 0) {
+		flow_dial_failed(b, f, errno);
+		return;
+	}
+	if (connect(f->fd, (struct sockaddr *)&ss, slen) == 0) {
+		flow_dialled(b, f);
+		return;
+	}
+	if (errno != EINPROGRESS) {
+		flow_dial_failed(b, f, errno);
+		return;
+	}
+	{
+		struct epoll_event e = { .events = EPOLLOUT, .data.u64 = f->id };
+
+		if (epoll_ctl(b->dial_ep, EPOLL_CTL_ADD, f->fd, &e) < 0) {
+			flow_dial_failed(b, f, errno);
+			return;
+		}
+	}
+	f->state = FLOW_DIAL;
+	b->ndials++;
+	ev_timer_set(&f->dial_t, BROKER_DIAL_TIMEOUT, 0.0);
+	ev_timer_start(b->loop, &f->dial_t);
+}
+
+/* Ask policy about a flow and act on the answer. */
+static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kind,
+			const char *name, bool ech)
+{
+	struct net_flow nf = {
+		.proto = f->proto, .dst = f->dst, .port = f->dport,
+		.name_kind = kind, .name = name, .ech = ech,
+	};
+	struct net_verdict v;
+
+	net_policy_decide(&b->policy, b->binds, &nf, now_mono_ms(), &v);
+	if (!v.allow) {
+		flow_refuse(b, f, v.layer, net_verdict_words(&v));
+		return;
+	}
+	if (v.addr.exception && !f->exception)
+		f->exception = xasprintf("range exception: %s", v.addr.exception);
+	if (v.need_name) {
+		f->state = FLOW_NAME;
+		send_verdict(b, f->id, NETV_NEED_NAME, v.layer, "a name is needed", -1);
+		return;
+	}
+	free(f->host);
+	f->host = v.host ? xstrdup(v.host) : NULL;
+	if (!f->host && b->policy.mode == NET_PUBLIC) {
+		/* Public mode decides on the address alone, but the record still
+		 * names it: the name the sandbox resolved it from, if it did. */
+		const char *names[1];
+
+		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 1) > 0)
+			f->host = xstrdup(names[0]);
+	}
+	f->layer = v.layer;
+	if (kind == NET_NAME_SNI || kind == NET_NAME_HOST)
+		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ? "TLS server name" :
+			  "HTTP Host", 0, 0);
+	flow_dial(b, f);
+}
+
+/* ---- the session's network ends ------------------------------------------------ */
+
+/*
+ * Kill and reap boxy-net. Through its pidfd: libev's SIGCHLD handler reaps
+ * any child of the daemon, so by now the pid may have been reaped and even
+ * reused by a sandbox; the pidfd still means this process and no other.
+ */
+static void helper_stop(struct broker *b)
+{
+	siginfo_t si;
+
+	if (b->pid > 0 && ev_is_active(&b->child_w))
+		ev_child_stop(b->loop, &b->child_w);
+	if (b->pidfd >= 0) {
+		if (b->pid > 0 && syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0) == 0) {
+			while (waitid(P_PIDFD, (id_t)b->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+				;
+		}
+		close(b->pidfd);
+		b->pidfd = -1;
+	}
+	b->pid = -1;
+}
+
+/* Close the control socket, drop what was queued for it, free every flow. */
+static void broker_disconnect(struct broker *b)
+{
+	if (b->fd >= 0) {
+		ev_io_stop(b->loop, &b->rw);
+		ev_io_stop(b->loop, &b->ww);
+		close(b->fd);
+		b->fd = -1;
+	}
+	while (b->outq) {
+		struct outframe_b *o = b->outq;
+
+		b->outq = o->next;
+		if (o->fd >= 0)
+			close(o->fd);
+		free(o);
+	}
+	b->outq_tail = NULL;
+	b->outq_bytes = 0;
+	for (size_t i = 0; i < FLOW_BUCKETS; i++) {
+		while (b->flows[i]) {
+			struct flow *f = b->flows[i];
+
+			b->flows[i] = f->next;
+			flow_free(f);
+		}
+	}
+	b->nflows = 0;
+	b->ndials = 0;
+	b->dialq = NULL;
+	b->dialq_tail = &b->dialq;
+}
+
+/* Stop talking to boxy-net, close every flow, reap it; record why. */
+static void broker_end(struct broker *b, const char *fmt, ...)
+{
+	struct event ev = { .kind = "audit", .verdict = "degraded", .layer = "net",
+			    .subject = "boxy-net" };
+	va_list ap;
+	char *why;
+
+	if (b->dead)
+		return;
+	va_start(ap, fmt);
+	why = xvasprintf(fmt, ap);
+	va_end(ap);
+	b->dead = true;
+	b->failure = xasprintf("%s; the session's network was ended", why);
+	free(why);
+	ev.detail = b->failure;
+	emit(b, &ev);
+	broker_disconnect(b);
+	/* Whatever it is doing now, it is not to be trusted with the TAP. */
+	helper_stop(b);
+}
+
+/* ---- messages from boxy-net ------------------------------------------------------ */
+
+/* An address field: family 4 or 6, 16 bytes, IPv4's unused 12 zero. */
+static bool get_addr(struct rbuf *r, struct net_addr *a)
+{
+	uint8_t fam = wire_get_u8(r), bytes[16];
+
+	for (int i = 0; i < 16; i++)
+		bytes[i] = wire_get_u8(r);
+	if (r->failed)
+		return false;
+	if (fam == 4) {
+		for (int i = 4; i < 16; i++)
+			if (bytes[i])
+				return false;
+		net_addr_set_v4(a, bytes);
+		return true;
+	}
+	if (fam == 6) {
+		net_addr_set_v6(a, bytes);
+		return true;
+	}
+	return false;
+}
+
+/* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
+static void on_hello(struct broker *b, struct rbuf *r)
+{
+	uint32_t version = wire_get_u32(r);
+	struct wbuf w;
+
+	if (!wire_done(r)) {
+		broker_end(b, "malformed NET_HELLO from boxy-net");
+		return;
+	}
+	if (version != NETPROTO_VERSION) {
+		broker_end(b, "boxy-net speaks protocol %u, the daemon %u", version,
+			   NETPROTO_VERSION);
+		return;
+	}
+	b->hello = true;
+	wbuf_init(&w);
+	wire_put_u8(&w, (uint8_t)b->policy.mode);
+	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
+		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0));
+	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
+	if (b->pcap && b->rs && b->rs->pcap_max)
+		wire_put_u64(&w, b->rs->pcap_max);
+	broker_send(b, NET_CONFIG, &w, -1);
+	wbuf_free(&w);
+}
+
+/* NET_FLOW_OPEN: a SYN (or a first UDP datagram) to decide on. */
+static void on_flow_open(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t proto = wire_get_u8(r);
+	struct net_addr dst, src;
+	uint16_t dport, sport;
+	bool ok_dst = get_addr(r, &dst);
+	struct flow *f;
+
+	dport = wire_get_u16(r);
+	ok_dst = get_addr(r, &src) && ok_dst;
+	sport = wire_get_u16(r);
+	if (!wire_done(r) || !ok_dst) {
+		broker_end(b, "malformed NET_FLOW_OPEN from boxy-net");
+		return;
+	}
+	if (proto != NET_PROTO_TCP && proto != NET_PROTO_UDP) {
+		broker_end(b, "NET_FLOW_OPEN with protocol %u from boxy-net", proto);
+		return;
+	}
+	if (dst.family != src.family || sport == 0) {
+		broker_end(b, "NET_FLOW_OPEN with an impossible source from boxy-net");
+		return;
+	}
+	if (flow_find(b, id)) {
+		broker_end(b, "NET_FLOW_OPEN reuses open flow %u", id);
+		return;
+	}
+	refused_seen(b, id, true);     /* a refused id may be used again */
+	f = xcalloc(1, sizeof(*f));
+	f->b = b;
+	f->id = id;
+	f->proto = proto;
+	f->dst = dst;
+	f->src = src;
+	f->dport = dport;
+	f->sport = sport;
+	f->fd = -1;
+	f->layer = NET_LAYER_IP;
+	f->seq = ++b->flow_seq;
+	ev_timer_init(&f->dial_t, flow_dial_timeout, BROKER_DIAL_TIMEOUT, 0.0);
+	f->dial_t.data = f;
+	*flow_slot(b, id) = f;
+	b->nflows++;
+	if (b->nflows > BROKER_MAX_FLOWS) {
+		/* The payload's doing, not boxy-net's: refuse this one, keep going. */
+		flow_refuse(b, f, NET_LAYER_IP, "too many open connections in this session");
+		return;
+	}
+	flow_decide(b, f, proto == NET_PROTO_TCP ? NET_NAME_PENDING : NET_NAME_NONE, NULL, false);
+}
+
+/* Printable ASCII without spaces: what any name boxy-net may send is made of. */
+static bool name_chars_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
+			return false;
+	return true;
+}
+
+/* NET_FLOW_NAME: the SNI or Host boxy-net read, for the second decision. */
+static void on_flow_name(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t kind = wire_get_u8(r), ech = wire_get_u8(r);
+	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
+	enum net_name_kind nk;
+	struct flow *f;
+	const char *use = NULL;
+
+	if (!wire_done(r) || kind > NETNAME_MALFORMED || ech > 1 ||
+	    (name && !name_chars_ok(name))) {
+		broker_end(b, "malformed NET_FLOW_NAME from boxy-net");
+		goto out;
+	}
+	f = flow_find(b, id);
+	if (!f || f->state != FLOW_NAME) {
+		broker_end(b, "NET_FLOW_NAME for flow %u, which is not waiting for a name", id);
+		goto out;
+	}
+	if ((kind == NETNAME_NONE || kind == NETNAME_MALFORMED) && ((name && name[0]) || ech)) {
+		broker_end(b, "NET_FLOW_NAME without a name carries one");
+		goto out;
+	}
+	/* TLS without server_name arrives as SNI with "": use stays NULL and the
+	 * policy refuses it as no-SNI (or as ECH when ECH was offered). */
+	nk = kind == NETNAME_SNI ? NET_NAME_SNI : kind == NETNAME_HOST ? NET_NAME_HOST :
+	     kind == NETNAME_MALFORMED ? NET_NAME_MALFORMED : NET_NAME_NONE;
+	if (name && name[0]) {
+		free(f->sni);
+		f->sni = xstrdup(name);
+		/* boxy-net sends validated lower-case names; anything else is refused
+		 * as malformed (an IPv6 literal Host, say), never trusted. */
+		if (dns_name_normalize(name, strlen(name), norm) == 0 && strcmp(norm, name) == 0)
+			use = name;
+		else
+			nk = NET_NAME_MALFORMED;
+	}
+	flow_decide(b, f, nk, use, ech != 0);
+out:
+	free(name);
+}
+
+/*
+ * NET_FLOW_SEEN, public mode: the SNI or Host an open flow's first bytes
+ * carried. Recorded only (the flow was allowed on its address): the name
+ * is what the client claimed, and it becomes the flow's host only when the
+ * address was resolved from that very name.
+ */
+static void on_flow_seen(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t kind = wire_get_u8(r);
+	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
+	struct flow *f;
+
+	if (!wire_done(r) || (kind != NETNAME_SNI && kind != NETNAME_HOST) || !name ||
+	    !name[0] || !name_chars_ok(name)) {
+		broker_end(b, "malformed NET_FLOW_SEEN from boxy-net");
+		goto out;
+	}
+	if (b->policy.mode != NET_PUBLIC) {
+		broker_end(b, "NET_FLOW_SEEN outside public mode");
+		goto out;
+	}
+	f = flow_find(b, id);
+	if (!f || f->state != FLOW_OPEN || f->sni) {
+		broker_end(b, "NET_FLOW_SEEN for flow %u, which is not open or was named", id);
+		goto out;
+	}
+	/* An address literal in Host, say: not a name to record as one. */
+	if (dns_name_normalize(name, strlen(name), norm) < 0 || strcmp(norm, name) != 0)
+		goto out;
+	f->sni = xstrdup(name);
+	if (net_bind_has(b->binds, &f->dst, name, now_mono_ms())) {
+		free(f->host);
+		f->host = xstrdup(name);
+	}
+	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
+		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
+		  0, 0);
+	netlog_set_names(b->log, f->nl, f->host, f->sni);
+out:
+	free(name);
+}
+
+/* NET_FLOW_STATS and NET_FLOW_CLOSE: counters as events, and the end of a flow. */
+static void on_flow_bytes(struct broker *b, struct rbuf *r, bool close_it)
+{
+	uint32_t id = wire_get_u32(r);
+	uint64_t up = wire_get_u64(r), down = wire_get_u64(r);
+	struct flow *f;
+
+	if (!wire_done(r)) {
+		broker_end(b, "malformed %s from boxy-net", close_it ? "NET_FLOW_CLOSE" :
+			   "NET_FLOW_STATS");
+		return;
+	}
+	f = flow_find(b, id);
+	if (!f && close_it && !up && !down && refused_seen(b, id, true))
+		return;         /* boxy-net closing what the broker refused: nothing to count */
+	if (!f || (!close_it && f->state != FLOW_OPEN)) {
+		broker_end(b, "%s for flow %u, which is not open",
+			   close_it ? "NET_FLOW_CLOSE" : "NET_FLOW_STATS", id);
+		return;
+	}
+	if (f->state != FLOW_OPEN) {
+		/* The payload went away before the flow was dialled or named. */
+		if (up || down) {
+			broker_end(b, "NET_FLOW_CLOSE counts bytes on flow %u, never connected", id);
+			return;
+		}
+		emit_flow(b, f, "close", f->layer, f->state == FLOW_NAME ?
+			  "closed before naming a host" : "closed while dialling", 0, 0);
+		flow_remove(b, f);
+		return;
+	}
+	if (up < f->up || down < f->down) {
+		broker_end(b, "byte counters of flow %u went backwards", id);
+		return;
+	}
+	if (close_it || up != f->up || down != f->down) {
+		char *words = close_it ? xasprintf("up %llu down %llu", (unsigned long long)up,
+						   (unsigned long long)down) : NULL;
+
+		/* Events carry the increase: the bus adds them up per destination. */
+		emit_flow(b, f, close_it ? "close" : "bytes", f->layer, words, up - f->up,
+			  down - f->down);
+		free(words);
+		netlog_set_bytes(b->log, f->nl, up, down);
+		f->up = up;
+		f->down = down;
+	}
+	if (close_it)
+		flow_remove(b, f);
+}
+
+/* The link that points at q in the list of lookups in flight. */
+static struct query **query_slot(struct broker *b, struct query *q)
+{
+	struct query **pp = &b->queries;
+
+	while (*pp && *pp != q)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* "A", "AAAA": the query type as events name it. */
+static const char *qtype_name(uint16_t qtype)
+{
+	return qtype == DNS_TYPE_AAAA ? "AAAA" : "A";
+}
+
+/*
+ * An answer for a permitted name, fresh from upstream or from the cache:
+ * filter, bind, record, answer. The same path for both, so a cached answer
+ * is judged exactly as the one it copies.
+ */
+static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint16_t qtype,
+			   int rcode, const struct net_addr *addrs, const uint32_t *ttls, size_t n,
+			   bool cached)
+{
+	struct net_addr kept[DNS_ANSWER_MAX];
+	uint32_t kttl[DNS_ANSWER_MAX], ttl = NET_BIND_TTL_MAX_S;
+	struct net_addr_class dropped[8];
+	size_t ndropped = 0, nk;
+	uint64_t now = now_mono_ms();
+	const char *cached_words = cached ? " (cached)" : "";
+
+	n = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
+	memcpy(kept, addrs, n * sizeof(*addrs));
+	memcpy(kttl, ttls, n * sizeof(*ttls));
+	nk = net_policy_filter_addrs(&b->policy, kept, kttl, n, dropped, ARRAY_SIZE(dropped),
+				     &ndropped);
+	for (size_t i = 0; i < ndropped && i < ARRAY_SIZE(dropped); i++) {
+		char a[NET_ADDR_STRLEN], *words;
+
+		/*
+		 * judged may be the decoded IPv4. Say what happened — the name the
+		 * sandbox asked for answered an address boxy refuses — and how to
+		 * allow it; whether that is rebinding or a host on a documentation
+		 * range is for the user to judge, not for the wording to assume.
+		 */
+		net_addr_format(&dropped[i].judged, a);
+		words = xasprintf("answered with %s, in the %s range: dropped (to allow it: "
+				  "--allow-cidr %s/%u)",
+				  a, net_range_words(dropped[i].range), a,
+				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
+		emit_audit_name(b, NET_LAYER_IP, name, words, a);
+		free(words);
+	}
+	for (size_t i = 0; i < nk; i++) {
+		char a[NET_ADDR_STRLEN], *detail;
+
+		net_bind_add(b->binds, &kept[i], name, kttl[i], now);
+		if (kttl[i] < ttl)
+			ttl = kttl[i];
+		/* One event per address, with the TTL the upstream gave that address,
+		 * the query type, and whether the session's cache answered. */
+		net_addr_format(&kept[i], a);
+		detail = xasprintf("%s %s%s", qtype_name(qtype), a, cached_words);
+		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, a, kttl[i]);
+		free(detail);
+	}
+	if (!nk)
+		ttl = 0;
+	if (nk)
+		netlog_add_resolution(b->log, name, kept, nk);
+	if (!nk && !ndropped) {
+		char *detail = xasprintf("%s %s%s", qtype_name(qtype),
+					 rcode == DNS_RCODE_NXDOMAIN ? "NXDOMAIN" :
+					 rcode != DNS_RCODE_NOERROR ? "SERVFAIL" : "no address",
+					 cached_words);
+
+		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, 0);
+		free(detail);
+	}
+	send_answer(b, id, (uint8_t)rcode, ttl, kept, nk);
+}
+
+/* The resolver answered a permitted name: keep the answer, then deliver it. */
+static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
+			const uint32_t *ttls, size_t n)
+{
+	struct query *q = arg;
+	struct broker *b = q->b;
+
+	*query_slot(b, q) = q->next;
+	b->nqueries--;
+	dns_cache_put(b->cache, q->name, q->qtype, rcode, addrs, ttls, n, now_mono_ms());
+	answer_deliver(b, q->id, q->name, q->qtype, rcode, addrs, ttls, n, false);
+	free(q);
+}
+
+/* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
+static void on_resolve(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
+	uint16_t qtype = wire_get_u16(r);
+	struct net_verdict v;
+	struct query *q;
+
+	if (!wire_done(r) || !name || !name_chars_ok(name) ||
+	    (name[0] && (dns_name_normalize(name, strlen(name), norm) < 0 ||
+			 strcmp(norm, name) != 0))) {
+		broker_end(b, "malformed NET_RESOLVE from boxy-net");
+		goto out;
+	}
+	for (q = b->queries; q; q = q->next) {
+		if (q->id == id) {
+			broker_end(b, "NET_RESOLVE reuses query %u in flight", id);
+			goto out;
+		}
+	}
+	if (!net_policy_resolve(&b->policy, name, &v)) {
+		/* Answered here: the name never leaves the machine. */
+		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
+		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
+		goto out;
+	}
+	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA) {
+		/* Only addresses are ever answered: no data for the rest. */
+		send_answer(b, id, DNS_RCODE_NOERROR, 0, NULL, 0);
+		goto out;
+	}
+	{
+		struct dns_cache_answer hit;
+
+		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
+			answer_deliver(b, id, name, qtype, hit.rcode, hit.addrs, hit.ttls, hit.n,
+				       true);
+			goto out;
+		}
+	}
+	if (b->nqueries >= BROKER_MAX_QUERIES) {
+		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		goto out;
+	}
+	q = xcalloc(1, sizeof(*q));
+	q->b = b;
+	q->id = id;
+	q->qtype = qtype;
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->next = b->queries;
+	b->queries = q;
+	b->nqueries++;
+	if (resolver_query(b->res, name, qtype == DNS_TYPE_A ? AF_INET : AF_INET6, on_resolved,
+			   q) < 0) {
+		*query_slot(b, q) = q->next;
+		b->nqueries--;
+		free(q);
+		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+	}
+out:
+	free(name);
+}
+
+/* NET_LOG: one line of boxy-net's health for the daemon's log, sanitised. */
+static void on_log(struct broker *b, struct rbuf *r)
+{
+	char *words = wire_get_str(r, BROKER_LOG_MAX);
+
+	if (!wire_done(r) || !words) {
+		broker_end(b, "malformed NET_LOG from boxy-net");
+		free(words);
+		return;
+	}
+	for (char *p = words; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = '?';
+	/* Bounded: a boxy-net gone wrong must not fill the disk through the daemon's log. */
+	if (b->log_lines < LOG_LINES_MAX)
+		fprintf(stderr, "boxy-net[%.8s]: %s\n", b->session, words);
+	else if (b->log_lines == LOG_LINES_MAX)
+		fprintf(stderr, "boxy-net[%.8s]: further lines suppressed\n", b->session);
+	b->log_lines++;
+	free(words);
+}
+
+/* One message from boxy-net, any type: check it may be sent now, then handle it. */
+static void broker_dispatch(struct broker *b, const struct msg *m)
+{
+	struct rbuf r;
+
+	if (m->nfds) {
+		broker_end(b, "boxy-net sent a descriptor (message type %#x)", m->type);
+		return;
+	}
+	rbuf_init(&r, m->payload, m->len);
+	if (!b->hello && m->type != NET_HELLO) {
+		broker_end(b, "boxy-net sent message type %#x before NET_HELLO", m->type);
+		return;
+	}
+	switch (m->type) {
+	case NET_HELLO:
+		if (b->hello)
+			broker_end(b, "boxy-net sent NET_HELLO twice");
+		else
+			on_hello(b, &r);
+		break;
+	case NET_FLOW_OPEN:
+		on_flow_open(b, &r);
+		break;
+	case NET_FLOW_NAME:
+		on_flow_name(b, &r);
+		break;
+	case NET_FLOW_STATS:
+		on_flow_bytes(b, &r, false);
+		break;
+	case NET_FLOW_CLOSE:
+		on_flow_bytes(b, &r, true);
+		break;
+	case NET_RESOLVE:
+		on_resolve(b, &r);
+		break;
+	case NET_LOG:
+		on_log(b, &r);
+		break;
+	case NET_FLOW_SEEN:
+		on_flow_seen(b, &r);
+		break;
+	default:
+		/* NET_CONFIG, NET_VERDICT and NET_ANSWER are ours to send, not to receive. */
+		broker_end(b, "boxy-net sent message type %#x, which it may not send", m->type);
+		break;
+	}
+}
+
+/* Words for a wait status of boxy-net. */
+static char *helper_words(int code, int status)
+{
+	if (code == CLD_KILLED || code == CLD_DUMPED)
+		return xasprintf("boxy-net was killed by signal %d (%s)", status, strsignal(status));
+	return xasprintf("boxy-net exited with status %d", status);
+}
+
+/* boxy-net ended (the default loop's child watcher): the session's network goes with it. */
+static void helper_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct broker *b = w->data;
+	char *why;
+
+	(void)revents;
+	ev_child_stop(loop, w);
+	why = WIFSIGNALED(w->rstatus) ? helper_words(CLD_KILLED, WTERMSIG(w->rstatus)) :
+	      helper_words(CLD_EXITED, WEXITSTATUS(w->rstatus));
+	b->pid = -1;                /* reaped: nothing left to signal */
+	broker_end(b, "%s", why);
+	free(why);
+}
+
+/*
+ * How boxy-net ended, when its socket failed: its exit status if it has
+ * exited, else NULL. A dying process closes its descriptors before it
+ * becomes a zombie, so the daemon can read the reset first: give the exit
+ * a moment (the pidfd turns readable) before calling it alive.
+ */
+static char *helper_status(struct broker *b)
+{
+	struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+	siginfo_t si = { 0 };
+
+	if (b->pid <= 0 || b->pidfd < 0)
+		return NULL;
+	poll(&p, 1, HELPER_GRACE_MS);
+	if (waitid(P_PIDFD, (id_t)b->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
+		ev_child_stop(b->loop, &b->child_w);
+		b->pid = -1;
+		return helper_words(si.si_code, si.si_status);
+	}
+	return NULL;
+}
+
+/* Read and handle what boxy-net sent, a bounded batch per wakeup. */
+static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct broker *b = w->data;
+
+	(void)loop;
+	(void)revents;
+	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
+		struct msg m;
+		char *err = NULL;
+		int rc = msg_read_packet(b->fd, &m, &err);
+
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			/* A killed boxy-net resets the socket: say it was killed, and how. */
+			char *why = helper_status(b);
+
+			if (why)
+				broker_end(b, "%s", why);
+			else if (err)
+				broker_end(b, "boxy-net broke the framing: %s", err);
+			else
+				broker_end(b, "boxy-net closed its control socket");
+			free(why);
+			free(err);
+			return;
+		}
+		broker_dispatch(b, &m);
+		msg_free(&m);
+	}
+}
+
+/* ---- life ---------------------------------------------------------------------- */
+
+struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
+			     const struct event_sink *sink, const char *session,
+			     const struct broker_opts *opts, char **err)
+{
+	struct broker *b = xcalloc(1, sizeof(*b));
+
+	b->loop = loop;
+	b->rs = rs;
+	b->sink = sink;
+	b->session = xstrdup(session ? session : "");
+	b->fd = -1;
+	b->pid = -1;
+	b->pidfd = -1;
+	b->dialq_tail = &b->dialq;
+	b->dial_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (b->dial_ep < 0) {
+		set_err_errno(err, "epoll_create1");
+		free(b->session);
+		free(b);
+		return NULL;
+	}
+	ev_io_init(&b->dial_ep_w, dial_set_ready, b->dial_ep, EV_READ);
+	b->dial_ep_w.data = b;
+	ev_io_start(loop, &b->dial_ep_w);
+	ev_child_init(&b->child_w, helper_exited, 0, 0);
+	b->child_w.data = b;
+	b->start_ms = now_mono_ms();
+	b->pcap = opts && opts->pcap;
+	net_policy_from_runspec(&b->policy, rs);
+	b->binds = net_bind_create(0);
+	b->cache = dns_cache_create(0);
+	b->log = netlog_create();
+	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
+	if (!b->res) {
+		broker_free(b);
+		return NULL;
+	}
+	if (opts && opts->tailnet &&
+	    resolver_set_tailnet(b->res, opts->tailnet, opts->tailnet_servers, err) < 0) {
+		broker_free(b);
+		return NULL;
+	}
+	/* The resolver's copy, canonical and as long-lived as the policy: "nas.SUFFIX" is "nas". */
+	b->policy.tailnet = resolver_tailnet_suffix(b->res);
+	return b;
+}
+
+int broker_attach(struct broker *b, int fd, char **err)
+{
+	if (b->fd >= 0 || b->dead) {
+		close(fd);
+		return set_err(err, "the broker already has a boxy-net");
+	}
+	{
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		/* One frame per record (msg_read_packet): a stream socket would misframe. */
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET) {
+			close(fd);
+			return set_err(err, "the boxy-net socket is not a SOCK_SEQPACKET socket");
+		}
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+		close(fd);
+		return set_err_errno(err, "boxy-net socket");
+	}
+	b->fd = fd;
+	ev_io_init(&b->rw, broker_readable, fd, EV_READ);
+	b->rw.data = b;
+	ev_io_init(&b->ww, broker_writable, fd, EV_WRITE);
+	b->ww.data = b;
+	ev_io_start(b->loop, &b->rw);
+	return 0;
+}
+
+char *broker_helper_path(void)
+{
+	char *dir = util_exe_dir();
+
+	if (dir) {
+		char *path = xasprintf("%s/boxy-net", dir);
+
+		free(dir);
+		if (access(path, X_OK) == 0)
+			return path;
+		free(path);
+	}
+	return xstrdup(PKGLIBEXECDIR "/boxy-net");
+}
+
+/* Put fd at target in a child about to exec (async-signal-safe). */
+static int child_place(int fd, int target)
+{
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, target) < 0 ? -1 : 0;
+}
+
+int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err)
+{
+	int sp[2], hi[3] = { -1, -1, -1 };
+	char *const argv[] = { (char *)"boxy-net", NULL };
+	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	pid_t pid;
+
+	if (access(path, X_OK) < 0)
+		return set_err_errno(err, "boxy-net (%s)", path);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return set_err_errno(err, "socketpair");
+	/* Move the child's descriptors above 5 first, so placing one cannot clobber another. */
+	hi[0] = fcntl(sp[1], F_DUPFD_CLOEXEC, 10);
+	hi[1] = fcntl(tap_fd, F_DUPFD_CLOEXEC, 10);
+	hi[2] = pcap_fd >= 0 ? fcntl(pcap_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	close(sp[1]);
+	if (hi[0] < 0 || hi[1] < 0 || (pcap_fd >= 0 && hi[2] < 0)) {
+		set_err_errno(err, "preparing boxy-net's descriptors");
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		set_err_errno(err, "fork");
+		goto fail;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int s = 1; s < 32; s++)
+			if (s != SIGKILL && s != SIGSTOP)
+				signal(s, SIG_DFL);
+		if (child_place(hi[0], 3) < 0 || child_place(hi[1], 4) < 0 ||
+		    (hi[2] >= 0 && child_place(hi[2], 5) < 0))
+			_exit(127);
+		/* Everything else the daemon holds (clients, other sessions) stays behind. */
+		if (syscall(SYS_close_range, hi[2] >= 0 ? 6 : 5, ~0U, 0) < 0)
+			_exit(127);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	for (int i = 0; i < 3; i++)
+		if (hi[i] >= 0)
+			close(hi[i]);
+	b->pid = pid;
+	b->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (ev_is_default_loop(b->loop)) {
+		/* libev reaps every child of the daemon: hear about ours from it. */
+		ev_child_set(&b->child_w, pid, 0);
+		ev_child_start(b->loop, &b->child_w);
+	}
+	return broker_attach(b, sp[0], err);
+fail:
+	for (int i = 0; i < 3; i++)
+		if (hi[i] >= 0)
+			close(hi[i]);
+	close(sp[0]);
+	return -1;
+}
+
+pid_t broker_helper_pid(const struct broker *b)
+{
+	return b->pid;
+}
+
+bool broker_alive(const struct broker *b)
+{
+	return !b->dead;
+}
+
+const char *broker_failure(const struct broker *b)
+{
+	return b->failure;
+}
+
+const struct netlog *broker_netlog(const struct broker *b)
+{
+	return b->log;
+}
+
+size_t broker_flows(const struct broker *b)
+{
+	return b->nflows;
+}
+
+/*
+ * boxy-net reports counters about three times a second, so its last report
+ * of a flow open at the end is up to a third of a second old, and reports
+ * still in the socket were never read: every connections row said 0 bytes
+ * and the net-log's totals changed from run to run. So at the end the
+ * broker shuts its sending half (boxy-net reads EOF, sends FLOW_CLOSE with
+ * the final totals of every flow it still has, and exits) and reads what
+ * comes until EOF, for at most BROKER_FINISH_MS: only counters, nothing is
+ * asked of boxy-net or answered any more.
+ */
+void broker_finish(struct broker *b)
+{
+	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
+
+	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
+		return;
+	b->finishing = true;
+	ev_io_stop(b->loop, &b->rw);
+	ev_io_stop(b->loop, &b->ww);
+	if (shutdown(b->fd, SHUT_WR) < 0)
+		return;
+	/* The deadline holds even against a boxy-net that never stops sending. */
+	for (uint64_t now = now_mono_ms(); !b->dead && now < deadline; now = now_mono_ms()) {
+		struct msg m;
+		char *err = NULL;
+		int rc = msg_read_packet(b->fd, &m, &err);
+
+		if (rc == 0) {
+			struct pollfd p = { .fd = b->fd, .events = POLLIN };
+
+			poll(&p, 1, (int)(deadline - now));
+			continue;
+		}
+		free(err);
+		if (rc < 0)
+			break;      /* EOF: boxy-net said everything */
+		if (m.type == NET_FLOW_STATS || m.type == NET_FLOW_CLOSE)
+			broker_dispatch(b, &m);
+		msg_free(&m);
+	}
+}
+
+int broker_write_netlog(const struct broker *b, int fd, char **err)
+{
+	char *json = netlog_to_json(b->log);
+	int rc = 0;
+
+	if (write_all(fd, json, strlen(json)) < 0 || write_all(fd, "\n", 1) < 0)
+		rc = set_err_errno(err, "writing the net-log");
+	free(json);
+	return rc;
+}
+
+void broker_free(struct broker *b)
+{
+	if (!b)
+		return;
+	/* Queries first: the resolver drops their callbacks, then their memory goes. */
+	resolver_free(b->res);
+	b->res = NULL;
+	while (b->queries) {
+		struct query *q = b->queries;
+
+		b->queries = q->next;
+		free(q);
+	}
+	if (!b->dead) {
+		/* A quiet end: no event, it is the session ending. */
+		b->dead = true;
+		broker_disconnect(b);
+		/* The socket is closed: boxy-net sees EOF and may finish its capture;
+		 * a short grace (the pidfd turns readable at its exit), then SIGKILL. */
+		if (b->pid > 0 && b->pidfd >= 0) {
+			struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+
+			poll(&p, 1, HELPER_GRACE_MS);
+		}
+	}
+	helper_stop(b);
+	ev_io_stop(b->loop, &b->dial_ep_w);
+	close(b->dial_ep);
+	net_bind_free(b->binds);
+	dns_cache_free(b->cache);
+	netlog_free(b->log);
+	free(b->failure);
+	free(b->session);
+	free(b);
+}

@@ -1,0 +1,102 @@
+/*
+ * broker/broker.h — the daemon's side of a session's network: it answers
+ * boxy-net's questions (proto/netproto.h) with policy (policy/decide.h), resolves
+ * permitted names (broker/resolver.h), dials permitted flows from the daemon's
+ * own network namespace and hands boxy-net the connected sockets.
+ *
+ * boxy-net parses everything the payload sends; the broker parses only
+ * boxy-net's messages, and treats one it cannot accept — a field out of
+ * range, an unknown type, a flow it never opened, a descriptor it did not
+ * expect — as a compromised boxy-net: it records why and ends the session's
+ * network (the payload keeps running, offline). Nothing here blocks the
+ * daemon's loop: connects are non-blocking and output to boxy-net is
+ * queued (a boxy-net that stops reading is cut off, not waited for).
+ *
+ * Every decision is an event (kinds "tcp", "udp", "dns"; verdicts allow,
+ * deny, sni, resolve, bytes, close) through the session's sink, and goes
+ * into the session's net-log.
+ */
+#ifndef BOXY_BROKER_H
+#define BOXY_BROKER_H
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/event.h"
+#include "broker/netlog.h"
+#include "spec/runspec.h"
+
+#define BROKER_MAX_FLOWS    4096        /* flows open at once per session */
+#define BROKER_MAX_QUERIES  256         /* DNS lookups in flight per session */
+#define BROKER_OUTQ_MAX     (4u << 20)  /* bytes queued to boxy-net before it is cut off */
+#define BROKER_DIAL_TIMEOUT 30.0        /* seconds for an upstream connect */
+#define BROKER_LOG_MAX      1024        /* one NET_LOG line */
+#define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
+
+struct broker;
+
+struct broker_opts {
+	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
+	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
+	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
+	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+};
+
+/*
+ * A broker for one session. rs and sink are borrowed and must outlive it;
+ * session is copied. Events carry the session id. Returns NULL with *err.
+ */
+struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
+			     const struct event_sink *sink, const char *session,
+			     const struct broker_opts *opts, char **err);
+
+/*
+ * Talk to boxy-net over fd (one end of a SOCK_SEQPACKET socketpair, refused
+ * otherwise; the broker takes it). The first message must be NET_HELLO. Used directly by tests
+ * with a fake boxy-net; broker_spawn uses it too.
+ */
+int broker_attach(struct broker *b, int fd, char **err);
+
+/*
+ * Start boxy-net (the executable at path) with fd 3 = the control socket,
+ * fd 4 = tap_fd, fd 5 = pcap_fd (or nothing when pcap_fd < 0). The broker
+ * keeps neither tap_fd nor pcap_fd: the caller closes its copies.
+ */
+int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err);
+
+/* boxy-net's path: beside this executable (a build tree), else installed. malloc'd. */
+char *broker_helper_path(void);
+
+/* The pid of boxy-net, or -1. */
+pid_t broker_helper_pid(const struct broker *b);
+
+/* False once the session's network was ended (compromised or dead boxy-net). */
+bool broker_alive(const struct broker *b);
+
+/* Why the network was ended, or NULL. */
+const char *broker_failure(const struct broker *b);
+
+/* What the run did on the network so far (for --net-log and the summary). */
+const struct netlog *broker_netlog(const struct broker *b);
+
+/*
+ * At the session's end, before the net-log and the store's rows are
+ * written: ask boxy-net for its final byte counts (it reports every open
+ * flow closed, then exits) and take them in, waiting at most
+ * BROKER_FINISH_MS. After this the broker asks and answers nothing.
+ */
+void broker_finish(struct broker *b);
+
+/* Write the net-log JSON to fd (the client's --net-log). Returns 0 or -1 with *err. */
+int broker_write_netlog(const struct broker *b, int fd, char **err);
+
+/* Flows open now (dialling, waiting for a name or spliced). */
+size_t broker_flows(const struct broker *b);
+
+/* End the network, close every socket, stop and reap boxy-net. NULL is fine. */
+void broker_free(struct broker *b);
+
+#endif

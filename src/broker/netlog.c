@@ -1,0 +1,334 @@
+/*
+ * broker/netlog.c — the --net-log encoder (see broker/netlog.h for the format).
+ *
+ * Strings are interned in an open-addressing hash table (FNV-1a, linear
+ * probing, grown at half full), so recording a connection costs a few
+ * hash lookups however long the run. Connections are kept as fixed-size
+ * rows of string indexes; the summary is computed when asked for.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "broker/netlog.h"
+#include "common/util.h"
+
+struct conn_row {
+	uint64_t t_ms, up, down;
+	int32_t addr, host, sni, reason;
+	uint16_t port;
+	uint8_t proto;
+	bool allowed;
+};
+
+struct resolution {
+	int32_t name;
+	int32_t *addrs;
+	size_t naddrs;
+};
+
+struct netlog {
+	char **strings;
+	size_t nstrings;
+	int32_t *slots;         /* hash table of string indexes, -1 empty */
+	size_t nslots;
+
+	struct conn_row *conns;
+	size_t nconns, capconns;
+
+	struct resolution *res;
+	size_t nres;
+};
+
+static const char *const conn_fields[] = {
+	"t_ms", "proto", "verdict", "addr", "port", "host", "sni", "reason", "up", "down",
+};
+
+/* FNV-1a over a NUL-terminated string. */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* Rebuilds the hash table with n slots (a power of two). */
+static void rehash(struct netlog *nl, size_t n)
+{
+	free(nl->slots);
+	nl->slots = xmalloc(n * sizeof(*nl->slots));
+	nl->nslots = n;
+	for (size_t i = 0; i < n; i++)
+		nl->slots[i] = -1;
+	for (size_t i = 0; i < nl->nstrings; i++) {
+		size_t j = hash_str(nl->strings[i]) & (n - 1);
+		while (nl->slots[j] != -1)
+			j = (j + 1) & (n - 1);
+		nl->slots[j] = (int32_t)i;
+	}
+}
+
+/* Returns the index of s in the strings table, adding it if new; NULL gives -1. */
+static int32_t intern(struct netlog *nl, const char *s)
+{
+	size_t j;
+
+	if (s == NULL)
+		return -1;
+	if ((nl->nstrings + 1) * 2 > nl->nslots)
+		rehash(nl, nl->nslots ? nl->nslots * 2 : 64);
+	j = hash_str(s) & (nl->nslots - 1);
+	while (nl->slots[j] != -1) {
+		if (strcmp(nl->strings[nl->slots[j]], s) == 0)
+			return nl->slots[j];
+		j = (j + 1) & (nl->nslots - 1);
+	}
+	if (nl->nstrings >= INT32_MAX)
+		fatal("net-log: too many strings");
+	char **slot = xappend(&nl->strings, &nl->nstrings, sizeof(*nl->strings));
+	*slot = xstrdup(s);
+	nl->slots[j] = (int32_t)(nl->nstrings - 1);
+	return nl->slots[j];
+}
+
+/* Creates an empty log. */
+struct netlog *netlog_create(void)
+{
+	return xcalloc(1, sizeof(struct netlog));
+}
+
+/* Frees the log and everything it copied. */
+void netlog_free(struct netlog *nl)
+{
+	if (nl == NULL)
+		return;
+	for (size_t i = 0; i < nl->nstrings; i++)
+		free(nl->strings[i]);
+	free(nl->strings);
+	free(nl->slots);
+	free(nl->conns);
+	for (size_t i = 0; i < nl->nres; i++)
+		free(nl->res[i].addrs);
+	free(nl->res);
+	free(nl);
+}
+
+/* Records one connection. */
+size_t netlog_add_conn(struct netlog *nl, const struct netlog_conn *c)
+{
+	char text[NET_ADDR_STRLEN];
+	struct conn_row *r;
+
+	if (nl->nconns == nl->capconns) {
+		nl->capconns = nl->capconns ? nl->capconns * 2 : 64;
+		nl->conns = xrealloc(nl->conns, nl->capconns * sizeof(*nl->conns));
+	}
+	r = &nl->conns[nl->nconns];
+	memset(r, 0, sizeof(*r));
+	r->t_ms = c->t_ms;
+	r->proto = (uint8_t)c->proto;
+	r->allowed = c->allowed;
+	r->addr = intern(nl, net_addr_format(&c->addr, text));
+	r->port = c->port;
+	r->host = intern(nl, c->host);
+	r->sni = intern(nl, c->sni);
+	r->reason = intern(nl, c->reason);
+	r->up = c->up;
+	r->down = c->down;
+	return nl->nconns++;
+}
+
+/* Updates a connection's counters; an unknown index is ignored. */
+void netlog_set_bytes(struct netlog *nl, size_t conn, uint64_t up, uint64_t down)
+{
+	if (conn >= nl->nconns)
+		return;
+	nl->conns[conn].up = up;
+	nl->conns[conn].down = down;
+}
+
+/* Names a connection after the fact. */
+void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const char *sni)
+{
+	if (conn >= nl->nconns)
+		return;
+	if (host)
+		nl->conns[conn].host = intern(nl, host);
+	if (sni)
+		nl->conns[conn].sni = intern(nl, sni);
+}
+
+/* Merges one answer into the resolutions. */
+void netlog_add_resolution(struct netlog *nl, const char *name,
+			   const struct net_addr *addrs, size_t n)
+{
+	char text[NET_ADDR_STRLEN];
+	int32_t idx = intern(nl, name);
+	struct resolution *r = NULL;
+
+	if (idx < 0)
+		return;
+	for (size_t i = 0; i < nl->nres; i++)
+		if (nl->res[i].name == idx)
+			r = &nl->res[i];
+	if (r == NULL) {
+		r = xappend(&nl->res, &nl->nres, sizeof(*nl->res));
+		r->name = idx;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int32_t a = intern(nl, net_addr_format(&addrs[i], text));
+		bool seen = false;
+
+		for (size_t j = 0; j < r->naddrs && !seen; j++)
+			seen = r->addrs[j] == a;
+		if (!seen) {
+			int32_t *slot = xappend(&r->addrs, &r->naddrs, sizeof(*r->addrs));
+			*slot = a;
+		}
+	}
+}
+
+struct pair {
+	int32_t dest, addr;
+	bool allowed;
+	uint64_t up, down;
+};
+
+/* Orders (destination, address) pairs. */
+static int pair_cmp(const void *x, const void *y)
+{
+	const struct pair *a = x, *b = y;
+
+	if (a->dest != b->dest)
+		return a->dest < b->dest ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Most connections first, then by name. */
+static int dest_cmp(const void *x, const void *y)
+{
+	const struct netlog_dest *a = x, *b = y;
+
+	if (a->conns != b->conns)
+		return a->conns > b->conns ? -1 : 1;
+	return strcmp(a->destination, b->destination);
+}
+
+/* Builds the destinations summary. */
+size_t netlog_summary(const struct netlog *nl, struct netlog_dest **out)
+{
+	struct pair *pairs;
+	struct netlog_dest *d;
+	size_t nd = 0;
+
+	*out = NULL;
+	if (nl->nconns == 0)
+		return 0;
+	pairs = xcalloc(nl->nconns, sizeof(*pairs));
+	for (size_t i = 0; i < nl->nconns; i++) {
+		const struct conn_row *c = &nl->conns[i];
+		pairs[i].dest = c->host >= 0 ? c->host : c->addr;
+		pairs[i].addr = c->addr;
+		pairs[i].allowed = c->allowed;
+		pairs[i].up = c->up;
+		pairs[i].down = c->down;
+	}
+	qsort(pairs, nl->nconns, sizeof(*pairs), pair_cmp);
+
+	/* Sorted, so each destination's rows are adjacent: one pass counts all. */
+	d = xcalloc(nl->nconns, sizeof(*d));
+	for (size_t i = 0; i < nl->nconns; i++) {
+		bool new_dest = i == 0 || pairs[i].dest != pairs[i - 1].dest;
+
+		if (new_dest)
+			d[nd++].destination = nl->strings[pairs[i].dest];
+		if (new_dest || pairs[i].addr != pairs[i - 1].addr)
+			d[nd - 1].addrs++;
+		d[nd - 1].conns++;
+		d[nd - 1].denied += !pairs[i].allowed;
+		d[nd - 1].sent += pairs[i].up;
+		d[nd - 1].received += pairs[i].down;
+	}
+	free(pairs);
+	qsort(d, nd, sizeof(*d), dest_cmp);
+	*out = d;
+	return nd;
+}
+
+/* Encodes the whole log. */
+char *netlog_to_json(const struct netlog *nl)
+{
+	struct netlog_dest *d;
+	size_t nd;
+	struct jbuf b;
+
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	json_kv_int(&b, "version", NETLOG_VERSION);
+	json_key(&b, "conn_fields");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < ARRAY_SIZE(conn_fields); i++)
+		json_str(&b, conn_fields[i]);
+	json_arr_end(&b);
+
+	json_key(&b, "strings");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < nl->nstrings; i++)
+		json_str(&b, nl->strings[i]);
+	json_arr_end(&b);
+
+	json_key(&b, "conns");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < nl->nconns; i++) {
+		const struct conn_row *c = &nl->conns[i];
+
+		json_arr_begin(&b);
+		json_uint(&b, c->t_ms);
+		json_str(&b, c->proto == NET_PROTO_UDP ? "udp" : "tcp");
+		json_str(&b, c->allowed ? "allow" : "deny");
+		json_int(&b, c->addr);
+		json_uint(&b, c->port);
+		json_int(&b, c->host);
+		json_int(&b, c->sni);
+		json_int(&b, c->reason);
+		json_uint(&b, c->up);
+		json_uint(&b, c->down);
+		json_arr_end(&b);
+	}
+	json_arr_end(&b);
+
+	json_key(&b, "resolutions");
+	json_obj_begin(&b);
+	for (size_t i = 0; i < nl->nres; i++) {
+		json_key(&b, nl->strings[nl->res[i].name]);
+		json_arr_begin(&b);
+		for (size_t j = 0; j < nl->res[i].naddrs; j++)
+			json_str(&b, nl->strings[nl->res[i].addrs[j]]);
+		json_arr_end(&b);
+	}
+	json_obj_end(&b);
+
+	json_key(&b, "summary");
+	json_arr_begin(&b);
+	nd = netlog_summary(nl, &d);
+	for (size_t i = 0; i < nd; i++) {
+		json_obj_begin(&b);
+		json_kv_str(&b, "destination", d[i].destination);
+		json_kv_uint(&b, "conns", d[i].conns);
+		json_kv_uint(&b, "denied", d[i].denied);
+		json_kv_uint(&b, "addrs", d[i].addrs);
+		json_kv_uint(&b, "sent", d[i].sent);
+		json_kv_uint(&b, "received", d[i].received);
+		json_obj_end(&b);
+	}
+	free(d);
+	json_arr_end(&b);
+	json_obj_end(&b);
+	return jbuf_steal(&b);
+}

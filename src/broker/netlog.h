@@ -1,0 +1,74 @@
+/*
+ * broker/netlog.h — the --net-log file: every connection, resolved name and SNI
+ * of a run, in the specification's interned format.
+ *
+ *   {"version": 1,
+ *    "conn_fields": ["t_ms","proto","verdict","addr","port","host","sni","reason","up","down"],
+ *    "strings": ["registry.npmjs.org", "104.16.1.34", ...],
+ *    "conns": [[289, "tcp", "allow", 1, 443, 0, 0, -1, 2941, 24212], ...],
+ *    "resolutions": {"registry.npmjs.org": ["104.16.0.34", ...]},
+ *    "summary": [{"destination": "registry.npmjs.org", "conns": 2, "denied": 0,
+ *                 "addrs": 1, "sent": 5120, "received": 30924}, ...]}
+ *
+ * addr, host, sni and reason are indexes into "strings" (-1: none), so a
+ * build that makes thousands of connections to a handful of hosts repeats
+ * small integers, not names. The summary has one row per destination (the
+ * host name, or the address when no name was known), most connections
+ * first; it is also what the client prints at the end of an attached run.
+ *
+ * The log is accumulated in memory and encoded once, at the end of the run.
+ */
+#ifndef BOXY_NETLOG_H
+#define BOXY_NETLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/addr.h"
+#include "policy/decide.h"    /* enum net_proto */
+
+#define NETLOG_VERSION 1
+
+struct netlog;
+
+struct netlog_conn {
+	uint64_t t_ms;          /* milliseconds since the run started */
+	enum net_proto proto;
+	bool allowed;
+	struct net_addr addr;
+	uint16_t port;
+	const char *host;       /* the name policy matched, NULL if none (copied) */
+	const char *sni;        /* the SNI or Host seen on the wire, NULL if none (copied) */
+	const char *reason;     /* the denial's words, NULL when allowed (copied) */
+	uint64_t up, down;      /* bytes sandbox→internet, internet→sandbox */
+};
+
+/* One row of the destinations summary. */
+struct netlog_dest {
+	const char *destination;        /* points into the netlog */
+	uint64_t conns, denied, addrs, sent, received;
+};
+
+struct netlog *netlog_create(void);
+void netlog_free(struct netlog *nl);
+
+/* Record a connection; returns its index for netlog_set_bytes. */
+size_t netlog_add_conn(struct netlog *nl, const struct netlog_conn *c);
+/* Update a connection's byte counters (they only grow while it is open). */
+void netlog_set_bytes(struct netlog *nl, size_t conn, uint64_t up, uint64_t down);
+/* Name a connection after the fact (public mode: the SNI or Host came after the
+ * allow); NULL leaves a field as it is. */
+void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const char *sni);
+/* Record that name resolved to these addresses (merged with earlier answers). */
+void netlog_add_resolution(struct netlog *nl, const char *name,
+			   const struct net_addr *addrs, size_t n);
+
+/* The summary, most connections first, ties by name; *out is malloc'd (free it;
+ * the names inside belong to the netlog). Returns the number of rows. */
+size_t netlog_summary(const struct netlog *nl, struct netlog_dest **out);
+
+/* The whole log as JSON, NUL-terminated, malloc'd. */
+char *netlog_to_json(const struct netlog *nl);
+
+#endif

@@ -1,0 +1,811 @@
+/*
+ * cli/cmd-run.c — `boxy run [flags] -- COMMAND [ARGS...]`.
+ *
+ * The order is: every flag is parsed and validated into a run-spec of its
+ * own; the flags are checked against each other; the profile is loaded
+ * under them and the flags merged on top; the whole is finished and
+ * checked again (runspec_finish). Only then is anything opened or started.
+ * A bad flag is one line naming the flag and exit 2, before any side effect.
+ *
+ * What this build cannot do yet (the network gateway, the per-user daemon)
+ * is refused with one line and exit 125 rather than approximated: a run
+ * asked to reach the allowlisted registry must not quietly run offline, or
+ * online without the allowlist.
+ *
+ * The log files are opened here, by the client, with the caller's rights
+ * and relative to the caller's working directory, before the sandbox starts:
+ * a log that cannot be written fails the run instead of leaving a run with
+ * no record.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/audit.h"
+#include "client/client.h"
+#include "client/run.h"
+#include "client/tty.h"
+#include "cli/cmd.h"
+#include "common/event.h"
+#include "spec/values.h"
+#include "common/path-guard.h"
+#include "spec/profile.h"
+#include "broker/resolver.h"
+#include "spec/runspec.h"
+#include "sandbox/assemble.h"
+#include "common/util.h"
+
+extern char **environ;
+
+#define DEFAULT_PROFILE "generic"
+
+/* Long-only options get values above any character. */
+enum {
+	OPT_RO = 256,
+	OPT_RW,
+	OPT_PROTECT,
+	OPT_ALLOW_GIT_WRITE,
+	OPT_COPY,
+	OPT_COPY_RO,
+	OPT_NET,
+	OPT_ALLOW_HOST,
+	OPT_ALLOW_PORT,
+	OPT_ALLOW_CIDR,
+	OPT_TAILSCALE,
+	OPT_MEMORY,
+	OPT_PIDS,
+	OPT_CPUS,
+	OPT_TIMEOUT,
+	OPT_AUDIT_LOG,
+	OPT_NET_LOG,
+	OPT_PCAP,
+	OPT_PCAP_MAX,
+	OPT_SECCOMP,
+	OPT_TTY,
+	OPT_RAW_TERMINAL,
+	OPT_NO_DAEMON,
+};
+
+static const struct option run_options[] = {
+	{ "profile", required_argument, NULL, 'p' },
+	{ "ro", required_argument, NULL, OPT_RO },
+	{ "rw", required_argument, NULL, OPT_RW },
+	{ "protect", required_argument, NULL, OPT_PROTECT },
+	{ "allow-git-write", no_argument, NULL, OPT_ALLOW_GIT_WRITE },
+	{ "copy", required_argument, NULL, OPT_COPY },
+	{ "copy-ro", required_argument, NULL, OPT_COPY_RO },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
+	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
+	{ "tailscale", no_argument, NULL, OPT_TAILSCALE },
+	{ "env", required_argument, NULL, 'e' },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "audit-log", required_argument, NULL, OPT_AUDIT_LOG },
+	{ "net-log", required_argument, NULL, OPT_NET_LOG },
+	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "pcap-max", required_argument, NULL, OPT_PCAP_MAX },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "tty", no_argument, NULL, OPT_TTY },
+	{ "raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "detach", no_argument, NULL, 'd' },
+	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* "+": stop at the first operand, so the command's own flags stay its own. ":": we word errors. */
+#define RUN_SHORT_OPTIONS "+:p:w:e:vdh"
+
+static int cmd_run(int argc, char **argv);
+
+/* --no-daemon: the sandbox is assembled in this process (sandbox_run). */
+static bool run_no_daemon;
+
+const struct cmd_entry cmd_run_entry = {
+	"run", N_("run a command in a sandbox"),
+	N_("Usage: boxy run [flags] -- COMMAND [ARGS...]\n"
+	   "Run COMMAND with its project directory and nothing else of the machine.\n"
+	   "\n"
+	   "  -p, --profile NAME     preset (node, python, generic, offline, claude)\n"
+	   "                         or path to YAML                 (default: generic)\n"
+	   "      --ro PATH          expose a path read-only            (repeatable)\n"
+	   "      --rw PATH          expose a path read-write           (repeatable)\n"
+	   "      --protect PATH     force read-only inside a --rw mount  (repeatable)\n"
+	   "      --allow-git-write  let the sandbox write .git/hooks and .git/config\n"
+	   "      --copy SRC[:DST]   copy one file in, writable         (repeatable)\n"
+	   "      --copy-ro SRC[:DST]  copy one file in, read-only      (repeatable)\n"
+	   "  -w, --workdir PATH     working directory, read-write      (default: cwd)\n"
+	   "      --net MODE         public | allowlist | none\n"
+	   "                         (default: allowlist with --allow-host, else public)\n"
+	   "      --allow-host HOST  reachable hostname, optionally HOST:PORT[,PORT];\n"
+	   "                         \"*.example.com\" for every name below one;\n"
+	   "                         implies allowlist mode              (repeatable)\n"
+	   "      --allow-port N     permitted outbound TCP port         (repeatable)\n"
+	   "      --allow-cidr CIDR  address range to permit despite the private-address\n"
+	   "                         denylist                             (repeatable)\n"
+	   "      --tailscale        reach this machine's tailnet by MagicDNS name\n"
+	   "  -e, --env NAME[=VAL]   pass or set an environment variable (repeatable)\n"
+	   "      --memory SIZE      memory limit, e.g. 2GiB, 512M, 1.5G\n"
+	   "      --pids N           process limit, e.g. 512\n"
+	   "      --cpus N           CPU limit, e.g. 2, 0.5\n"
+	   "      --timeout DURATION kill the whole run after e.g. 10m, 90s, 1h30m\n"
+	   "      --audit-log FILE   policy decisions as JSON lines\n"
+	   "      --net-log FILE     every connection, hostname and SNI\n"
+	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
+	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
+	   "      --seccomp MODE     strict (default) or compat\n"
+	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
+	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
+	   "  -v, --verbose          report denials on stderr\n"
+	   "  -d, --detach           print the session id and do not attach\n"
+	   "      --no-daemon        run in this process: no session record, no watch\n"
+	   "  -h, --help             this text\n"
+	   "\n"
+	   "A flag given twice is refused, except the repeatable ones. Sizes are binary\n"
+	   "(K = KiB). Refused as contradictions: --allow-host with --net none or public;\n"
+	   "--pcap, --allow-port, --allow-cidr or --tailscale with --net none; --allow-port\n"
+	   "in public mode; --pcap-max without --pcap.\n"
+	   "\n"
+	   "  boxy run --net none -- ./suspicious-binary\n"
+	   "  boxy run --allow-host registry.npmjs.org -- npm ci\n"
+	   "  boxy run --profile python -- pip install -r requirements.txt\n"
+	   "\n"
+	   "Exit status: the command's, 128+N if a signal N ended it; 2 for a bad flag or\n"
+	   "profile; 125 when boxy itself failed, 126 when the command could not run, 127\n"
+	   "when it was not found. See boxy(1) and doc/flags.md.\n"),
+	cmd_run,
+};
+
+/* "--memory" for an option value (long name, which every option of run has). */
+static const char *option_name(int val)
+{
+	static char buf[32];
+
+	for (const struct option *o = run_options; o->name; o++) {
+		if (o->val == val) {
+			snprintf(buf, sizeof(buf), "--%s", o->name);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Scalar options: each may be given once. Index by option value into seen[]. */
+static bool option_is_scalar(int val)
+{
+	switch (val) {
+	case 'p': case 'w': case OPT_NET: case OPT_MEMORY: case OPT_PIDS: case OPT_CPUS:
+	case OPT_TIMEOUT: case OPT_AUDIT_LOG: case OPT_NET_LOG: case OPT_PCAP:
+	case OPT_PCAP_MAX: case OPT_SECCOMP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Add a --ro/--rw/--protect path. */
+static void add_mount(struct runspec *rs, enum mount_kind kind, const char *path)
+{
+	struct mount_spec *m = xappend(&rs->mounts, &rs->nmounts, sizeof(*m));
+
+	m->kind = kind;
+	m->src = xstrdup(path);
+}
+
+/*
+ * One flag and its value into rs. Returns 0, or -1 with *err naming the
+ * problem (the caller prefixes the flag).
+ */
+static int run_apply_option(struct runspec *rs, int opt, const char *arg, char **err)
+{
+	switch (opt) {
+	case 'p':
+		if (*arg == '\0')
+			return set_err(err, "empty profile name");
+		rs->profile = xstrdup(arg);
+		return 0;
+	case OPT_RO:
+	case OPT_RW:
+	case OPT_PROTECT:
+		if (*arg == '\0')
+			return set_err(err, "empty path");
+		add_mount(rs, opt == OPT_RO ? MOUNT_RO : opt == OPT_RW ? MOUNT_RW : MOUNT_PROTECT,
+			  arg);
+		return 0;
+	case OPT_ALLOW_GIT_WRITE:
+		rs->allow_git_write = true;
+		return 0;
+	case OPT_COPY:
+	case OPT_COPY_RO: {
+		struct mount_spec m = { 0 };
+
+		if (parse_copy_spec(arg, opt == OPT_COPY ? MOUNT_COPY : MOUNT_COPY_RO, &m, err) < 0)
+			return -1;
+		*(struct mount_spec *)xappend(&rs->mounts, &rs->nmounts, sizeof(m)) = m;
+		return 0;
+	}
+	case 'w':
+		if (*arg == '\0')
+			return set_err(err, "empty path");
+		rs->workdir = xstrdup(arg);
+		return 0;
+	case OPT_NET:
+		return parse_net_mode(arg, &rs->net, err);
+	case OPT_ALLOW_HOST: {
+		struct host_spec h = { 0 };
+
+		if (parse_host_spec(arg, &h, err) < 0)
+			return -1;
+		*(struct host_spec *)xappend(&rs->hosts, &rs->nhosts, sizeof(h)) = h;
+		return 0;
+	}
+	case OPT_ALLOW_PORT: {
+		uint16_t port;
+
+		if (parse_port(arg, &port, err) < 0)
+			return -1;
+		*(uint16_t *)xappend(&rs->ports, &rs->nports, sizeof(port)) = port;
+		return 0;
+	}
+	case OPT_ALLOW_CIDR: {
+		struct cidr c = { 0 };
+
+		if (parse_cidr(arg, &c, err) < 0)
+			return -1;
+		*(struct cidr *)xappend(&rs->cidrs, &rs->ncidrs, sizeof(c)) = c;
+		return 0;
+	}
+	case OPT_TAILSCALE:
+		rs->tailscale = true;
+		return 0;
+	case 'e': {
+		struct env_spec e = { 0 };
+
+		if (parse_env_spec(arg, &e, err) < 0)
+			return -1;
+		*(struct env_spec *)xappend(&rs->env, &rs->nenv, sizeof(e)) = e;
+		return 0;
+	}
+	case OPT_MEMORY:
+		return parse_size(arg, &rs->memory, err);
+	case OPT_PIDS:
+		return parse_count(arg, &rs->pids, err);
+	case OPT_CPUS:
+		return parse_cpus(arg, &rs->cpus_milli, err);
+	case OPT_TIMEOUT:
+		return parse_duration(arg, &rs->timeout_ms, err);
+	case OPT_AUDIT_LOG:
+	case OPT_NET_LOG:
+	case OPT_PCAP: {
+		char **slot = opt == OPT_AUDIT_LOG ? &rs->audit_log :
+			      opt == OPT_NET_LOG ? &rs->net_log : &rs->pcap;
+
+		if (*arg == '\0')
+			return set_err(err, "empty file name");
+		*slot = xstrdup(arg);
+		return 0;
+	}
+	case OPT_PCAP_MAX:
+		return parse_size(arg, &rs->pcap_max, err);
+	case OPT_SECCOMP:
+		return parse_seccomp_mode(arg, &rs->seccomp, err);
+	case OPT_TTY:
+		rs->tty = true;
+		return 0;
+	case OPT_RAW_TERMINAL:
+		rs->raw_terminal = true;
+		return 0;
+	case 'v':
+		rs->verbose = true;
+		return 0;
+	case 'd':
+		rs->detach = true;
+		return 0;
+	case OPT_NO_DAEMON:
+		run_no_daemon = true;
+		return 0;
+	}
+	fatal("run: option %d has no handler", opt);
+}
+
+/* The unknown flag as the user wrote it, without any "=value". */
+static char *unknown_flag_text(const char *arg, int optopt_)
+{
+	if (optopt_ && optopt_ < 256)
+		return xasprintf("-%c", optopt_);
+	if (!arg)
+		return xstrdup("?");
+	return xstrndup(arg, strcspn(arg, "="));
+}
+
+/*
+ * getopt_long reports an abbreviation matching several long options as
+ * unknown; say it is ambiguous, and what it could mean. -1 when it is not.
+ */
+static int run_report_ambiguous(const char *flag)
+{
+	size_t len = strlen(flag), n = 0;
+	char *list = NULL;
+	int r;
+
+	if (len < 3 || strncmp(flag, "--", 2) != 0)
+		return -1;
+	for (const struct option *o = run_options; o->name; o++) {
+		char *l;
+
+		if (strncmp(o->name, flag + 2, len - 2) != 0)
+			continue;
+		l = xasprintf("%s%s--%s", list ? list : "", list ? ", " : "", o->name);
+		free(list);
+		list = l;
+		n++;
+	}
+	if (n < 2) {
+		free(list);
+		return -1;
+	}
+	r = cmd_usage_error(&cmd_run_entry, _("ambiguous flag '%s': %s"), flag, list);
+	free(list);
+	return r;
+}
+
+/*
+ * Parse argv into flags (a run-spec of the flags alone, argv included).
+ * Returns 0, or the exit code of a usage error already reported.
+ */
+static int run_parse_args(int argc, char **argv, struct runspec *flags)
+{
+	bool seen[OPT_NO_DAEMON + 1] = { false };
+	int opt;
+
+	opterr = 0;
+	optind = 0;     /* glibc: full re-initialisation, so "+" is honoured on every call */
+	while ((opt = getopt_long(argc, argv, RUN_SHORT_OPTIONS, run_options, NULL)) != -1) {
+		char *err = NULL;
+		int r;
+
+		if (opt == 'h') {
+			fputs(_(cmd_run_entry.usage), stdout);
+			return -1;      /* help is not a run; the caller exits 0 */
+		}
+		if (opt == ':')
+			return cmd_usage_error(&cmd_run_entry, _("%s needs a value"),
+					       option_name(optopt));
+		if (opt == '?') {
+			char *flag;
+
+			if (optopt && option_name(optopt))
+				return cmd_usage_error(&cmd_run_entry, _("%s takes no value"),
+						       option_name(optopt));
+			flag = unknown_flag_text(argv[optind - 1], optopt);
+			r = run_report_ambiguous(flag);
+			if (r < 0)
+				r = cmd_usage_error(&cmd_run_entry, _("unknown flag '%s'"), flag);
+			free(flag);
+			return r;
+		}
+		if (option_is_scalar(opt)) {
+			if (seen[opt])
+				return cmd_usage_error(&cmd_run_entry, _("%s given twice"),
+						       option_name(opt));
+			seen[opt] = true;
+		}
+		if (run_apply_option(flags, opt, optarg, &err) < 0) {
+			r = cmd_usage_error(&cmd_run_entry, "%s: %s", option_name(opt), err);
+			free(err);
+			return r;
+		}
+	}
+	if (optind >= argc)
+		return cmd_usage_error(&cmd_run_entry,
+				       _("missing command: boxy run [flags] -- COMMAND [ARGS...]"));
+	for (int i = optind; i < argc; i++)
+		strv_push(&flags->argv, argv[i]);
+	return 0;
+}
+
+/*
+ * A source named on the command line must exist: the user typed it, and a
+ * typo skipped in silence would run the job without the file it needed (a
+ * profile's entries may be absent on some machines and are skipped, each
+ * recorded as a "mount skipped" audit event).
+ */
+static int run_check_sources(const struct runspec *flags, const char *cwd, char **err)
+{
+	for (size_t i = 0; i < flags->nmounts; i++) {
+		const struct mount_spec *m = &flags->mounts[i];
+		struct stat st;
+		char *path;
+		int e;
+
+		if (m->kind == MOUNT_MKDIR)
+			continue;
+		path = path_absolute(m->src, cwd);
+		e = stat(path, &st) < 0 ? errno : 0;
+		free(path);
+		if (e == ENOENT || e == ENOTDIR)
+			return set_err(err, "--%s %s: %s", mount_kind_name(m->kind), m->src,
+				       strerror(e));
+	}
+	return 0;
+}
+
+/* The flags must agree among themselves whatever the profile says: check them alone. */
+static int run_check_flags(const struct runspec *flags, const char *cwd, char **err)
+{
+	struct runspec tmp;
+	int r;
+
+	runspec_init(&tmp);
+	runspec_merge(&tmp, flags);
+	r = runspec_finish(&tmp, cwd, err);
+	runspec_free(&tmp);
+	return r;
+}
+
+/* -v: audit events go to the audit log (if any) and, worded, to stderr. */
+struct run_events {
+	const struct event_sink *log;   /* the --audit-log sink, or NULL */
+	bool verbose;
+};
+
+/* s through the screen's sanitizer into buf: event text can name hostile paths. */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+	char *clean = text_sanitize(s);
+	size_t n = strlen(clean);
+
+	if (n >= len) {
+		n = len - 1;
+		while (n > 0 && ((unsigned char)clean[n] & 0xc0) == 0x80)
+			n--;            /* never cut a character in half */
+	}
+	memcpy(buf, clean, n);
+	buf[n] = '\0';
+	free(clean);
+	return buf;
+}
+
+static void run_events_emit(void *ctx, const struct event *ev)
+{
+	struct run_events *re = ctx;
+
+	if (re->log)
+		re->log->emit(re->log->ctx, ev);
+	if (ev->verdict && strcmp(ev->verdict, "alert") == 0) {
+		/* A finding the user must act on: said whatever -v, in red on a terminal. */
+		char layer[64], subject[512], detail[1024];
+		const char *nc = getenv("NO_COLOR");
+		bool red = isatty(STDERR_FILENO) && !(nc && *nc);
+
+		fprintf(stderr, "%sboxy: ALERT: %s: %s: %s%s\n", red ? "\033[1;31m" : "",
+			printable(ev->layer, layer, sizeof(layer)),
+			printable(ev->subject, subject, sizeof(subject)),
+			printable(ev->detail, detail, sizeof(detail)), red ? "\033[0m" : "");
+	} else if (re->verbose && ev->kind && strcmp(ev->kind, "audit") == 0) {
+		char layer[64], verdict[32], subject[512], detail[512];
+
+		fprintf(stderr, "boxy: %s %s %s: %s\n",
+			printable(ev->layer, layer, sizeof(layer)),
+			printable(ev->verdict, verdict, sizeof(verdict)),
+			printable(ev->subject, subject, sizeof(subject)),
+			printable(ev->detail, detail, sizeof(detail)));
+	}
+}
+
+/*
+ * Who is asking: login name and home ($HOME when it is absolute, else the
+ * password database's). Copied, because getpwuid()'s storage is reused by
+ * the next lookup, and the profile loader may make one.
+ */
+static int run_identity(char **user, char **home)
+{
+	const struct passwd *pw = getpwuid(getuid());
+	const char *h = getenv("HOME");
+
+	if (!(h && h[0] == '/'))
+		h = pw ? pw->pw_dir : NULL;
+	if (!h)
+		return -1;
+	*home = xstrdup(h);
+	if (pw)
+		*user = xstrdup(pw->pw_name);
+	else if (getenv("USER"))
+		*user = xstrdup(getenv("USER"));
+	else
+		*user = xasprintf("%u", (unsigned)getuid());
+	return 0;
+}
+
+/*
+ * --no-daemon: run the sandbox, with a pty of this process in place of each
+ * terminal among fds 0-2, so that the payload never holds the caller's
+ * terminal (doc/daemon.md, "Terminals and streams").
+ */
+static int run_local_terminal(const struct runspec *rs, struct sandbox_ctx *sctx, char **err)
+{
+	unsigned ttys = client_terminal_fds();
+	int slave, code;
+	pid_t relay;
+
+	if (!ttys)
+		return sandbox_run(rs, sctx, err);
+	if (client_local_pty(ttys, rs->raw_terminal, &slave, &relay, err) < 0)
+		return EXIT_BOXY_FAILED;
+	if (rs->raw_terminal && sctx->events)
+		event_audit(sctx->events, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
+	if (ttys & 1)
+		sctx->stdin_fd = slave;
+	if (ttys & 2)
+		sctx->stdout_fd = slave;
+	if (ttys & 4)
+		sctx->stderr_fd = slave;
+	sctx->foreground = true;
+	sctx->new_session = true;
+	code = sandbox_run(rs, sctx, err);
+	client_local_pty_end(slave, relay);
+	return code;
+}
+
+/*
+ * A work directory that is or contains the home directory is a usage error
+ * (exit 2), said before any daemon is asked; the daemon refuses it anyway
+ * (sandbox/assemble.c sandbox_refuse_wide), this only gives the right status.
+ */
+static int run_refuse_home_workdir(const char *workdir, const char *home)
+{
+	char *w = realpath(workdir, NULL), *h = realpath(home, NULL);
+	size_t wl = w ? strlen(w) : 0;
+	int code = 0;
+
+	if (!h)
+		h = xstrdup(home);      /* a home that does not exist yet: as written */
+	if (w && (strcmp(w, "/") == 0 ||
+		       (strncmp(h, w, wl) == 0 && (h[wl] == '\0' || h[wl] == '/'))))
+		code = cmd_usage_error(&cmd_run_entry, _("refusing to expose %s read-write as the "
+							 "work directory: it is or contains your home "
+							 "directory; run from a project directory or "
+							 "pass -w one"), workdir);
+	free(w);
+	free(h);
+	return code;
+}
+
+/* What this build cannot do yet: one line, exit 125, never an approximation. */
+static int run_refuse_unbuilt(const struct runspec *rs)
+{
+	if (rs->detach && run_no_daemon) {
+		warnx_(_("-d/--detach needs the per-user daemon; it contradicts --no-daemon"));
+		return EXIT_BOXY_USAGE;
+	}
+	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		warnx_(_("--net %s needs the daemon's network gateway; it contradicts --no-daemon "
+			 "(use --net none)"), net_mode_name(rs->net));
+		return EXIT_BOXY_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * Every directory some sandbox could write, this run's and the store's: an
+ * output file is never opened through a link planted in one (common/path-guard.h).
+ */
+static struct path_roots run_roots;
+
+/* Open an output file the user named; one line on stderr when refused. */
+static int run_open_output(const char *flag, const char *path, bool append)
+{
+	char *err = NULL;
+	int fd = path_guard_open_output(flag, path, append, &run_roots, &err);
+
+	if (fd < 0) {
+		warnx_("%s", err);
+		free(err);
+	}
+	return fd;
+}
+
+/*
+ * Through the daemon: open --net-log and --pcap here, with the caller's
+ * rights (created before the network exists, so a file that cannot be
+ * written fails the run at once), and pass the descriptors on.
+ */
+static int run_via_daemon(const struct runspec *rs, const char *cwd, const char *home,
+			  int audit_fd)
+{
+	int nfd = -1, pfd = -1, code;
+
+	if (rs->tailscale) {
+		char *why = NULL, *sfx = resolver_tailscale_suffix(NULL, &why);
+
+		/* The ranges still open; only MagicDNS is lost, and that is said now. */
+		if (!sfx)
+			warnx_(_("--tailscale: MagicDNS is unavailable (%s); tailnet names will "
+				 "not resolve in the sandbox"), why);
+		free(sfx);
+		free(why);
+	}
+	if (rs->net_log) {
+		nfd = run_open_output("--net-log", rs->net_log, false);
+		if (nfd < 0)
+			return EXIT_BOXY_FAILED;
+	}
+	if (rs->pcap) {
+		pfd = run_open_output("--pcap", rs->pcap, false);
+		if (pfd < 0) {
+			if (nfd >= 0)
+				close(nfd);
+			return EXIT_BOXY_FAILED;
+		}
+	}
+	code = client_run_net(rs, cwd, home, audit_fd, nfd, pfd);
+	if (nfd >= 0)
+		close(nfd);
+	if (pfd >= 0)
+		close(pfd);
+	return code;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct runspec flags, rs;
+	struct profile_ctx pctx;
+	struct sandbox_ctx sctx;
+	struct audit_log *audit = NULL;
+	struct event_sink audit_sink, fan_sink;
+	struct run_events fan = { 0 };
+	const char *profile_name;
+	char *cwd = NULL, *workdir = NULL, *user = NULL, *home = NULL, *err = NULL;
+	struct stat st;
+	int code;
+
+	runspec_init(&flags);
+	runspec_init(&rs);
+	code = run_parse_args(argc, argv, &flags);
+	if (code != 0) {
+		code = code < 0 ? 0 : code;
+		goto out;
+	}
+	cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		warnx_(_("cannot determine the current directory: %s"), strerror(errno));
+		code = EXIT_BOXY_FAILED;
+		goto out;
+	}
+	if (run_check_flags(&flags, cwd, &err) < 0 || run_check_sources(&flags, cwd, &err) < 0) {
+		code = cmd_usage_error(&cmd_run_entry, "%s", err);
+		goto out;
+	}
+
+	workdir = flags.workdir ? path_absolute(flags.workdir, cwd) : xstrdup(cwd);
+	if (stat(workdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		code = cmd_usage_error(&cmd_run_entry, _("--workdir: '%s' is not a directory"),
+				       flags.workdir ? flags.workdir : workdir);
+		goto out;
+	}
+	if (run_identity(&user, &home) < 0) {
+		warnx_(_("cannot determine your home directory: $HOME is not set and uid %u has "
+			 "no password entry"), (unsigned)getuid());
+		code = EXIT_BOXY_FAILED;
+		goto out;
+	}
+	code = run_refuse_home_workdir(workdir, home);
+	if (code)
+		goto out;
+
+	/* The profile below, the flags on top. */
+	profile_name = flags.profile ? flags.profile : DEFAULT_PROFILE;
+	pctx.home = home;
+	pctx.workdir = workdir;
+	if (profile_load(profile_name, &pctx, &rs, &err) < 0) {
+		if (flags.profile) {
+			code = cmd_usage_error(&cmd_run_entry, "--profile: %s", err);
+		} else {
+			warnx_(_("the default profile '%s': %s"), profile_name, err);
+			code = EXIT_BOXY_FAILED;
+		}
+		goto out;
+	}
+	if (rs.net == NET_NONE && flags.nhosts && flags.net == NET_UNSET) {
+		code = cmd_usage_error(&cmd_run_entry,
+				       _("--allow-host: profile '%s' sets network mode none; add "
+					 "--net allowlist to override it"), profile_name);
+		goto out;
+	}
+	runspec_merge(&rs, &flags);
+	if (!rs.profile)
+		rs.profile = xstrdup(profile_name);
+	if (runspec_finish(&rs, cwd, &err) < 0) {
+		code = cmd_usage_error(&cmd_run_entry, "%s", err);
+		goto out;
+	}
+	code = run_refuse_unbuilt(&rs);
+	if (code)
+		goto out;
+	path_roots_init(&run_roots);
+	path_roots_add_run(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
+	path_roots_add_default_store(&run_roots);
+
+	if (rs.audit_log) {
+		int fd = run_open_output("--audit-log", rs.audit_log, true);
+
+		if (fd < 0) {
+			code = EXIT_BOXY_FAILED;
+			goto out;
+		}
+		if (!run_no_daemon) {
+			/* The daemon writes the log through the descriptor opened here, with our rights. */
+			code = run_via_daemon(&rs, cwd, home, fd);
+			close(fd);
+			goto out;
+		}
+		audit = audit_log_create(fd);
+		audit_sink = audit_log_sink(audit);
+		fan.log = &audit_sink;
+	}
+	if (!run_no_daemon) {
+		code = run_via_daemon(&rs, cwd, home, -1);
+		goto out;
+	}
+	fan.verbose = rs.verbose;
+	fan_sink.emit = run_events_emit;
+	fan_sink.ctx = &fan;
+
+	memset(&sctx, 0, sizeof(sctx));
+	sctx.environ = environ;
+	sctx.cwd = cwd;
+	sctx.uid = getuid();
+	sctx.gid = getgid();
+	sctx.user = user;
+	sctx.home = home;
+	sctx.stdin_fd = STDIN_FILENO;
+	sctx.stdout_fd = STDOUT_FILENO;
+	sctx.stderr_fd = STDERR_FILENO;
+	/* Only a run started in the terminal's foreground may hand the terminal on. */
+	sctx.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	sctx.events = &fan_sink;     /* alerts are printed even without a log or -v */
+	sctx.session = NULL;
+	sctx.roots = &run_roots;
+
+	client_protect_own_dirs();      /* the daemon's directories stay out of reach here too */
+	code = run_local_terminal(&rs, &sctx, &err);
+	if (err) {
+		/* A stage's words can quote what a payload wrote (a gitdir: line). */
+		char *clean = text_sanitize(err);
+
+		warnx_("%s", clean);
+		free(clean);
+	}
+out:
+	path_roots_free(&run_roots);
+	audit_log_free(audit);
+	free(err);
+	free(workdir);
+	free(cwd);
+	free(user);
+	free(home);
+	runspec_free(&flags);
+	runspec_free(&rs);
+	return code;
+}
+
+const struct option *cmd_run_options(void)
+{
+	return run_options;
+}

@@ -1,0 +1,71 @@
+/*
+ * cli/doctor.h — what this host gives boxy: one check per requirement, each
+ * probed for real (namespaces are actually created in a child, /dev/net/tun
+ * is actually opened), returned as plain data so `boxy doctor`, `boxy daemon
+ * status` and the tests can share them.
+ */
+#ifndef BOXY_DOCTOR_H
+#define BOXY_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum doctor_status {
+	DOCTOR_OK,      /* "+": what boxy needs is there */
+	DOCTOR_WARN,    /* "!": boxy runs, something is weaker or unavailable */
+	DOCTOR_FAIL,    /* "x": boxy cannot run */
+};
+
+struct doctor_check {
+	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "apparmor", "tun",
+				     * "cgroup2", "memory" */
+	enum doctor_status status;
+	char *detail;               /* one line, malloc'd */
+	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
+};
+
+#define DOCTOR_NCHECKS 8
+
+struct doctor_report {
+	struct doctor_check checks[DOCTOR_NCHECKS];
+	size_t n;
+};
+
+/* The probes, one each; they fill c (free with doctor_check_free). */
+void doctor_check_kernel(struct doctor_check *c);
+void doctor_check_landlock(struct doctor_check *c);
+void doctor_check_seccomp(struct doctor_check *c);
+void doctor_check_userns(struct doctor_check *c);
+/* AppArmor's kernel.apparmor_restrict_unprivileged_userns against boxy's own label. */
+void doctor_check_apparmor(struct doctor_check *c);
+/* The same with /proc read below root ("" for the real one): for the tests. */
+void doctor_check_apparmor_at(struct doctor_check *c, const char *root);
+void doctor_check_tun(struct doctor_check *c);
+void doctor_check_cgroup(struct doctor_check *c);
+/* How --memory is enforced here: the kernel (a delegated cgroup) or boxy's watchdog. */
+void doctor_check_memory(struct doctor_check *c);
+void doctor_check_free(struct doctor_check *c);
+
+/* Run every check, in the order the specification prints them. */
+void doctor_run(struct doctor_report *r);
+void doctor_report_free(struct doctor_report *r);
+/* True when no check failed (warnings allowed): boxy can run here. */
+bool doctor_can_run(const struct doctor_report *r);
+
+/* "ok" / "warn" / "fail", and the mark "+" / "!" / "x". */
+const char *doctor_status_word(enum doctor_status s);
+char doctor_status_mark(enum doctor_status s);
+
+/* The text report's lines wrap at this many columns; notes start at column 16. */
+#define DOCTOR_WIDTH    80
+#define DOCTOR_NOTE_COL 16
+
+/*
+ * The report as the specification's lines (wrapped at DOCTOR_WIDTH; with
+ * color, the marks coloured for a terminal), or as a JSON array. malloc'd.
+ */
+char *doctor_format_text(const struct doctor_report *r);
+char *doctor_format_text_color(const struct doctor_report *r, bool color);
+char *doctor_format_json(const struct doctor_report *r);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * client/tty.h — the client's half of a running or attached session: the
+ * terminal relay (raw mode, window size, Ctrl-] to leave the session
+ * running) and, for a run whose stdio went to the daemon as descriptors,
+ * waiting for its end.
+ */
+#ifndef BOXY_CLIENT_TTY_H
+#define BOXY_CLIENT_TTY_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* The detach key: Ctrl-]. */
+#define CLIENT_DETACH_KEY 0x1d
+
+/*
+ * Relay the terminal to session id over fd until it exits (returns its exit
+ * code) or the user detaches (returns 0 after saying how to come back).
+ * ttys: which of fds 0-2 are terminals (bit i for fd i); keystrokes are read
+ * (in raw mode) only when stdin is one. raw: no output filter (client/termfilter.h).
+ */
+int client_relay_tty(int fd, const char *id, bool verbose, unsigned ttys, bool raw);
+/* Which of fds 0-2 are terminals: bit i set for fd i. */
+unsigned client_terminal_fds(void);
+/* The terminal fd the relay writes the session's output to, among ttys. */
+int client_terminal_fd(unsigned ttys);
+/*
+ * --no-daemon with a terminal on fds 0-2 (ttys): open a pty and fork a relay
+ * process between it and the terminal (raw mode when stdin is one, the output
+ * filter unless raw); *slave (owned by the caller) goes to the sandbox in the
+ * terminals' place. Returns 0, or -1 with *err.
+ */
+int client_local_pty(unsigned ttys, bool raw, int *slave, pid_t *relay, char **err);
+/* After the sandbox ended: close the slave and wait for the relay to finish. */
+void client_local_pty_end(int slave, pid_t relay);
+/* Wait for a non-terminal run to end; returns its exit code. Ctrl-C stops the session. */
+int client_wait_run(int fd, const char *id, bool verbose);
+/* Send a stop request for id on a new connection (used on Ctrl-C). */
+int client_request_stop(const char *id, bool now, char **err);
+
+#endif

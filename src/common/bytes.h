@@ -1,0 +1,35 @@
+/*
+ * common/bytes.h — big-endian (network order) fields in byte buffers, for the
+ * parsers and frame builders of the network path (parse/dns.c, net/gw.c).
+ * The caller has checked the bounds; nothing here reads past p[3].
+ */
+#ifndef BOXY_BYTES_H
+#define BOXY_BYTES_H
+
+#include <stdint.h>
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * common/event.c — emitting events into whatever sink the caller plugged in.
+ */
+#include <config.h>
+
+#include <stddef.h>
+
+#include "common/event.h"
+#include "common/util.h"
+
+void event_emit(const struct event_sink *sink, struct event *ev)
+{
+	if (!sink || !sink->emit)
+		return;
+	if (ev->t_ms == 0)
+		ev->t_ms = now_real_ms();
+	sink->emit(sink->ctx, ev);
+}
+
+void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
+		 const char *subject, const char *detail)
+{
+	struct event ev = {
+		.kind = "audit",
+		.verdict = verdict,
+		.layer = layer,
+		.subject = subject,
+		.detail = detail,
+	};
+
+	event_emit(sink, &ev);
+}

@@ -1,0 +1,47 @@
+/*
+ * common/event.h — the one shape every policy decision and session change takes.
+ *
+ * The sandbox emits events into a sink; `boxy run` (direct path) plugs in
+ * the audit-log writer, the daemon will plug in the store and the bus.
+ * Strings are borrowed for the duration of the call only.
+ */
+#ifndef BOXY_EVENT_H
+#define BOXY_EVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event {
+	uint64_t t_ms;          /* CLOCK_REALTIME, milliseconds */
+	const char *session;    /* session id, or NULL before there is one */
+	const char *kind;       /* "audit", "session", "dns", "tcp", "udp" */
+	const char *verdict;    /* "allow", "deny", "degraded", "info", "start", "exit" */
+	const char *layer;      /* "landlock", "seccomp", "cgroup", "mount", "net.ip", … */
+	const char *subject;    /* what was decided about: a path, a syscall, a limit */
+	const char *detail;     /* the reason, in words */
+	uint64_t up, down;      /* byte counters where they apply */
+
+	/* Network events (kind "tcp", "udp", "dns"); NULL/0 elsewhere. */
+	const char *addr;       /* destination address, textual */
+	uint16_t port;
+	const char *host;       /* the name the address is bound to; audit: the name decided about */
+	const char *sni;        /* TLS SNI or HTTP Host the client sent */
+	uint32_t ttl;           /* dns: the answer's TTL */
+	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
+	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
+	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+};
+
+struct event_sink {
+	void (*emit)(void *ctx, const struct event *ev);
+	void *ctx;
+};
+
+/* Emit through sink if it is set (sink may be NULL). t_ms is filled when 0. */
+void event_emit(const struct event_sink *sink, struct event *ev);
+
+/* Convenience: an "audit" event. */
+void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
+		 const char *subject, const char *detail);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * daemon/bus.c — the event bus: every event of a session goes to the store (in
+ * batches, off the hot path), to the session's --audit-log, and to its
+ * watchers (pushed, with bounded queues).
+ *
+ * A watcher that cannot keep up loses events and is told how many; it
+ * never slows the session, because nothing here ever waits on a client.
+ * The store is written from a timer in one transaction per batch; a store
+ * that cannot be written is logged once and the runs go on.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/audit.h"
+#include "client/client.h"
+#include "common/json.h"
+#include "daemon/server.h"
+#include "store/store.h"
+#include "common/util.h"
+#include "proto/wire.h"
+
+#define PENDING_MAX  100000     /* events held for the store before they are dropped */
+
+struct pending_event {
+	struct pending_event *next;
+	struct event ev;
+	char *strs[10];
+};
+
+/* Deep-copy ev's strings into dst; the copies are owned by strs[] (at least 9 slots). */
+static void event_copy(struct event *dst, char **strs, const struct event *src)
+{
+	const char **fields[] = {
+		&dst->session, &dst->kind, &dst->verdict, &dst->layer, &dst->subject,
+		&dst->detail, &dst->addr, &dst->host, &dst->sni,
+	};
+
+	*dst = *src;
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
+		*fields[i] = strs[i];
+	}
+}
+
+void event_encode(struct wbuf *w, const struct event *ev)
+{
+	wire_put_u64(w, ev->t_ms);
+	wire_put_u64(w, ev->t_rel_ms);
+	wire_put_str(w, ev->session);
+	wire_put_str(w, ev->kind);
+	wire_put_str(w, ev->verdict);
+	wire_put_str(w, ev->layer);
+	wire_put_str(w, ev->subject);
+	wire_put_str(w, ev->detail);
+	wire_put_str(w, ev->addr);
+	wire_put_u16(w, ev->port);
+	wire_put_str(w, ev->host);
+	wire_put_str(w, ev->sni);
+	wire_put_u32(w, ev->ttl);
+	wire_put_u64(w, ev->up);
+	wire_put_u64(w, ev->down);
+}
+
+static struct dest *dest_find(struct session *s, const char *name)
+{
+	for (size_t i = 0; i < s->ndests; i++)
+		if (strcmp(s->dests[i].name, name) == 0)
+			return &s->dests[i];
+	return NULL;
+}
+
+/* Per-destination arithmetic, so a watcher joining late sees the same totals as show. */
+static void count(struct session *s, const struct event *ev)
+{
+	const char *name;
+	struct dest *d = NULL;
+	bool seen = false;
+
+	if (strcmp(ev->kind, "tcp") != 0 && strcmp(ev->kind, "udp") != 0)
+		return;
+	name = ev->host ? ev->host : ev->addr;
+	if (!name)
+		return;
+	d = dest_find(s, name);
+	/*
+	 * Bounded: a payload dialling thousands of distinct addresses would
+	 * otherwise make this scan, and every watcher's snapshot, grow without
+	 * limit. Past the cap, new names share one row; the store keeps every
+	 * connection, so boxy show and the views stay exact.
+	 */
+	if (!d && s->ndests >= SESSION_DESTS_MAX - 1) {
+		name = DEST_OTHER;
+		d = dest_find(s, name);
+	}
+	if (!d) {
+		d = xappend(&s->dests, &s->ndests, sizeof(*s->dests));
+		d->name = xstrdup(name);
+	}
+	if (strcmp(ev->verdict, "allow") == 0 || strcmp(ev->verdict, "deny") == 0) {
+		d->conns++;
+		s->conns++;
+		if (strcmp(ev->verdict, "deny") == 0) {
+			d->denied++;
+			s->denied++;
+		}
+	}
+	if (strcmp(ev->verdict, "close") == 0 || strcmp(ev->verdict, "bytes") == 0) {
+		d->up += ev->up;
+		d->down += ev->down;
+		s->up += ev->up;
+		s->down += ev->down;
+	}
+	if (ev->addr) {
+		for (size_t i = 0; d->addrs && d->addrs[i]; i++)
+			if (strcmp(d->addrs[i], ev->addr) == 0)
+				seen = true;
+		if (!seen && strv_len(d->addrs) < 256)
+			strv_push(&d->addrs, ev->addr);
+	}
+}
+
+static void remember(struct session *s, const struct event *ev)
+{
+	struct recent_event *r = &s->recent[s->recent_next];
+
+	for (size_t i = 0; i < ARRAY_SIZE(r->strs); i++) {
+		free(r->strs[i]);
+		r->strs[i] = NULL;
+	}
+	event_copy(&r->ev, r->strs, ev);
+	s->recent_next = (s->recent_next + 1) % SESSION_RECENT;
+	if (s->nrecent < SESSION_RECENT)
+		s->nrecent++;
+}
+
+static void queue_for_store(struct server *srv, const struct event *ev)
+{
+	struct pending_event *p;
+
+	if (!srv->store)
+		return;
+	if (srv->npending >= PENDING_MAX) {
+		if (!srv->store_warned)
+			fprintf(stderr, "boxy-daemon: store writer is behind; dropping events\n");
+		srv->store_warned = true;
+		return;
+	}
+	p = xcalloc(1, sizeof(*p));
+	event_copy(&p->ev, p->strs, ev);
+	if (srv->pending_tail)
+		srv->pending_tail->next = p;
+	else
+		srv->pending = p;
+	srv->pending_tail = p;
+	srv->npending++;
+}
+
+/* Send ev to one subscriber, or count it lost when its queue is full. */
+void bus_send_event(struct client *c, const struct event *ev)
+{
+	struct wbuf w;
+
+	if (c->outq_bytes >= CLIENT_OUTQ_MAX) {
+		c->lost++;
+		c->lost_reported = false;
+		return;
+	}
+	if (c->lost && !c->lost_reported) {
+		wbuf_init(&w);
+		wire_put_u64(&w, c->lost);
+		client_send(c, MSG_LOSS, w.p, w.len);
+		wbuf_free(&w);
+		c->lost_reported = true;
+	}
+	wbuf_init(&w);
+	event_encode(&w, ev);
+	client_send(c, MSG_EVENT, w.p, w.len);
+	wbuf_free(&w);
+}
+
+void bus_publish(struct session *s, const struct event *in)
+{
+	struct event ev = *in;
+
+	ev.session = s->id;
+	if (ev.t_ms == 0)
+		ev.t_ms = now_real_ms();
+	ev.t_rel_ms = ev.t_ms >= s->started_ms ? ev.t_ms - s->started_ms : 0;
+	if (s->audit) {
+		struct event_sink a = audit_log_sink(s->audit);
+
+		a.emit(a.ctx, &ev);
+	}
+	count(s, &ev);
+	refusals_add_event(&s->refusals, &ev);
+	remember(s, &ev);
+	queue_for_store(s->srv, &ev);
+	for (struct client *c = s->srv->clients; c; c = c->next) {
+		if (c->session != s)
+			continue;
+		if (c->role == CLIENT_WATCHING)
+			bus_send_event(c, &ev);
+		else if ((s->verbose || (ev.verdict && !strcmp(ev.verdict, "alert"))) &&
+			 (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
+			bus_send_event(c, &ev);
+	}
+}
+
+static void store_warn(struct server *srv, char *err)
+{
+	if (!srv->store_warned)
+		fprintf(stderr, "boxy-daemon: session store write failed: %s (runs go on; "
+			"further failures are not logged)\n", err);
+	srv->store_warned = true;
+	free(err);
+}
+
+static int store_one(struct server *srv, const struct event *ev, char **err)
+{
+	return store_add_event(srv->store, ev, err);
+}
+
+void bus_flush(struct server *srv)
+{
+	char *err = NULL;
+	bool ok = true;
+
+	if (!srv->pending)
+		return;
+	if (store_begin(srv->store, &err) < 0) {
+		store_warn(srv, err);
+		ok = false;
+		err = NULL;
+	}
+	while (srv->pending) {
+		struct pending_event *p = srv->pending;
+
+		srv->pending = p->next;
+		if (ok && store_one(srv, &p->ev, &err) < 0) {
+			store_warn(srv, err);
+			err = NULL;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(p->strs); i++)
+			free(p->strs[i]);
+		free(p);
+	}
+	srv->pending_tail = NULL;
+	srv->npending = 0;
+	if (ok && store_commit(srv->store, &err) < 0) {
+		store_warn(srv, err);
+		store_rollback(srv->store);
+	}
+}
+
+void bus_session_begin(struct session *s)
+{
+	struct server *srv = s->srv;
+	struct jbuf b;
+	char *argv_json, *policy, *err = NULL;
+	struct store_session row;
+
+	if (!srv->store)
+		return;
+	jbuf_init(&b);
+	json_arr_begin(&b);
+	for (size_t i = 0; s->rs.argv[i]; i++)
+		json_str(&b, s->rs.argv[i]);
+	json_arr_end(&b);
+	argv_json = jbuf_steal(&b);
+	policy = runspec_to_json(&s->rs);
+	row = (struct store_session){
+		.id = s->id, .argv_json = argv_json, .profile = s->rs.profile,
+		.policy_json = policy, .cwd = s->cwd, .started_ms = (int64_t)s->started_ms,
+		.memory = (int64_t)s->rs.memory, .pids = (int64_t)s->rs.pids,
+		.cpus_milli = s->rs.cpus_milli, .timeout_ms = (int64_t)s->rs.timeout_ms,
+		.build = (char *)build_id(),
+	};
+	if (store_session_begin(srv->store, &row, &err) < 0)
+		store_warn(srv, err);
+	free(argv_json);
+	free(policy);
+}
+
+void bus_session_end(struct session *s)
+{
+	struct server *srv = s->srv;
+	char *err = NULL;
+
+	if (!srv->store)
+		return;
+	bus_flush(srv);
+	if (store_session_end(srv->store, s->id, (int64_t)now_real_ms(),
+			      s->failure && s->exit_code >= 125 && s->pid <= 0 ? "failed" : "exited",
+			      s->exit_code, &err) < 0)
+		store_warn(srv, err);
+}

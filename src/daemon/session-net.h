@@ -1,0 +1,54 @@
+/*
+ * daemon/session-net.h — a daemon session's network: the broker and boxy-net
+ * started with the session, --net-log written and everything stopped at
+ * its end; and the destinations table `boxy run` prints afterwards.
+ *
+ * The glue between daemon/session.c and broker/broker.h, so that daemon/session.c carries one
+ * call at each end of a session (and, before the start, the one question
+ * to tailscaled) and nothing else about the network.
+ */
+#ifndef BOXY_SESSION_NET_H
+#define BOXY_SESSION_NET_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct session;
+
+/*
+ * Before sandbox_start, for a --tailscale run with a network: ask tailscaled
+ * (once, blocking, at most 2 s) for the tailnet's MagicDNS suffix, which
+ * the sandbox's /etc/resolv.conf needs as its search domain before the
+ * mount stage and the broker's resolver needs afterwards. Returns it
+ * (malloc'd, a canonical DNS name), or NULL: not such a run, or tailscaled
+ * could not say, which is reported as a "degraded" net event.
+ */
+char *session_net_tailnet(struct session *s);
+
+/*
+ * After sandbox_start: take tap0's descriptor from the sandbox, start the
+ * broker and boxy-net on it (with the --pcap descriptor, which boxy-net
+ * then owns; tailnet is session_net_tailnet's suffix or NULL). A network that cannot start leaves the session offline and
+ * says so in an event; when a capture was asked for, it ends the run
+ * instead (a capture that cannot be written fails the run). No-op under
+ * --net none.
+ */
+void session_net_start(struct session *s, const char *tailnet);
+
+/*
+ * At the session's end, before the client is told: write --net-log (the
+ * client's descriptor), stop boxy-net, free the broker. Idempotent.
+ */
+void session_net_end(struct session *s);
+
+#define NET_SUMMARY_ROWS 20     /* destinations the end-of-run table shows; the rest in one line */
+
+/*
+ * Print the specification's "boxy: network destinations (N)" table from a
+ * MSG_SNAPSHOT payload (the daemon sends one before MSG_EXIT). Prints
+ * nothing when the run made no connection. Returns -1 if the payload is
+ * malformed.
+ */
+int net_summary_print(FILE *out, const void *snapshot, size_t len);
+
+#endif

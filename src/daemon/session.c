@@ -1,0 +1,752 @@
+/*
+ * daemon/session.c — a run owned by the daemon: started from a client's request
+ * with the client's environment, working directory and descriptors (never
+ * the daemon's), watched to its end, recorded, and reachable from other
+ * clients (attach, stop, watch) while it runs.
+ *
+ * Terminal runs get a pty the daemon owns: the client relays its terminal
+ * to it, and can leave (Ctrl-] on the client side) without ending the run;
+ * output produced while nobody is attached is kept in a ring for the next
+ * attach. A run is a terminal run when any of the client's fds 0-2 is a
+ * terminal: the pty's slave takes the place of each terminal one, so the
+ * payload never holds a descriptor of the caller's terminal. The client's
+ * other descriptors are given to the payload as they are, so `boxy run --
+ * cmd <in >out 2>err` behaves exactly like `cmd <in >out 2>err`, EOF
+ * included, with no relay in between.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "daemon/audit.h"
+#include "common/path-guard.h"
+#include "spec/runspec-wire.h"
+#include "sandbox/assemble.h"
+#include "daemon/server.h"
+#include "daemon/session-log.h"
+#include "daemon/session-net.h"
+#include "common/util.h"
+#include "proto/wire.h"
+
+#define MAX_ENV      4096
+#define MAX_ENV_LEN  (128u << 10)
+
+/* Events from the sandbox assembly go to the bus. */
+static void session_emit(void *ctx, const struct event *ev)
+{
+	bus_publish(ctx, ev);
+}
+
+static void new_id(char out[SESSION_ID_LEN + 1])
+{
+	uint8_t b[SESSION_ID_LEN / 2];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		fatal_errno("getrandom");
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+struct session *session_find(struct server *srv, const char *prefix, char **err)
+{
+	struct session *found = NULL;
+	size_t n = 0;
+
+	for (struct session *s = srv->sessions; s; s = s->next) {
+		if (!prefix || strncmp(s->id, prefix, strlen(prefix)) == 0) {
+			found = s;
+			n++;
+		}
+	}
+	if (n == 1)
+		return found;
+	if (n == 0)
+		set_err(err, prefix ? "no running session '%s'" : "no session is running", prefix);
+	else if (prefix)
+		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, n);
+	else
+		set_err(err, "%zu sessions are running: name one (boxy ps)", n);
+	return NULL;
+}
+
+void session_free(struct session *s)
+{
+	ev_child_stop(s->srv->loop, &s->child_w);
+	ev_timer_stop(s->srv->loop, &s->timeout_w);
+	ev_timer_stop(s->srv->loop, &s->grace_w);
+	ev_timer_stop(s->srv->loop, &s->resume_w);
+	ev_io_stop(s->srv->loop, &s->gitcheck_w);
+	if (s->pty >= 0) {
+		ev_io_stop(s->srv->loop, &s->pty_w);
+		close(s->pty);
+	}
+	session_log_close(s->log);
+	refusals_free(&s->refusals);
+	session_net_end(s);
+	if (s->sb)
+		sandbox_free(s->sb);
+	audit_log_free(s->audit);
+	runspec_free(&s->rs);
+	free(s->cwd);
+	free(s->failure);
+	for (size_t i = 0; i < s->ndests; i++) {
+		free(s->dests[i].name);
+		strv_free(s->dests[i].addrs);
+	}
+	free(s->dests);
+	for (size_t i = 0; i < SESSION_RECENT; i++)
+		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
+			free(s->recent[i].strs[j]);
+	free(s);
+}
+
+static void unlink_session(struct session *s)
+{
+	for (struct session **pp = &s->srv->sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			return;
+		}
+	}
+}
+
+/* ---- terminal ----------------------------------------------------------------- */
+
+static void ring_put(struct session *s, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t at = (s->ring_start + s->ring_len) % SESSION_RING;
+
+		s->ring[at] = p[i];
+		if (s->ring_len < SESSION_RING)
+			s->ring_len++;
+		else
+			s->ring_start = (s->ring_start + 1) % SESSION_RING;
+	}
+}
+
+/* Read what the payload wrote to its terminal; returns false at EOF/EIO. */
+static bool pty_drain(struct session *s)
+{
+	uint8_t buf[16384];
+
+	for (int i = 0; i < 8; i++) {
+		ssize_t n = read(s->pty, buf, sizeof(buf));
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n <= 0)
+			return false;       /* EIO: every slave descriptor is closed */
+		session_log_write(s->log, buf, (size_t)n);
+		if (s->attached) {
+			client_send(s->attached, MSG_OUTPUT, buf, (size_t)n);
+			/* Backpressure: a slow terminal slows its own payload, like a real one. */
+			if (s->attached->outq_bytes >= CLIENT_OUTQ_MAX) {
+				ev_io_stop(s->srv->loop, &s->pty_w);
+				return true;
+			}
+		} else {
+			ring_put(s, buf, (size_t)n);
+		}
+	}
+	return true;
+}
+
+static void pty_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)revents;
+	if (!pty_drain(s))
+		ev_io_stop(loop, w);
+}
+
+/* Called by daemon/server.c when an attached client's queue has drained. */
+void session_resume_output(struct session *s)
+{
+	if (s->pty >= 0 && s->running)
+		ev_io_start(s->srv->loop, &s->pty_w);
+}
+
+/* MSG_STARTED: the client is now bound to session s (run, attach or watch). */
+static void send_started(struct client *c, const struct session *s)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_str(&w, s->id);
+	wire_put_u8(&w, s->rs.raw_terminal);
+	client_send(c, MSG_STARTED, w.p, w.len);
+	wbuf_free(&w);
+}
+
+static void send_exit(struct client *c, int code, const char *reason)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, (uint32_t)code);
+	wire_put_str(&w, reason);
+	client_send(c, MSG_EXIT, w.p, w.len);
+	wbuf_free(&w);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+static void session_ended(struct session *s, int status)
+{
+	struct server *srv = s->srv;
+	struct event ev = { .kind = "session", .verdict = "exit", .layer = "session" };
+	char *err = NULL, words[64];
+
+	s->exit_code = s->timed_out ? 124 : sandbox_reap(s->sb, status, &err);
+	if (err) {
+		free(s->failure);
+		s->failure = err;
+	}
+	s->running = false;
+	if (s->pty >= 0)
+		pty_drain(s);       /* what the payload wrote last, before its terminal closed */
+	snprintf(words, sizeof(words), "exit status %d%s", s->exit_code,
+		 s->timed_out ? " (timeout)" : "");
+	ev.subject = s->rs.argv[0];
+	ev.detail = s->failure ? s->failure : words;
+	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	bus_publish(s, &ev);
+	bus_session_end(s);
+	for (struct client *c = srv->clients; c; c = c->next) {
+		if (c->session != s)
+			continue;
+		/* The last totals: `boxy run` prints its destinations table from them. */
+		session_snapshot(s, c);
+		send_exit(c, s->exit_code, s->failure);
+		c->session = NULL;
+		c->role = CLIENT_READY;
+	}
+	s->attached = s->runner = NULL;
+	unlink_session(s);
+	session_free(s);
+}
+
+/* The after-run git check finished in its thread: the session can end. */
+static void gitcheck_done(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)revents;
+	ev_io_stop(loop, w);
+	session_ended(s, s->end_status);
+}
+
+static void child_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct session *s = w->data;
+	int fd;
+
+	(void)revents;
+	/* The git walks take as long as the tree is big: off the loop, the session
+	 * ending when they are done (issue 8, item 15). */
+	ev_child_stop(loop, w);
+	ev_timer_stop(loop, &s->timeout_w);
+	ev_timer_stop(loop, &s->grace_w);
+	fd = sandbox_gitcheck_start(s->sb);
+	if (fd < 0) {
+		session_ended(s, w->rstatus);
+		return;
+	}
+	s->end_status = w->rstatus;
+	ev_io_init(&s->gitcheck_w, gitcheck_done, fd, EV_READ);
+	s->gitcheck_w.data = s;
+	ev_io_start(loop, &s->gitcheck_w);
+}
+
+static void timeout_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	event_audit(&s->sink, "limits", "deny", "timeout", "the run exceeded --timeout: killed");
+	s->timed_out = true;
+	sandbox_kill(s->sb);
+}
+
+static void grace_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_kill(s->sb);
+}
+
+/*
+ * A run is not suspendable (doc/daemon.md): stage 2 resumes the payload when
+ * it stops, but it sees only its own child stop. A ^Z that reaches a shell
+ * blocked in vfork stops the new child alone; 200 ms after a typed ^Z, stage
+ * 2 is asked to send SIGCONT to the payload's whole group (never to groups
+ * the payload's own job control made).
+ */
+static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_signal(s->sb, SIGCONT);
+}
+
+/* Input for the pty: arm resume_w when it holds the pty's suspend character. */
+static void watch_suspend_key(struct session *s, const uint8_t *p, size_t n)
+{
+	struct termios t;
+
+	if (tcgetattr(s->pty, &t) < 0 || !(t.c_lflag & ISIG) || t.c_cc[VSUSP] == _POSIX_VDISABLE)
+		return;
+	if (!memchr(p, t.c_cc[VSUSP], n))
+		return;
+	ev_timer_stop(s->srv->loop, &s->resume_w);
+	ev_timer_set(&s->resume_w, 0.2, 0.0);
+	ev_timer_start(s->srv->loop, &s->resume_w);
+}
+
+/* Open a pty pair sized rows×cols; the master is non-blocking. */
+static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char **err)
+{
+	struct winsize ws = { .ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80 };
+	char name[64];
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), sl;
+
+	if (m < 0)
+		return set_err_errno(err, "opening a pty");
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
+		close(m);
+		return set_err_errno(err, "preparing a pty");
+	}
+	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (sl < 0) {
+		close(m);
+		return set_err_errno(err, "opening %s", name);
+	}
+	ioctl(m, TIOCSWINSZ, &ws);
+	*master = m;
+	*slave = sl;
+	return 0;
+}
+
+/*
+ * MSG_RUN: runspec, environment, cwd, home, u8 ttys, u16 rows, u16 cols,
+ * u8 has_audit[, u8 has_netlog, u8 has_pcap]; ttys has bit i set when the
+ * client's fd i is a terminal (the pty replaces it); descriptors: those of
+ * stdin, stdout, stderr that are not terminals (none with -d), then the
+ * audit log, the net-log and the pcap file, each if announced. The two
+ * network bytes came later: a request without them has neither.
+ */
+void session_handle_run(struct client *c, const struct msg *m)
+{
+	struct server *srv = c->srv;
+	struct rbuf r;
+	struct session *s;
+	struct runspec rs;
+	struct sandbox_ctx ctx;
+	struct path_roots roots;
+	struct passwd *pw;
+	char **env = NULL, *cwd = NULL, *home = NULL, *err = NULL, *tailnet = NULL;
+	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
+	uint16_t rows, cols;
+	uint8_t ttys;
+	bool tty, has_audit, has_netlog = false, has_pcap = false;
+	size_t want_fds, nstdio = 0;
+	int started;
+
+	rbuf_init(&r, m->payload, m->len);
+	if (runspec_decode(&r, &rs, &err) < 0) {
+		client_send_error(c, 2, "%s", err);
+		free(err);
+		return;
+	}
+	env = wire_get_strv(&r, MAX_ENV, MAX_ENV_LEN);
+	cwd = wire_get_str(&r, 4096);
+	home = wire_get_str(&r, 4096);
+	ttys = wire_get_u8(&r);
+	tty = ttys != 0;
+	rows = wire_get_u16(&r);
+	cols = wire_get_u16(&r);
+	has_audit = wire_get_u8(&r) != 0;
+	if (r.off < r.len) {
+		has_netlog = wire_get_u8(&r) != 0;
+		has_pcap = wire_get_u8(&r) != 0;
+	}
+	for (int i = 0; i < 3; i++)
+		nstdio += !(ttys & (1u << i));
+	if (rs.detach)
+		nstdio = 0;
+	want_fds = nstdio + has_audit + has_netlog + has_pcap;
+	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
+	    ttys > 7 || (rs.detach && ttys) || m->nfds != want_fds) {
+		client_send_error(c, 2, "malformed run request");
+		goto out;
+	}
+
+	s = xcalloc(1, sizeof(*s));
+	s->srv = srv;
+	s->pty = -1;
+	new_id(s->id);
+	s->rs = rs;
+	runspec_init(&rs);
+	s->cwd = xstrdup(cwd);
+	s->started_ms = now_real_ms();
+	s->verbose = s->rs.verbose;
+	s->sink.emit = session_emit;
+	s->sink.ctx = s;
+	s->netlog_fd = s->pcap_fd = -1;
+	if (has_audit) {
+		/* The client opened it with its rights; we only write to it. */
+		audit_fd = fcntl(m->fds[want_fds - 1 - has_netlog - has_pcap], F_DUPFD_CLOEXEC, 3);
+		s->audit = audit_log_create(audit_fd);
+	}
+	if (has_netlog)
+		s->netlog_fd = fcntl(m->fds[want_fds - 1 - has_pcap], F_DUPFD_CLOEXEC, 3);
+	if (has_pcap)
+		s->pcap_fd = fcntl(m->fds[want_fds - 1], F_DUPFD_CLOEXEC, 3);
+	if (tty || s->rs.detach) {
+		if (open_pty(&s->pty, &slave, rows, cols, &err) < 0) {
+			client_send_error(c, 125, "%s", err);
+			free(err);
+			session_free(s);
+			goto out;
+		}
+		/* the pty takes the place of each terminal; the other ends are the client's own */
+		for (int i = 0, k = 0; i < 3; i++)
+			fds[i] = s->rs.detach || (ttys & (1u << i)) ? slave : m->fds[k++];
+		s->log = session_log_create(s->id, &err);
+		if (!s->log) {
+			fprintf(stderr, "session %s: no output log: %s\n", s->id, err);
+			free(err);
+			err = NULL;
+		}
+	} else {
+		for (int i = 0; i < 3; i++)
+			fds[i] = m->fds[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		/* Never a terminal of the caller's: only the session's own pty. */
+		if (fds[i] != slave && isatty(fds[i])) {
+			client_send_error(c, 125, "fd %d of the run request is a terminal; the "
+					  "client must announce it (ttys)", i);
+			session_free(s);
+			goto out;
+		}
+	}
+
+	pw = getpwuid(getuid());
+	ctx = (struct sandbox_ctx){
+		.environ = env, .cwd = cwd, .uid = getuid(), .gid = getgid(),
+		.user = pw ? pw->pw_name : "user", .home = home,
+		.stdin_fd = fds[0], .stdout_fd = fds[1], .stderr_fd = fds[2],
+		.foreground = s->pty >= 0, .new_session = true,
+		.events = &s->sink, .session = s->id,
+	};
+	s->next = srv->sessions;
+	srv->sessions = s;
+	s->running = true;
+	bus_session_begin(s);
+	if (s->rs.raw_terminal && s->pty >= 0)
+		event_audit(&s->sink, "terminal", "degraded", "raw-terminal",
+			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
+			    "unfiltered (clipboard, titles and queries included)");
+	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
+	tailnet = session_net_tailnet(s);
+	ctx.dns_search = tailnet;
+	/* Every earlier session's writable roots: links planted there stay there (common/path-guard.h). */
+	path_roots_init(&roots);
+	path_roots_add_store(&roots, srv->store);
+	ctx.roots = &roots;
+	started = sandbox_start(&s->rs, &ctx, &s->sb, &err);
+	path_roots_free(&roots);
+	if (started < 0) {
+		/* Recorded as a failed session, and the client is told why. */
+		s->running = false;
+		s->exit_code = EXIT_BOXY_FAILED;
+		s->failure = err;
+		bus_session_end(s);
+		client_send_error(c, EXIT_BOXY_FAILED, "%s", err);
+		unlink_session(s);
+		session_free(s);
+		goto out;
+	}
+	s->pid = sandbox_pid(s->sb);
+	session_net_start(s, tailnet);
+	ev_child_init(&s->child_w, child_exited, s->pid, 0);
+	s->child_w.data = s;
+	ev_child_start(srv->loop, &s->child_w);
+	ev_init(&s->timeout_w, timeout_fired);
+	ev_init(&s->grace_w, grace_fired);
+	ev_init(&s->resume_w, resume_fired);
+	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
+	if (s->rs.timeout_ms) {
+		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
+		ev_timer_start(srv->loop, &s->timeout_w);
+	}
+	if (s->pty >= 0) {
+		ev_io_init(&s->pty_w, pty_readable, s->pty, EV_READ);
+		s->pty_w.data = s;
+		ev_io_start(srv->loop, &s->pty_w);
+	}
+	send_started(c, s);
+	if (s->rs.detach) {
+		/* nothing: the client prints the id and leaves */
+	} else if (tty) {
+		c->role = CLIENT_ATTACHED;
+		c->session = s;
+		s->attached = c;
+	} else {
+		c->role = CLIENT_RUN;
+		c->session = s;
+		s->runner = c;
+	}
+	/* -v: what the sandbox decided while it was set up, before this client was bound. */
+	for (size_t i = 0; s->verbose && !s->rs.detach && i < s->nrecent; i++)
+		bus_send_event(c, &s->recent[(s->recent_next + SESSION_RECENT - s->nrecent + i) %
+					     SESSION_RECENT].ev);
+out:
+	free(tailnet);
+	if (slave >= 0)
+		close(slave);
+	strv_free(env);
+	free(cwd);
+	free(home);
+	runspec_free(&rs);
+}
+
+static char *get_prefix(const struct msg *m, struct rbuf *r)
+{
+	char *prefix;
+
+	rbuf_init(r, m->payload, m->len);
+	prefix = wire_get_str(r, SESSION_ID_LEN);
+	if (prefix && strspn(prefix, "0123456789abcdef") != strlen(prefix)) {
+		free(prefix);
+		r->failed = true;
+		return NULL;
+	}
+	return prefix;
+}
+
+/*
+ * The running session a request names (prefix, taken), after every field of
+ * the request was read; NULL once the error reply has been sent.
+ */
+static struct session *requested_session(struct client *c, const struct rbuf *r, char *prefix,
+					 const char *what)
+{
+	struct session *s;
+	char *err = NULL;
+
+	if (!wire_done(r) || !prefix) {
+		client_send_error(c, 2, "malformed %s request", what);
+		free(prefix);
+		return NULL;
+	}
+	s = session_find(c->srv, prefix, &err);
+	free(prefix);
+	if (!s) {
+		client_send_error(c, 1, "%s", err);
+		free(err);
+	}
+	return s;
+}
+
+void session_handle_attach(struct client *c, const struct msg *m)
+{
+	struct rbuf r;
+	char *prefix = get_prefix(m, &r);
+	struct session *s = requested_session(c, &r, prefix, "attach");
+
+	if (!s)
+		return;
+	if (s->pty < 0) {
+		client_send_error(c, 1, "session %.8s has no terminal to attach to (its stdin and "
+				  "stdout were not a terminal)", s->id);
+		return;
+	}
+	if (s->attached) {
+		/* Taking over: the previous client is told and let go. */
+		client_send(s->attached, MSG_DETACH, NULL, 0);
+		s->attached->role = CLIENT_READY;
+		s->attached->session = NULL;
+	}
+	send_started(c, s);
+	c->role = CLIENT_ATTACHED;
+	c->session = s;
+	s->attached = c;
+	if (s->ring_len) {
+		uint8_t *tmp = xmalloc(s->ring_len);
+
+		for (size_t i = 0; i < s->ring_len; i++)
+			tmp[i] = s->ring[(s->ring_start + i) % SESSION_RING];
+		client_send(c, MSG_OUTPUT, tmp, s->ring_len);
+		free(tmp);
+		s->ring_len = s->ring_start = 0;
+	}
+	session_resume_output(s);
+}
+
+void session_handle_stop(struct client *c, const struct msg *m)
+{
+	struct rbuf r;
+	char *prefix = get_prefix(m, &r), *words;
+	bool now = wire_get_u8(&r) != 0;
+	struct session *s = requested_session(c, &r, prefix, "stop");
+
+	if (!s)
+		return;
+	if (now) {
+		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL (boxy stop -k)");
+		sandbox_kill(s->sb);
+		words = xasprintf("session %.8s killed", s->id);
+	} else {
+		event_audit(&s->sink, "session", "action", "stop",
+			    "stopped with SIGTERM (boxy stop); SIGKILL after the grace period");
+		sandbox_signal(s->sb, SIGTERM);
+		ev_timer_set(&s->grace_w, c->srv->stop_grace_s, 0.0);
+		ev_timer_start(c->srv->loop, &s->grace_w);
+		words = xasprintf("session %.8s: SIGTERM sent; SIGKILL in %g s if it is still "
+				  "running", s->id, c->srv->stop_grace_s);
+	}
+	{
+		struct wbuf w;
+
+		wbuf_init(&w);
+		wire_put_str(&w, words);
+		client_send(c, MSG_OK, w.p, w.len);
+		wbuf_free(&w);
+	}
+	free(words);
+}
+
+/*
+ * Counters and the destinations table, once a second and on demand:
+ * str id, str state, strv argv, u64 elapsed_ms, u64 conns, denied, up, down,
+ * u32 n, then n × (str destination, u64 conns, denied, addrs, sent, received).
+ */
+void session_snapshot(struct session *s, struct client *to)
+{
+	struct wbuf w;
+
+	if (to->outq_bytes >= CLIENT_OUTQ_MAX)
+		return;         /* the next one will do */
+	wbuf_init(&w);
+	wire_put_str(&w, s->id);
+	wire_put_str(&w, s->running ? "running" : "exited");
+	wire_put_strv(&w, s->rs.argv);
+	wire_put_u64(&w, now_real_ms() - s->started_ms);
+	wire_put_u64(&w, s->conns);
+	wire_put_u64(&w, s->denied);
+	wire_put_u64(&w, s->up);
+	wire_put_u64(&w, s->down);
+	wire_put_u32(&w, (uint32_t)s->ndests);
+	for (size_t i = 0; i < s->ndests; i++) {
+		wire_put_str(&w, s->dests[i].name);
+		wire_put_u64(&w, s->dests[i].conns);
+		wire_put_u64(&w, s->dests[i].denied);
+		wire_put_u64(&w, strv_len(s->dests[i].addrs));
+		wire_put_u64(&w, s->dests[i].up);
+		wire_put_u64(&w, s->dests[i].down);
+	}
+	refusals_encode(&w, &s->refusals);
+	client_send(to, MSG_SNAPSHOT, w.p, w.len);
+	wbuf_free(&w);
+}
+
+void session_handle_watch(struct client *c, const struct msg *m)
+{
+	struct rbuf r;
+	char *prefix, *err = NULL;
+	struct session *s;
+
+	rbuf_init(&r, m->payload, m->len);
+	prefix = wire_get_str(&r, SESSION_ID_LEN);
+	if (!wire_done(&r)) {
+		client_send_error(c, 2, "malformed watch request");
+		free(prefix);
+		return;
+	}
+	s = session_find(c->srv, prefix, &err);
+	free(prefix);
+	if (!s) {
+		/* Not running: the client shows the stored summary instead. */
+		client_send_error(c, 3, "%s", err);
+		free(err);
+		return;
+	}
+	send_started(c, s);
+	c->role = CLIENT_WATCHING;
+	c->session = s;
+	session_snapshot(s, c);
+	for (size_t i = 0; i < s->nrecent; i++) {
+		size_t at = (s->recent_next + SESSION_RECENT - s->nrecent + i) % SESSION_RECENT;
+
+		bus_send_event(c, &s->recent[at].ev);
+	}
+}
+
+void session_client_input(struct client *c, const struct msg *m)
+{
+	struct session *s = c->session;
+	struct rbuf r;
+
+	if (!s)
+		return;
+	switch (m->type) {
+	case MSG_INPUT:
+		if (s->pty >= 0 && c->role == CLIENT_ATTACHED && m->len) {
+			/* Best effort: a full pty input queue drops keystrokes rather than stall. */
+			if (write(s->pty, m->payload, m->len) < 0 && errno != EAGAIN)
+				break;
+			watch_suspend_key(s, m->payload, m->len);
+		}
+		break;
+	case MSG_WINSIZE: {
+		struct winsize ws = { 0 };
+
+		rbuf_init(&r, m->payload, m->len);
+		ws.ws_row = wire_get_u16(&r);
+		ws.ws_col = wire_get_u16(&r);
+		if (wire_done(&r) && s->pty >= 0 && c->role == CLIENT_ATTACHED &&
+		    ws.ws_row && ws.ws_col)
+			ioctl(s->pty, TIOCSWINSZ, &ws);
+		break;
+	}
+	case MSG_DETACH:
+		session_client_gone(c);
+		c->role = CLIENT_READY;
+		break;
+	default:
+		break;
+	}
+}
+
+void session_client_gone(struct client *c)
+{
+	struct session *s = c->session;
+
+	if (!s)
+		return;
+	if (s->attached == c)
+		s->attached = NULL;
+	if (s->runner == c)
+		s->runner = NULL;
+	c->session = NULL;
+	session_resume_output(s);
+}

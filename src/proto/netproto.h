@@ -1,0 +1,69 @@
+/*
+ * proto/netproto.h — the messages between boxy-net (the hardened per-session
+ * network stack) and the broker (in the daemon), over a SOCK_SEQPACKET
+ * socketpair, one proto/msg.h frame per record (msg_read_packet: one system call
+ * per message, which a short connection pays four times). Types 0x05xx.
+ *
+ * boxy-net only asks; the broker decides and dials. boxy-net never opens a
+ * socket: a permitted flow arrives as a connected descriptor (SCM_RIGHTS)
+ * on the verdict. Every field is validated by the receiver; a malformed
+ * message from boxy-net is treated as a compromised boxy-net: the broker
+ * records it and ends the session's network.
+ *
+ * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4).
+ *
+ * TCP, public mode:    FLOW_OPEN (at the SYN)       → VERDICT dialled+fd | refused
+ * TCP, allowlist mode: FLOW_OPEN (at the SYN)       → VERDICT need_name | refused
+ *                      (boxy-net completes the handshake, reads the first bytes)
+ *                      FLOW_NAME (SNI / Host / none / malformed)
+ *                                                   → VERDICT dialled+fd | refused
+ * UDP:                 FLOW_OPEN proto 17           → VERDICT dialled+fd (connected) | refused
+ * Then:                FLOW_STATS about 3×/s, FLOW_CLOSE once.
+ * At the end:          the broker shuts its sending half; boxy-net, at EOF, sends
+ *                      FLOW_CLOSE with the final totals of every open flow, and exits.
+ * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
+ *                      the DNS response itself from the answer's fields.
+ */
+#ifndef BOXY_NETPROTO_H
+#define BOXY_NETPROTO_H
+
+#define NETPROTO_VERSION 2
+
+enum netproto_type {
+	NET_HELLO = 0x0501,     /* net→broker: u32 version */
+	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*)
+				 *             [, u64 pcap size cap; absent: 1 GiB] */
+	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
+				 *             addr src, u16 sport */
+	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;
+				 *             1 descriptor with NETV_DIALLED */
+	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (NETNAME_*), u8 ech, str name */
+	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
+	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
+	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
+	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
+	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
+	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NETNAME_SNI
+				 *             or NETNAME_HOST), str name — what an open flow's
+				 *             first bytes named; recorded, never a decision */
+};
+
+enum netproto_verdict {
+	NETV_REFUSED = 0,       /* answer the payload with RST (TCP) or drop (UDP) */
+	NETV_DIALLED = 1,       /* a connected socket is attached */
+	NETV_NEED_NAME = 2,     /* complete the handshake, then send NET_FLOW_NAME */
+};
+
+enum netproto_name_kind {
+	NETNAME_NONE = 0,       /* neither TLS nor HTTP, or no client byte by the name timeout */
+	NETNAME_SNI = 1,        /* TLS ClientHello server_name ("" when it has none) */
+	NETNAME_HOST = 2,       /* HTTP Host header */
+	NETNAME_MALFORMED = 3,  /* TLS or HTTP the parser refused, or still incomplete when
+				 * boxy-net stopped waiting; carries no name and no ECH */
+};
+
+#define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
+#define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
+#define NETPROTO_MAX_NAME 253
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * proto/plan.h — a run-spec resolved against the caller: absolute paths, the final
+ * environment, the user's identity. The parent (boxy run, later the daemon)
+ * builds it and sends it to boxy-init, the sandbox's stage 2, over a pipe;
+ * boxy-init trusts nothing in it it has not decoded and bounds-checked.
+ */
+#ifndef BOXY_PLAN_H
+#define BOXY_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spec/runspec.h"
+
+#define PLAN_MAX_BYTES   (8u << 20)    /* an encoded plan never exceeds this */
+
+struct plan {
+	char **argv;                /* the payload command; argv[0] is looked up in PATH inside */
+	char **envp;                /* the payload's whole environment */
+	char *workdir;              /* absolute host path, bound rw at the same path; the cwd */
+	char *home;                 /* absolute path of $HOME inside: a fresh tmpfs */
+	char *user;                 /* login name, for the synthesized /etc/passwd */
+	char *hostname;             /* uts hostname inside ("boxy") */
+	uint32_t uid, gid;          /* mapped to themselves */
+
+	struct mount_spec *mounts;  /* absolute src and dst, in the order given */
+	size_t nmounts;
+	bool allow_git_write;
+
+	enum net_mode net;
+	char *dns_search;           /* the search line of the sandbox's /etc/resolv.conf: --tailscale's
+				     * MagicDNS suffix ("tail0a1b2.ts.net"), a lower-case DNS name
+				     * without a trailing dot; NULL for none (always under --net none) */
+	enum seccomp_mode seccomp;
+	bool tty;                   /* expose /dev/tty and a devpts */
+	bool foreground;            /* stdin is the caller's terminal: give the payload its foreground */
+	bool new_session;           /* stdin is a pty of the daemon's: boxy-init starts a session
+				     * and makes it the controlling terminal */
+
+	uint64_t tmpfs_size;        /* bytes for /tmp and $HOME each */
+	uint64_t pids;              /* RLIMIT_NPROC fallback when no pids controller: 0 none */
+	uint16_t *ports;            /* TCP ports the Landlock net rules allow (later) */
+	size_t nports;
+	int landlock_abi;           /* ABI the parent probed; stage 2 uses at most this */
+	char **roots;               /* NULL-terminated: every host directory some sandbox could
+				     * write (this run's and the store's, common/path-guard.h); a link
+				     * inside one never leads a source out of it. May be NULL */
+};
+
+/*
+ * The report record boxy-init writes on fd 4, once, in a single write(2)
+ * (atomic: it is shorter than PIPE_BUF): one status byte, then the text.
+ * Status PLAN_REPORT_READY means every stage succeeded and the payload is
+ * being started; any other status is the exit code of a failed start
+ * (125–127) and the text is "stage NAME: reason". EOF before any record
+ * means boxy-init could not even be executed.
+ */
+#define PLAN_REPORT_READY 0
+#define PLAN_REPORT_MAX   1024     /* status byte + text, never more */
+
+void plan_init(struct plan *p);
+void plan_free(struct plan *p);
+
+/* Serialise p into a malloc'd buffer. */
+int plan_encode(const struct plan *p, char **buf, size_t *len);
+/* Parse buf into p (p initialised by this call). -1 with *err on any malformed field. */
+int plan_decode(const char *buf, size_t len, struct plan *p, char **err);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * proto/refusals.c — what a session was refused, grouped (see proto/refusals.h).
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/refusals.h"
+#include "common/util.h"
+
+#define FIELD_MAX 1024
+
+void refusals_init(struct refusals *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void refusals_free(struct refusals *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].subject);
+		free(t->v[i].layer);
+		free(t->v[i].reason);
+	}
+	free(t->v);
+	refusals_init(t);
+}
+
+/* A flow's own subject: its name (or address) and port, as a person reads it. */
+static char *flow_subject(const struct event *ev)
+{
+	const char *who = ev->host ? ev->host : ev->addr;
+
+	if (!who)
+		return ev->subject ? xstrdup(ev->subject) : NULL;
+	if (strchr(who, ':'))
+		return xasprintf("[%s]:%u", who, ev->port);
+	return xasprintf("%s:%u", who, ev->port);
+}
+
+bool refusals_add_event(struct refusals *t, const struct event *ev)
+{
+	char *subject;
+	const char *layer, *reason;
+	bool flow;
+
+	if (!ev->kind || !ev->verdict || strcmp(ev->verdict, "deny") != 0)
+		return false;
+	if (ev->mirror)
+		return false;           /* the --audit-log copy of an event counted as itself */
+	flow = strcmp(ev->kind, "tcp") == 0 || strcmp(ev->kind, "udp") == 0;
+	if (!flow) {
+		/* The audit twin of a flow's refusal ("tcp://…"): the flow event counts. */
+		if (ev->subject && (strncmp(ev->subject, "tcp://", 6) == 0 ||
+				    strncmp(ev->subject, "udp://", 6) == 0))
+			return false;
+	}
+	subject = flow ? flow_subject(ev) : xstrdup(ev->subject ? ev->subject : "-");
+	if (!subject)
+		return false;
+	layer = ev->layer ? ev->layer : "-";
+	reason = ev->detail ? ev->detail : "";
+	t->total++;
+	for (size_t i = 0; i < t->n; i++) {
+		struct refusal_group *g = &t->v[i];
+
+		if (strcmp(g->subject, subject) == 0 && strcmp(g->layer, layer) == 0 &&
+		    strcmp(g->reason, reason) == 0) {
+			g->count++;
+			free(subject);
+			return true;
+		}
+	}
+	if (t->n >= REFUSALS_GROUPS_MAX) {
+		t->other++;
+		free(subject);
+		return true;
+	}
+	{
+		struct refusal_group *g = xappend(&t->v, &t->n, sizeof(*t->v));
+
+		g->subject = subject;
+		g->layer = xstrdup(layer);
+		g->reason = xstrdup(reason);
+		g->count = 1;
+	}
+	return true;
+}
+
+void refusals_encode(struct wbuf *w, const struct refusals *t)
+{
+	wire_put_u64(w, t->total);
+	wire_put_u64(w, t->other);
+	wire_put_u32(w, (uint32_t)t->n);
+	for (size_t i = 0; i < t->n; i++) {
+		wire_put_str(w, t->v[i].subject);
+		wire_put_str(w, t->v[i].layer);
+		wire_put_str(w, t->v[i].reason);
+		wire_put_u64(w, t->v[i].count);
+	}
+}
+
+int refusals_decode(struct rbuf *r, struct refusals *t)
+{
+	uint32_t n;
+
+	refusals_init(t);
+	t->total = wire_get_u64(r);
+	t->other = wire_get_u64(r);
+	n = wire_get_u32(r);
+	if (n > REFUSALS_GROUPS_MAX)
+		r->failed = true;
+	for (uint32_t i = 0; i < n && !r->failed; i++) {
+		struct refusal_group *g = xappend(&t->v, &t->n, sizeof(*t->v));
+
+		g->subject = wire_get_str(r, FIELD_MAX);
+		g->layer = wire_get_str(r, FIELD_MAX);
+		g->reason = wire_get_str(r, FIELD_MAX * 4);
+		g->count = wire_get_u64(r);
+		if (!g->subject || !g->layer || !g->reason)
+			r->failed = true;
+	}
+	if (r->failed) {
+		refusals_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* The name of a "name:port" subject, or NULL when it is an address. */
+static char *subject_name(const char *subject)
+{
+	const char *colon = strrchr(subject, ':');
+	size_t len = colon ? (size_t)(colon - subject) : strlen(subject);
+	bool letter = false;
+
+	if (subject[0] == '[')
+		return NULL;            /* an IPv6 address */
+	for (size_t i = 0; i < len; i++) {
+		char c = subject[i];
+
+		if ((c >= 'a' && c <= 'z') || c == '-')
+			letter = true;
+		else if (!(c >= '0' && c <= '9') && c != '.' && c != '_')
+			return NULL;
+	}
+	return letter ? xstrndup(subject, len) : NULL;
+}
+
+char *refusal_fix(const struct refusal_group *g)
+{
+	const char *hint = strstr(g->reason, "(to allow it: ");
+
+	if (hint) {
+		/* The layer wrote the fix into its reason: take it verbatim. */
+		const char *start = hint + strlen("(to allow it: "), *end = strchr(start, ')');
+
+		return end && end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+	}
+	if (strcmp(g->layer, "net.dns") == 0 && strstr(g->reason, "not on the allowlist"))
+		return xasprintf("--allow-host %s", g->subject);
+	if (strstr(g->reason, "network disabled (--net none)"))
+		return xstrdup("--net public");
+	if (strstr(g->reason, "port not allowed for this host")) {
+		char *name = subject_name(g->subject);
+
+		if (name) {
+			free(name);
+			return xasprintf("--allow-host %s", g->subject);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Groups that differ only by subject and have no fix of their own (a scan of
+ * addresses, each refused for the same reason) become one row: "first (+N
+ * others)". Groups with a fix stay apart: each names its own flag.
+ */
+void refusals_merge_unfixable(struct refusals *t)
+{
+	size_t *others = xcalloc(t->n ? t->n : 1, sizeof(*others)), n = 0;
+	bool *fixable = xcalloc(t->n ? t->n : 1, sizeof(*fixable));
+
+	for (size_t i = 0; i < t->n; i++) {
+		char *fix = refusal_fix(&t->v[i]);
+
+		fixable[i] = fix != NULL;
+		free(fix);
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		struct refusal_group *g = &t->v[i];
+		size_t into = n;
+
+		if (!fixable[i])
+			for (size_t j = 0; j < n; j++)
+				if (!fixable[j] && strcmp(t->v[j].layer, g->layer) == 0 &&
+				    strcmp(t->v[j].reason, g->reason) == 0) {
+					into = j;
+					break;
+				}
+		if (into < n) {
+			t->v[into].count += g->count;
+			others[into]++;
+			free(g->subject);
+			free(g->layer);
+			free(g->reason);
+			continue;
+		}
+		t->v[n] = *g;
+		fixable[n] = fixable[i];
+		others[n] = 0;
+		n++;
+	}
+	t->n = n;
+	for (size_t i = 0; i < n; i++)
+		if (others[i]) {
+			char *sub = xasprintf(_("%s (+%zu others)"), t->v[i].subject, others[i]);
+
+			free(t->v[i].subject);
+			t->v[i].subject = sub;
+		}
+	free(others);
+	free(fixable);
+}

@@ -1,0 +1,1013 @@
+/*
+ * sandbox/assemble.c — assembling a sandbox from the caller's side: a run-spec in, a
+ * running boxy-init out.
+ *
+ * The work is split across two processes so that the part that runs inside
+ * the namespaces is a fresh, small executable (boxy-init, init/main.c)
+ * rather than a fork of whatever called us — later the daemon, whose memory
+ * holds other sessions. This file is the outside half:
+ *
+ *   1. resolve the run-spec into a plan (absolute paths, final environment,
+ *      the caller's identity) and record what is decided before launch;
+ *   2. clone into new user, mount, pid, net, ipc, uts and cgroup namespaces;
+ *      the child waits until its uid/gid maps exist, raises its capabilities
+ *      as ambient ones and execs boxy-init with the plan on fd 3 and a report
+ *      pipe on fd 4;
+ *   3. write the maps (the user mapped to itself, not to root), attach the
+ *      child to the run's cgroup, release it, send the plan;
+ *   4. read one report record: "ready", or the stage that failed and why.
+ *
+ * Nothing here exits, prints or keeps global state: it runs inside `boxy
+ * run` today and inside the daemon later. doc/internals-sandbox.md tells the
+ * whole story, with the reasons for the order.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <linux/sched.h>
+
+#include "sandbox/memwatch.h"
+#include "sandbox/limits.h"
+#include "policy/decide.h"
+#include "common/path-guard.h"
+#include "proto/plan.h"
+#include "daemon/protected.h"
+#include "sandbox/env.h"
+#include "init/stages.h"
+#include "sandbox/assemble.h"
+#include "init/tap.h"
+#include "sandbox/gitcheck.h"
+#include "common/util.h"
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* Where boxy-init finds its inputs: the fds the child places before execve. */
+#define INIT_FD_PLAN   3
+#define INIT_FD_REPORT 4
+#define INIT_FD_EXE    5        /* boxy-init's own executable, O_CLOEXEC: gone after execve */
+
+struct sandbox {
+	pid_t pid;                  /* boxy-init, in the caller's pid namespace */
+	int pidfd;                  /* refers to pid without reuse races; -1 if unavailable */
+	bool reaped;
+	struct limits lim;
+	bool have_limits;
+	struct event_sink events;   /* copied: the caller's ctx need not outlive us */
+	bool have_events;
+	char *session;
+	int start_code;             /* 125–127 when a stage failed, else 0 */
+	char *start_err;            /* that stage's one line */
+	int tap_fd;                 /* tap0, from stage 2 (networked runs), or -1 */
+	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
+	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
+	uint64_t memory;            /* the limit it watches */
+};
+
+static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
+			       char **err);
+static int sandbox_refuse_protected(const char *path, const char *what, char **err);
+static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
+static void sandbox_memwatch_end(struct sandbox *sb, char **err);
+
+/* Emit an audit event stamped with the session. */
+static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
+			  const char *verdict, const char *subject, const char *detail)
+{
+	struct event ev = {
+		.session = session,
+		.kind = "audit",
+		.verdict = verdict,
+		.layer = layer,
+		.subject = subject,
+		.detail = detail,
+	};
+
+	event_emit(sink, &ev);
+}
+
+/* ---- the plan ----------------------------------------------------------- */
+
+/* Turn the run-spec into the plan boxy-init executes, resolved against the caller. */
+static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_ctx *ctx,
+				struct plan *plan, char **err)
+{
+	struct landlock_info ll = { 0 };
+
+	if (!rs->argv || !rs->argv[0] || !rs->argv[0][0])
+		return set_err(err, _("no command to run"));
+	if (!ctx->cwd || ctx->cwd[0] != '/')
+		return set_err(err, _("the caller's working directory is unknown"));
+	if (!ctx->home || ctx->home[0] != '/')
+		return set_err(err, _("HOME is not an absolute path"));
+	if (!ctx->user || !ctx->user[0])
+		return set_err(err, _("the caller's user name is unknown"));
+	if (ctx->uid == (uid_t)-1 || ctx->gid == (gid_t)-1)
+		return set_err(err, _("the caller's uid or gid is unknown"));
+
+	plan->argv = strv_dup(rs->argv);
+	plan->workdir = path_absolute(rs->workdir ? rs->workdir : ctx->cwd, ctx->cwd);
+	plan->home = path_absolute(ctx->home, "/");
+	plan->user = xstrdup(ctx->user);
+	plan->hostname = xstrdup("boxy");
+	plan->uid = (uint32_t)ctx->uid;
+	plan->gid = (uint32_t)ctx->gid;
+	plan->envp = env_build(ctx->environ, rs->env, rs->nenv, plan->home, plan->user);
+
+	for (size_t i = 0; i < rs->nmounts; i++) {
+		const struct mount_spec *m = &rs->mounts[i];
+		struct mount_spec *pm = xappend(&plan->mounts, &plan->nmounts, sizeof(*pm));
+		bool copy = m->kind == MOUNT_COPY || m->kind == MOUNT_COPY_RO;
+
+		pm->kind = m->kind;
+		pm->src = path_absolute(m->src, ctx->cwd);
+		/* Only copies have a destination of their own; other mounts are at their source. */
+		pm->dst = copy && m->dst ? path_absolute(m->dst, ctx->cwd) : xstrdup(pm->src);
+	}
+	if (sandbox_refuse_wide(plan, ctx, err) < 0)
+		return -1;
+	{
+		/* Links planted in any tree a sandbox could write stay inside it (common/path-guard.h). */
+		struct path_roots roots;
+
+		path_roots_init(&roots);
+		path_roots_add_run(&roots, plan->workdir, plan->mounts, plan->nmounts);
+		for (size_t i = 0; ctx->roots && i < ctx->roots->n; i++)
+			path_roots_add(&roots, ctx->roots->v[i]);
+		plan->roots = xcalloc(roots.n + 1, sizeof(char *));
+		for (size_t i = 0; i < roots.n; i++)
+			plan->roots[i] = roots.v[i];    /* moved, not copied */
+		free(roots.v);
+	}
+	plan->allow_git_write = rs->allow_git_write;
+	plan->net = rs->net;
+	/* Only a networked run has a resolver to search with; the name is checked here so
+	 * that a bad one is the caller's error, not a stage failure (plan_decode checks again). */
+	if (ctx->dns_search && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		char norm[DNS_NAME_BUF];
+
+		if (dns_name_normalize(ctx->dns_search, strlen(ctx->dns_search), norm) < 0 ||
+		    strcmp(norm, ctx->dns_search) != 0)
+			return set_err(err, _("invalid DNS search domain"));
+		plan->dns_search = xstrdup(norm);
+	}
+	plan->seccomp = rs->seccomp == SECCOMP_UNSET ? SECCOMP_STRICT : rs->seccomp;
+	plan->tty = rs->tty;
+	plan->foreground = ctx->foreground;
+	plan->new_session = ctx->new_session;
+	/* /tmp and $HOME are RAM: with --memory they share its bound, else a fixed one. */
+	plan->tmpfs_size = rs->memory ? rs->memory : RUNSPEC_DEFAULT_TMPFS;
+	/*
+	 * The Landlock backstop filters TCP connect by port alone: in allowlist
+	 * mode it gets the union of every port any permitted host may use (80,
+	 * 443, --allow-port, each HOST:PORT) and 53; public and none restrict no
+	 * port at this layer (the broker still decides every connection).
+	 */
+	{
+		struct net_policy np;
+
+		net_policy_from_runspec(&np, rs);
+		plan->nports = net_policy_landlock_ports(&np, &plan->ports);
+	}
+	if (landlock_probe(&ll) < 0)
+		ll.abi = 0;
+	plan->landlock_abi = ll.abi;
+	return 0;
+}
+
+/* Record the decisions made before launch (limits_prepare records the cgroup ones). */
+static void sandbox_audit_plan(const struct plan *plan, const struct sandbox_ctx *ctx)
+{
+	const char *losses[32];
+	size_t nlosses;
+	char *d;
+
+	if (plan->seccomp == SECCOMP_COMPAT)
+		sandbox_audit(ctx->events, ctx->session, "seccomp", "degraded", "mode",
+			      "--seccomp compat: calls outside the allowlist fail with EPERM "
+			      "instead of killing the process; weaker by construction");
+	else
+		sandbox_audit(ctx->events, ctx->session, "seccomp", "info", "mode",
+			      "strict: a call outside the allowlist kills the process");
+
+	if (plan->landlock_abi <= 0) {
+		sandbox_audit(ctx->events, ctx->session, "landlock", "degraded", "abi",
+			      "Landlock is not available on this kernel: no filesystem or "
+			      "port rules beyond the mount namespace");
+	} else {
+		d = xasprintf("Landlock ABI %d", plan->landlock_abi);
+		sandbox_audit(ctx->events, ctx->session, "landlock", "info", "abi", d);
+		free(d);
+	}
+	nlosses = landlock_losses(plan->landlock_abi, losses, ARRAY_SIZE(losses));
+	for (size_t i = 0; i < nlosses && i < ARRAY_SIZE(losses); i++)
+		sandbox_audit(ctx->events, ctx->session, "landlock", "degraded", "abi", losses[i]);
+
+	if (plan->allow_git_write)
+		sandbox_audit(ctx->events, ctx->session, "mount", "degraded", ".git",
+			      "--allow-git-write: .git/hooks and .git/config are writable; "
+			      "a hook planted there runs on the host at the next git command");
+	else
+		sandbox_audit(ctx->events, ctx->session, "mount", "info", ".git",
+			      ".git/hooks, .git/config and config.worktree are read-only");
+}
+
+/* ---- launching ---------------------------------------------------------- */
+
+/*
+ * Open boxy-init before cloning: the one next to this executable when there is
+ * one (a build tree, the tests), else the installed one. Opened O_PATH so the
+ * child can execveat() it without a path lookup in whatever it has become.
+ */
+static int sandbox_init_open(char **err)
+{
+	char *dir = util_exe_dir();
+	int fd = -1;
+
+	if (dir) {
+		char *path = xasprintf("%s/boxy-init", dir);
+
+		if (access(path, X_OK) == 0)
+			fd = open(path, O_PATH | O_CLOEXEC);
+		free(path);
+		free(dir);
+	}
+	if (fd < 0)
+		fd = open(PKGLIBEXECDIR "/boxy-init", O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return set_err_errno(err, _("cannot open %s"), PKGLIBEXECDIR "/boxy-init");
+	return fd;
+}
+
+struct child_fds {
+	int in, out, errfd;         /* the payload's stdio */
+	int ctl;                    /* sync byte, then the plan: becomes fd 3 */
+	int report;                 /* becomes fd 4 */
+	int exe;                    /* boxy-init */
+};
+
+/*
+ * A report record from the child before boxy-init runs. Async-signal-safe:
+ * strerrordesc_np() only indexes a table, unlike strerror() it allocates
+ * nothing and consults no locale.
+ */
+static void __attribute__((noreturn)) child_fail(int fd, const char *step, int errnum)
+{
+	char rec[PLAN_REPORT_MAX];
+	const char *desc = strerrordesc_np(errnum);
+	size_t n = 0;
+	const char *parts[] = { "stage exec: ", step, ": ", desc ? desc : "unknown error" };
+
+	rec[n++] = (char)EXIT_BOXY_FAILED;
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		size_t l = strlen(parts[i]);
+
+		if (l > sizeof(rec) - n)
+			l = sizeof(rec) - n;
+		memcpy(rec + n, parts[i], l);
+		n += l;
+	}
+	if (write(fd, rec, n) < 0) {
+		/* nothing left to tell: the parent reports EOF */
+	}
+	_exit(EXIT_BOXY_FAILED);
+}
+
+/* dup fd above the target range, keeping it close-on-exec; /dev/null when fd < 0. */
+static int child_lift_fd(int fd)
+{
+	int r;
+
+	if (fd < 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0)
+			return -1;
+		r = fcntl(null, F_DUPFD_CLOEXEC, 10);
+		close(null);
+		return r;
+	}
+	return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/*
+ * The child between clone() and execve(): only async-signal-safe calls (the
+ * caller may be multi-threaded later, and this is a copy of its memory).
+ */
+static void __attribute__((noreturn)) child_exec(const struct child_fds *f)
+{
+	static const char *const argv[] = { "boxy-init", NULL };
+	static const char *const envp[] = { NULL };
+	int src[6] = { f->in, f->out, f->errfd, f->ctl, f->report, f->exe };
+	int lifted[6];
+	char go;
+	ssize_t r;
+	int rc;
+
+	/* Die with the caller. Set before the sync read: a caller that died first shows as EOF. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(f->report, "prctl PR_SET_PDEATHSIG", errno);
+	nofile_restore();       /* the daemon's raised limit is not the payload's */
+
+	/* Wait until the parent has written our uid/gid maps: until then we are nobody. */
+	do
+		r = read(f->ctl, &go, 1);
+	while (r < 0 && errno == EINTR);
+	if (r != 1)
+		_exit(EXIT_BOXY_FAILED);
+
+	/*
+	 * We hold every capability in the new user namespace, but execve() of a
+	 * non-root uid would clear them. Ambient capabilities are the kernel's
+	 * way of carrying them across; boxy-init drops them all after mounting.
+	 */
+	rc = caps_raise_ambient();
+	if (rc < 0)
+		child_fail(f->report, "raising ambient capabilities", -rc);
+
+	/*
+	 * Place stdio at 0–2, the plan at 3, the report at 4 and the executable at
+	 * 5. Lift every source above 9 first so that no dup2() overwrites a
+	 * source still to be placed, and so that dup2() always clears FD_CLOEXEC.
+	 */
+	for (int i = 0; i < 6; i++) {
+		lifted[i] = child_lift_fd(src[i]);
+		if (lifted[i] < 0)
+			child_fail(f->report, "placing file descriptors", errno);
+	}
+	for (int i = 0; i < 5; i++) {
+		if (dup2(lifted[i], i) < 0)
+			child_fail(lifted[4], "placing file descriptors", errno);
+	}
+	if (dup3(lifted[5], INIT_FD_EXE, O_CLOEXEC) < 0)
+		child_fail(INIT_FD_REPORT, "placing file descriptors", errno);
+	/* Nothing of the caller's crosses into the sandbox but these six. */
+	if (syscall(SYS_close_range, INIT_FD_EXE + 1, ~0U, 0) < 0)
+		child_fail(INIT_FD_REPORT, "close_range", errno);
+
+	syscall(SYS_execveat, INIT_FD_EXE, "", argv, envp, AT_EMPTY_PATH);
+	child_fail(INIT_FD_REPORT, "execveat boxy-init", errno);
+}
+
+/* Write one /proc/PID/ file the way the kernel wants it: a single write(2). */
+static int proc_write(pid_t pid, const char *file, const char *text, char **err)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return set_err_errno(err, _("opening %s"), path);
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		set_err_errno(err, _("writing %s"), path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Map the user to itself. An unprivileged process may map only its own uid
+ * and gid, and only one each; the gid map additionally needs setgroups
+ * denied first (otherwise the child could drop a supplementary group that
+ * is used to deny it access: CVE-2014-8989).
+ */
+static int sandbox_write_maps(pid_t pid, uid_t uid, gid_t gid, char **err)
+{
+	char map[64];
+
+	if (proc_write(pid, "setgroups", "deny", err) < 0)
+		return -1;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (proc_write(pid, "uid_map", map, err) < 0)
+		return -1;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return proc_write(pid, "gid_map", map, err);
+}
+
+/* send() all of buf; never SIGPIPE. */
+static int sandbox_send_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read the report record until EOF; returns its length (0: no record). */
+static ssize_t sandbox_read_report(int fd, char *rec, size_t max)
+{
+	/*
+	 * boxy-init writes its one record with one write() of at most
+	 * PLAN_REPORT_MAX (≤ PIPE_BUF) bytes, so one read takes it whole. Not
+	 * waiting for the EOF behind it: anything still holding the pipe's write
+	 * end (a process forked meanwhile) kept the daemon's loop waiting for it,
+	 * up to half a second in a large work tree, measured.
+	 */
+	for (;;) {
+		ssize_t r = read(fd, rec, max);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? 0 : r;
+	}
+}
+
+/* Launch: plan, audit, limits, clone, maps, plan to boxy-init, read its report. */
+/* Whether writable path p (resolved) is x or one of x's ancestors. */
+static bool covers(const char *p, const char *x)
+{
+	return x && path_has_prefix(x, p);
+}
+
+/*
+ * A writable mount of /, of the home directory or of one of its ancestors
+ * would hand the payload the credentials and start-up files the sandbox
+ * exists to keep from it (and the session store, whose records it could
+ * then forge). Paths are resolved first, so a symlink to / is /.
+ */
+static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx, char **err)
+{
+	char *home = realpath(plan->home, NULL), *state = NULL, *p;
+	const char *xdg = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; ctx->environ && ctx->environ[i]; i++)
+		if (strncmp(ctx->environ[i], "XDG_STATE_HOME=/", 16) == 0)
+			xdg = ctx->environ[i] + 15;
+	state = xdg ? xasprintf("%s/boxy", xdg) : xasprintf("%s/.local/state/boxy", plan->home);
+	for (size_t i = 0; i <= plan->nmounts && rc == 0; i++) {
+		const char *path = i == 0 ? plan->workdir : plan->mounts[i - 1].src;
+		const char *what = i == 0 ? "the work directory" : "--rw";
+
+		if (i > 0 && plan->mounts[i - 1].kind != MOUNT_RW &&
+		    plan->mounts[i - 1].kind != MOUNT_MKDIR)
+			continue;
+		if (sandbox_refuse_protected(path, what, err) < 0) {
+			rc = -1;
+			break;
+		}
+		p = realpath(path, NULL);
+		if (!p)
+			continue;       /* missing: skipped by the mount stage (mkdir creates it) */
+		if (strcmp(p, "/") == 0 || covers(p, home) || covers(p, plan->home))
+			rc = set_err(err, _("refusing to expose %s read-write as %s: it is or contains "
+					    "your home directory, where credentials and shell start-up "
+					    "files live; run from a project directory or pass -w one"),
+				     path, what);
+		else if (covers(p, state))
+			rc = set_err(err, _("refusing to expose %s read-write as %s: it contains boxy's "
+					    "session store (%s)"), path, what, state);
+		free(p);
+	}
+	free(home);
+	free(state);
+	return rc;
+}
+
+/*
+ * A missing mount source is skipped (a profile names files that may not
+ * exist on every machine), but never silently: each skip is recorded.
+ */
+static void sandbox_audit_missing(const struct plan *plan, const struct sandbox_ctx *ctx)
+{
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		const struct mount_spec *m = &plan->mounts[i];
+		struct stat st;
+		char *why;
+
+		if (m->kind == MOUNT_MKDIR || stat(m->src, &st) == 0 || errno != ENOENT)
+			continue;
+		why = xasprintf("--%s %s: the source does not exist; skipped",
+				mount_kind_name(m->kind), m->src);
+		sandbox_audit(ctx->events, ctx->session, "mount", "skipped", m->src, why);
+		free(why);
+	}
+}
+
+int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
+		  struct sandbox **out, char **err)
+{
+	struct sandbox *sb = xcalloc(1, sizeof(*sb));
+	struct plan plan;
+	char *buf = NULL, rec[PLAN_REPORT_MAX + 1];
+	size_t len = 0;
+	int exe = -1, ctl[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	sigset_t all, old;
+	ssize_t n;
+	long pid;
+	char go = 'g';
+	int st;
+
+	*out = NULL;
+	sb->pid = -1;
+	sb->pidfd = -1;
+	sb->tap_fd = -1;
+	if (ctx->events) {
+		sb->events = *ctx->events;
+		sb->have_events = true;
+	}
+	sb->session = ctx->session ? xstrdup(ctx->session) : NULL;
+	plan_init(&plan);
+
+	if (sandbox_plan_resolve(rs, ctx, &plan, err) < 0)
+		goto fail;
+	sandbox_audit_plan(&plan, ctx);
+	sandbox_audit_missing(&plan, ctx);
+	sb->git = gitcheck_begin(&plan);
+	if (limits_prepare(rs, &sb->lim, ctx->events, err) < 0)
+		goto fail;
+	sb->have_limits = true;
+	if (sb->lim.pids_rlimit)
+		plan.pids = rs->pids;
+	if (plan_encode(&plan, &buf, &len) < 0) {
+		set_err(err, _("the sandbox's plan exceeds %u bytes"), PLAN_MAX_BYTES);
+		goto fail;
+	}
+	exe = sandbox_init_open(err);
+	if (exe < 0)
+		goto fail;
+	/* A socket, not a pipe: send(MSG_NOSIGNAL) cannot raise SIGPIPE in the caller. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    pipe2(rep, O_CLOEXEC) < 0) {
+		set_err_errno(err, _("creating the sandbox's pipes"));
+		goto fail;
+	}
+
+	/*
+	 * Block every signal around clone so that no handler of the caller's
+	 * runs in the child before execve; boxy-init sets its own mask.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+		      CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0) {
+		struct child_fds f = {
+			.in = ctx->stdin_fd, .out = ctx->stdout_fd, .errfd = ctx->stderr_fd,
+			.ctl = ctl[1], .report = rep[1], .exe = exe,
+		};
+
+		child_exec(&f);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		set_err_errno(err, _("creating the sandbox's namespaces"));
+		goto fail;
+	}
+	sb->pid = (pid_t)pid;
+	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+	gitcheck_arm(sb->git, sb->pidfd);       /* the gitdir watch may stop it from now on */
+	close(ctl[1]);
+	close(rep[1]);
+	ctl[1] = rep[1] = -1;
+	close(exe);
+	exe = -1;
+
+	if (sandbox_write_maps(sb->pid, ctx->uid, ctx->gid, err) < 0 ||
+	    limits_attach(&sb->lim, sb->pid, err) < 0)
+		goto kill;
+	if (send(ctl[0], &go, 1, MSG_NOSIGNAL) != 1) {
+		set_err_errno(err, _("starting the sandbox"));
+		goto kill;
+	}
+	if (sandbox_send_all(ctl[0], buf, len) < 0 || shutdown(ctl[0], SHUT_WR) < 0) {
+		/* boxy-init died meanwhile: its report (or its silence) says why */
+	}
+
+	n = sandbox_read_report(rep[0], rec, PLAN_REPORT_MAX);
+	close(rep[0]);
+	rep[0] = -1;
+	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
+		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
+		if (plan.net == NET_PUBLIC || plan.net == NET_ALLOWLIST) {
+			sb->tap_fd = sandbox_net_recv_fd(ctl[0], err);
+			if (sb->tap_fd < 0) {
+				close(ctl[0]);
+				ctl[0] = -1;
+				goto kill;
+			}
+		}
+		close(ctl[0]);
+		ctl[0] = -1;
+		goto ready;
+	}
+	close(ctl[0]);
+	ctl[0] = -1;
+
+	/* A failed start: reap boxy-init and keep its verdict for sandbox_reap(). */
+	while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	sb->reaped = true;
+	if (n > 0) {
+		uint8_t code = (uint8_t)rec[0];
+
+		rec[n] = '\0';
+		sb->start_code = code >= 125 && code <= 127 ? code : EXIT_BOXY_FAILED;
+		sb->start_err = xstrndup(rec + 1, strcspn(rec + 1, "\n"));
+	} else {
+		sb->start_code = EXIT_BOXY_FAILED;
+		/* No record: boxy-init could not be executed, or crashed before reporting. */
+		if (WIFSIGNALED(st))
+			sb->start_err = xasprintf(_("stage init: boxy-init was killed by signal %d "
+						    "before reporting"), WTERMSIG(st));
+		else
+			sb->start_err = xasprintf(_("stage init: boxy-init exited with status %d "
+						    "before reporting"), WEXITSTATUS(st));
+	}
+	set_err(err, "%s", sb->start_err);
+	if (sb->have_limits)
+		limits_release(&sb->lim);
+	sb->have_limits = false;
+	free(buf);
+	plan_free(&plan);
+	*out = sb;
+	return -1;
+
+ready:
+	sandbox_memwatch_begin(sb, rs);
+	free(buf);
+	plan_free(&plan);
+	*out = sb;
+	return 0;
+
+kill:
+	kill(sb->pid, SIGKILL);
+	while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	sb->reaped = true;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	if (exe >= 0)
+		close(exe);
+	free(buf);
+	plan_free(&plan);
+	sandbox_free(sb);
+	return -1;
+}
+
+/* Init's pid in the caller's namespace (-1 before launch). */
+pid_t sandbox_pid(const struct sandbox *sb)
+{
+	return sb->pid;
+}
+
+/* Send sig to init, which forwards it to the payload. */
+int sandbox_signal(struct sandbox *sb, int sig)
+{
+	if (sb->reaped || sb->pid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	/* Through the pidfd when we have one: a reaped pid could be someone else's by now. */
+	if (sb->pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, sb->pidfd, sig, NULL, 0);
+	return kill(sb->pid, sig);
+}
+
+void sandbox_kill(struct sandbox *sb)
+{
+	/* SIGKILL is the one signal a pid namespace's init cannot refuse from its parent
+	 * namespace, and when init dies the kernel kills every process in the namespace. */
+	sandbox_signal(sb, SIGKILL);
+}
+
+/* Init exited with wait status `status`: release the cgroup and turn it into an exit code. */
+int sandbox_reap(struct sandbox *sb, int status, char **err)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	int code;
+
+	if (sb->start_code) {
+		set_err(err, "%s", sb->start_err);
+		return sb->start_code;
+	}
+	sb->reaped = true;
+	sandbox_memwatch_end(sb, err);
+	if (sb->have_limits) {
+		limits_release(&sb->lim);
+		sb->have_limits = false;
+	}
+	/* Every process of the sandbox is gone now: nothing races the check. */
+	gitcheck_end(sb->git, events);
+	gitcheck_free(sb->git);
+	sb->git = NULL;
+	if (WIFEXITED(status)) {
+		code = WEXITSTATUS(status);
+		/* boxy-init exits 128+N when the payload died of signal N. */
+		if (code == 128 + SIGSYS)
+			sandbox_audit(events, sb->session, "seccomp", "deny", "payload",
+				      "the payload was killed by the seccomp filter (SIGSYS): a "
+				      "system call outside the allowlist, which boxy cannot name "
+				      "(doc/seccomp.md); under --seccomp compat it fails with EPERM "
+				      "and the payload's own error names it (to allow it: --seccomp "
+				      "compat)");
+		return code;
+	}
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGSYS)
+			sandbox_audit(events, sb->session, "seccomp", "deny", "boxy-init",
+				      "the sandbox's init was killed by the seccomp filter");
+		return 128 + WTERMSIG(status);
+	}
+	return EXIT_BOXY_FAILED;
+}
+
+/* Free sb (does not kill: call sandbox_kill() and reap first if it may be running). */
+void sandbox_free(struct sandbox *sb)
+{
+	if (!sb)
+		return;
+	if (sb->tap_fd >= 0)
+		close(sb->tap_fd);
+	memwatch_stop(sb->mw, NULL);
+	if (sb->have_limits)
+		limits_release(&sb->lim);
+	if (sb->pidfd >= 0)
+		close(sb->pidfd);
+	gitcheck_free(sb->git);
+	free(sb->session);
+	free(sb->start_err);
+	free(sb);
+}
+
+/* ---- the direct path ---------------------------------------------------- */
+
+/* Wait for init to exit; returns its wait status, or -1 when waiting failed. */
+static int sandbox_wait(struct sandbox *sb, const struct runspec *rs,
+			const struct sandbox_ctx *ctx, int sfd, bool *timed_out)
+{
+	uint64_t deadline = rs->timeout_ms ? now_mono_ms() + rs->timeout_ms : 0;
+	int st;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = sb->pidfd, .events = POLLIN },
+		};
+		int timeout = -1;
+		pid_t w;
+
+		if (sb->pidfd < 0)
+			timeout = 100;          /* no pidfd: look every 100ms */
+		if (deadline && !*timed_out) {
+			uint64_t now = now_mono_ms();
+			uint64_t left = deadline > now ? deadline - now : 0;
+
+			if (timeout < 0 || left < (uint64_t)timeout)
+				timeout = left > INT32_MAX ? INT32_MAX : (int)left;
+		}
+		if (poll(pfd, sb->pidfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+			return -1;
+
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				sandbox_signal(sb, (int)si.ssi_signo);
+		}
+		if (deadline && !*timed_out && now_mono_ms() >= deadline) {
+			char *d = xasprintf("--timeout of %llums reached: every process of the "
+					    "sandbox was killed",
+					    (unsigned long long)rs->timeout_ms);
+
+			sandbox_audit(ctx->events, ctx->session, "limits", "deny", "timeout", d);
+			free(d);
+			sandbox_kill(sb);
+			*timed_out = true;
+		}
+		w = waitpid(sb->pid, &st, WNOHANG);
+		if (w == sb->pid)
+			return st;
+		if (w < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* Give the terminal's foreground back to the caller: the payload took it. */
+static void sandbox_restore_foreground(const struct sandbox_ctx *ctx)
+{
+	sigset_t ttou, old;
+
+	if (!ctx->foreground || !isatty(ctx->stdin_fd))
+		return;
+	/* A background process may take the terminal only with SIGTTOU blocked. */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(ctx->stdin_fd, getpgrp());
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The direct path: start, forward signals, enforce the timeout, reap. */
+int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err)
+{
+	struct sandbox *sb = NULL;
+	sigset_t fwd, old;
+	bool timed_out = false;
+	int sfd, st, code;
+
+	/*
+	 * The signals a user sends to `boxy run` are meant for the payload. Take
+	 * them through a signalfd for the duration of the run and pass them to
+	 * init, which forwards them; the previous mask comes back at the end.
+	 */
+	sigemptyset(&fwd);
+	sigaddset(&fwd, SIGINT);
+	sigaddset(&fwd, SIGTERM);
+	sigaddset(&fwd, SIGHUP);
+	sigaddset(&fwd, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fwd, &old);
+	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		set_err_errno(err, "signalfd");
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return EXIT_BOXY_FAILED;
+	}
+
+	if (sandbox_start(rs, ctx, &sb, err) < 0) {
+		code = sb ? sandbox_reap(sb, 0, NULL) : EXIT_BOXY_FAILED;
+		goto out;
+	}
+	st = sandbox_wait(sb, rs, ctx, sfd, &timed_out);
+	if (st < 0) {
+		set_err_errno(err, _("waiting for the sandbox"));
+		sandbox_kill(sb);
+		while (waitpid(sandbox_pid(sb), &st, 0) < 0 && errno == EINTR)
+			;
+		code = EXIT_BOXY_FAILED;
+		sandbox_reap(sb, st, NULL);
+	} else {
+		code = sandbox_reap(sb, st, err);
+		if (timed_out)
+			code = 124;     /* as timeout(1) */
+	}
+	sandbox_restore_foreground(ctx);
+
+out:
+	{
+		/* Drop what was forwarded or arrived too late, so that restoring the
+		 * mask does not deliver it to the caller after the run. */
+		struct signalfd_siginfo si;
+
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+	}
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	sandbox_free(sb);
+	return code;
+}
+
+int sandbox_take_tap(struct sandbox *sb)
+{
+	int fd = sb->tap_fd;
+
+	sb->tap_fd = -1;
+	return fd;
+}
+
+/*
+ * path resolved as far as it exists: the deepest existing ancestor through
+ * realpath, the missing rest appended as written (a --mkdir creates it).
+ */
+static char *sandbox_resolve_partial(const char *path)
+{
+	char *abs = path_absolute(path, "/"), *cut, *real, *out;
+
+	for (cut = abs + strlen(abs);; ) {
+		char saved = *cut;
+
+		*cut = '\0';
+		real = realpath(abs[0] ? abs : "/", NULL);
+		*cut = saved;
+		if (real)
+			break;
+		while (cut > abs && *--cut != '/')
+			;
+		if (cut == abs) {
+			real = xstrdup("/");
+			break;
+		}
+	}
+	out = *cut ? xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, cut) : xstrdup(real);
+	free(real);
+	free(abs);
+	return out;
+}
+
+/*
+ * A writable mount over the daemon's own store, log, lock or socket
+ * directory (daemon/protected.h: as the daemon knows them, not as the client says)
+ * would let the payload delete the session records or take the socket over.
+ */
+static int sandbox_refuse_protected(const char *path, const char *what, char **err)
+{
+	char *p = sandbox_resolve_partial(path);
+	const char *dir = protected_find_conflict(p);
+	int rc = 0;
+
+	if (dir)
+		rc = set_err(err, _("refusing to expose %s read-write as %s: it is, contains or lies "
+				    "inside %s, where the boxy daemon keeps its session store, log "
+				    "and socket"), path, what, dir);
+	free(p);
+	return rc;
+}
+
+/* ---- the memory watchdog ------------------------------------------------ */
+
+/* --memory with no cgroup behind it: start the watchdog (sandbox/memwatch.c) on the running sandbox. */
+static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	char *why = NULL, *d;
+
+	if (!rs->memory || sb->lim.memory_enforced)
+		return;
+	sb->memory = rs->memory;
+	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) == 0)
+		return;
+	d = xasprintf(_("--memory is not enforced after all: %s"), why);
+	sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
+	free(d);
+	free(why);
+}
+
+/* The sandbox exited: stop the watchdog and record what it saw, or that it killed. */
+static void sandbox_memwatch_end(struct sandbox *sb, char **err)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	struct memwatch_report r;
+	char lim[32], tot[32], procs[32], tmpfs[32], memfd[32], sysv[32], peak[32], *d;
+
+	if (!sb->mw)
+		return;
+	memwatch_stop(sb->mw, &r);
+	sb->mw = NULL;
+	format_size(sb->memory, lim, sizeof(lim));
+	format_size(r.peak, peak, sizeof(peak));
+	if (!r.killed) {
+		d = xasprintf(_("memory watchdog: %llu samples, at most %s counted of --memory %s, "
+				"slowest sample %llu us, slowest memfd pass %llu us, %zu tmpfs "
+				"watched%s%s"),
+			      (unsigned long long)r.samples, peak, lim,
+			      (unsigned long long)r.slowest_us,
+			      (unsigned long long)r.fdscan_slowest_us, r.ntmpfs,
+			      r.tmpfs_skipped ? _(" (some could not be opened: not counted)") : "",
+			      r.sysv_lost ? _("; SysV shared memory could not be counted") : "");
+		sandbox_audit(events, sb->session, "limits", "info", "memory", d);
+		free(d);
+		return;
+	}
+	format_size(memwatch_usage_total(&r.at_kill), tot, sizeof(tot));
+	format_size(r.at_kill.procs, procs, sizeof(procs));
+	format_size(r.at_kill.tmpfs, tmpfs, sizeof(tmpfs));
+	format_size(r.at_kill.memfd, memfd, sizeof(memfd));
+	format_size(r.at_kill.sysv, sysv, sizeof(sysv));
+	d = xasprintf(_("memory limit exceeded (watchdog, %d ms samples): %s counted (%s in %llu "
+			"processes, %s on tmpfs, %s in memfds, %s SysV shared) > --memory %s; "
+			"every process of the sandbox was killed (exit 137)"),
+		      MEMWATCH_SLOW_MS, tot, procs, (unsigned long long)r.at_kill.nprocs, tmpfs, memfd,
+		      sysv, lim);
+	sandbox_audit(events, sb->session, "limits", "deny", "memory", d);
+	free(d);
+	set_err(err, _("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory %s; "
+		       "the sandbox was killed"), MEMWATCH_SLOW_MS, tot, lim);
+}
+
+int sandbox_gitcheck_start(struct sandbox *sb)
+{
+	return sb->start_code ? -1 : gitcheck_end_start(sb->git);
+}

@@ -1,0 +1,95 @@
+/*
+ * sandbox/assemble.h — the sandbox assembly: a run-spec in, a running sandbox out.
+ *
+ * This is the entry point the daemon calls (and, until the daemon exists,
+ * `boxy run` directly). sandbox_start() resolves the spec into a plan,
+ * clones the namespaces, writes the uid/gid maps, and execs boxy-init as
+ * PID 1 of the new pid namespace; boxy-init builds the root, drops
+ * privileges, applies Landlock and seccomp and runs the payload as its child.
+ *
+ * Stage failures inside the sandbox come back as one line naming the stage
+ * and errno ("stage mount: bind /usr: Permission denied").
+ */
+#ifndef BOXY_SANDBOX_H
+#define BOXY_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/event.h"
+#include "spec/runspec.h"
+
+/* Who is asking, and from where: the caller's environment, not the daemon's. */
+struct sandbox_ctx {
+	char *const *environ;       /* the caller's environment */
+	const char *cwd;            /* the caller's working directory */
+	uid_t uid;
+	gid_t gid;
+	const char *user;           /* login name */
+	const char *home;           /* the caller's $HOME */
+	int stdin_fd, stdout_fd, stderr_fd;     /* given to the payload */
+	bool foreground;            /* stdin is the controlling terminal: give the payload its foreground */
+	bool new_session;           /* stdin is a pty of the daemon's: make it the sandbox's
+				     * controlling terminal (setsid + TIOCSCTTY in stage 2) */
+	const struct event_sink *events;        /* policy decisions; may be NULL */
+	const char *session;        /* id stamped on events; may be NULL */
+	const char *dns_search;     /* --tailscale's MagicDNS suffix, which becomes the search line
+				     * of the sandbox's /etc/resolv.conf (a networked run only);
+				     * NULL for none. Looked up by the caller before the start: the
+				     * mount stage writes /etc before any network exists */
+	const struct path_roots *roots;         /* writable roots of recorded sessions
+						 * (common/path-guard.h), added to this run's; may be NULL */
+};
+
+struct path_roots;
+struct sandbox;
+
+/*
+ * Start a sandbox. On success *out owns the running sandbox, whose payload
+ * has been started. On failure, -1 with *err set and:
+ *  - *out NULL when nothing was launched (exit with EXIT_BOXY_FAILED), or
+ *  - *out set when boxy-init ran and a stage failed: the sandbox is already
+ *    reaped and sandbox_reap(sb, 0, err) returns the stage's exit code
+ *    (125–127). Free it with sandbox_free() either way.
+ * ctx need not outlive the call (the sink and session are copied), but the
+ * sink's own ctx must stay valid until sandbox_free(): sandbox_reap() emits.
+ */
+int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
+		  struct sandbox **out, char **err);
+/* PID (in the caller's pid namespace) of the sandbox's init. */
+pid_t sandbox_pid(const struct sandbox *sb);
+/* Send sig to the sandbox's init, which forwards it to the payload. */
+int sandbox_signal(struct sandbox *sb, int sig);
+/* Kill everything in the sandbox now (SIGKILL to init tears down the pid namespace). */
+void sandbox_kill(struct sandbox *sb);
+/*
+ * Record that init exited with wait status `status` and return the run's exit
+ * code: the payload's status, 128+N for a signal, 125–127 for a stage failure
+ * (with *err set to the stage's one line).
+ */
+int sandbox_reap(struct sandbox *sb, int status, char **err);
+void sandbox_free(struct sandbox *sb);
+
+/*
+ * tap0's descriptor, which stage 2 sent during sandbox_start for --net public
+ * and allowlist (init/tap.h); the caller owns it afterwards. -1 when there
+ * is none or it was taken already.
+ */
+int sandbox_take_tap(struct sandbox *sb);
+
+/*
+ * After init has exited, before sandbox_reap: start the after-run git checks
+ * in a thread. Returns a descriptor that becomes readable when they are done
+ * (sandbox_reap then does not block on them), or -1 when there is nothing to
+ * wait for (sandbox_reap does whatever remains inline).
+ */
+int sandbox_gitcheck_start(struct sandbox *sb);
+
+/*
+ * Start, wait (forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforcing
+ * rs->timeout_ms by killing the whole tree), reap. Returns the exit code.
+ * The direct path of `boxy run`.
+ */
+int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * spec/runspec.c — the run-spec's life: built empty, filled from a profile and
+ * then from the flags (runspec_merge), completed and checked once
+ * (runspec_finish), and described as JSON for the store and `boxy show`.
+ *
+ * runspec_finish() is the one place where the options are judged together.
+ * Each flag on its own was validated by spec/values.c; what remains are defaults
+ * that depend on other options (the network mode follows from --allow-host)
+ * and combinations that cannot mean what the user hoped: a capture under
+ * --net none would be an empty file that looks like evidence of a quiet
+ * run, and a hostname under --net public would suggest a restriction that
+ * public mode does not make. Those are refused, never resolved by picking
+ * one side silently.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "spec/values.h"
+#include "spec/runspec.h"
+#include "common/util.h"
+
+void runspec_init(struct runspec *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* Drop every host, port, range and the tailscale exception. */
+static void runspec_clear_hosts(struct runspec *rs)
+{
+	for (size_t i = 0; i < rs->nhosts; i++)
+		host_spec_free(&rs->hosts[i]);
+	free(rs->hosts);
+	rs->hosts = NULL;
+	rs->nhosts = 0;
+}
+
+static void runspec_clear_network(struct runspec *rs)
+{
+	runspec_clear_hosts(rs);
+	for (size_t i = 0; i < rs->ncidrs; i++)
+		cidr_free(&rs->cidrs[i]);
+	free(rs->cidrs);
+	rs->cidrs = NULL;
+	rs->ncidrs = 0;
+	free(rs->ports);
+	rs->ports = NULL;
+	rs->nports = 0;
+	rs->tailscale = false;
+}
+
+void runspec_free(struct runspec *rs)
+{
+	free(rs->profile);
+	strv_free(rs->argv);
+	free(rs->workdir);
+	runspec_clear_network(rs);
+	for (size_t i = 0; i < rs->nmounts; i++)
+		mount_spec_free(&rs->mounts[i]);
+	free(rs->mounts);
+	for (size_t i = 0; i < rs->nenv; i++)
+		env_spec_free(&rs->env[i]);
+	free(rs->env);
+	free(rs->audit_log);
+	free(rs->net_log);
+	free(rs->pcap);
+	runspec_init(rs);
+}
+
+/* Replace *dst with a copy of src when src is set. */
+static void merge_str(char **dst, const char *src)
+{
+	if (!src)
+		return;
+	free(*dst);
+	*dst = xstrdup(src);
+}
+
+static char *xstrdup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void runspec_merge(struct runspec *dst, const struct runspec *src)
+{
+	merge_str(&dst->profile, src->profile);
+	if (src->argv) {
+		strv_free(dst->argv);
+		dst->argv = strv_dup(src->argv);
+	}
+	merge_str(&dst->workdir, src->workdir);
+
+	/*
+	 * A network mode set on top replaces the whole network section below
+	 * it when the lower entries cannot apply: `--profile node --net none`
+	 * means "node, offline", not "refuse because node names a registry".
+	 * Entries given at the same level as the mode are kept and judged by
+	 * runspec_finish.
+	 */
+	if (src->net == NET_NONE)
+		runspec_clear_network(dst);
+	else if (src->net == NET_PUBLIC)
+		runspec_clear_hosts(dst);
+	if (src->net != NET_UNSET)
+		dst->net = src->net;
+	else if (src->nhosts && dst->net == NET_PUBLIC)
+		dst->net = NET_ALLOWLIST;       /* naming hosts on top asks for the allowlist */
+	for (size_t i = 0; i < src->nhosts; i++) {
+		struct host_spec *h = xappend(&dst->hosts, &dst->nhosts, sizeof(*h));
+
+		h->name = xstrdup(src->hosts[i].name);
+		h->nports = src->hosts[i].nports;
+		h->ports = xcalloc(h->nports ? h->nports : 1, sizeof(uint16_t));
+		if (h->nports)
+			memcpy(h->ports, src->hosts[i].ports, h->nports * sizeof(uint16_t));
+	}
+	for (size_t i = 0; i < src->nports; i++)
+		*(uint16_t *)xappend(&dst->ports, &dst->nports, sizeof(uint16_t)) = src->ports[i];
+	for (size_t i = 0; i < src->ncidrs; i++) {
+		struct cidr *c = xappend(&dst->cidrs, &dst->ncidrs, sizeof(*c));
+
+		*c = src->cidrs[i];
+		c->text = xstrdup(src->cidrs[i].text);
+	}
+	dst->tailscale = dst->tailscale || src->tailscale;
+
+	for (size_t i = 0; i < src->nmounts; i++) {
+		struct mount_spec *m = xappend(&dst->mounts, &dst->nmounts, sizeof(*m));
+
+		m->kind = src->mounts[i].kind;
+		m->src = xstrdup(src->mounts[i].src);
+		m->dst = xstrdup_or_null(src->mounts[i].dst);
+	}
+	dst->allow_git_write = dst->allow_git_write || src->allow_git_write;
+	for (size_t i = 0; i < src->nenv; i++) {
+		struct env_spec *e = xappend(&dst->env, &dst->nenv, sizeof(*e));
+
+		e->name = xstrdup(src->env[i].name);
+		e->value = xstrdup_or_null(src->env[i].value);
+	}
+
+	if (src->memory)
+		dst->memory = src->memory;
+	if (src->pids)
+		dst->pids = src->pids;
+	if (src->cpus_milli)
+		dst->cpus_milli = src->cpus_milli;
+	if (src->timeout_ms)
+		dst->timeout_ms = src->timeout_ms;
+	merge_str(&dst->audit_log, src->audit_log);
+	merge_str(&dst->net_log, src->net_log);
+	merge_str(&dst->pcap, src->pcap);
+	if (src->pcap_max)
+		dst->pcap_max = src->pcap_max;
+	if (src->seccomp != SECCOMP_UNSET)
+		dst->seccomp = src->seccomp;
+	dst->tty = dst->tty || src->tty;
+	dst->verbose = dst->verbose || src->verbose;
+	dst->detach = dst->detach || src->detach;
+	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
+}
+
+/* Make *path absolute against base (lexically; symlinks are the mount stage's business). */
+static int absolutize(char **path, const char *base, const char *what, char **err)
+{
+	char *abs;
+
+	if (!*path)
+		return 0;
+	if (**path == '\0')
+		return set_err(err, "%s: empty path", what);
+	if (**path == '/' && strstr(*path, "/.") == NULL && strstr(*path, "//") == NULL)
+		return 0;
+	abs = path_absolute(*path, base);
+	if (!abs)
+		return set_err_errno(err, "%s: cannot make '%s' absolute", what, *path);
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
+/* Refuse combinations that cannot mean what was asked. */
+static int runspec_check(const struct runspec *rs, char **err)
+{
+	if (rs->nhosts && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
+		return set_err(err, "--allow-host implies --net allowlist; it contradicts --net %s",
+			       net_mode_name(rs->net));
+	if (rs->net == NET_NONE) {
+		if (rs->pcap)
+			return set_err(err, "--pcap with --net none would capture nothing");
+		if (rs->net_log)
+			return set_err(err, "--net-log with --net none would record nothing");
+		if (rs->nports)
+			return set_err(err, "--allow-port with --net none: no connection leaves "
+				       "the sandbox to use it");
+		if (rs->ncidrs)
+			return set_err(err, "--allow-cidr with --net none: no connection leaves "
+				       "the sandbox to use it");
+		if (rs->tailscale)
+			return set_err(err, "--tailscale with --net none: no connection leaves "
+				       "the sandbox to use it");
+	}
+	if (rs->pcap_max && !rs->pcap)
+		return set_err(err, "--pcap-max without --pcap: there is no capture to limit");
+	return 0;
+}
+
+int runspec_finish(struct runspec *rs, const char *cwd, char **err)
+{
+	if (!rs->argv || !rs->argv[0])
+		return set_err(err, "no command to run");
+	if (rs->argv[0][0] == '\0')
+		return set_err(err, "the command is an empty string");
+	if (runspec_check(rs, err) < 0)
+		return -1;
+
+	if (!rs->workdir)
+		rs->workdir = xstrdup(cwd);
+	if (absolutize(&rs->workdir, cwd, "--workdir", err) < 0)
+		return -1;
+	for (size_t i = 0; i < rs->nmounts; i++) {
+		struct mount_spec *m = &rs->mounts[i];
+		char *what = m->kind == MOUNT_MKDIR ? xstrdup("mkdir") :
+			     xasprintf("--%s", mount_kind_name(m->kind));
+		int r = absolutize(&m->src, cwd, what, err);
+
+		if (r == 0 && m->dst && m->dst[0] != '/')
+			r = set_err(err, "%s: destination '%s' is not an absolute path", what,
+				    m->dst);
+		free(what);
+		if (r < 0)
+			return -1;
+	}
+	if (absolutize(&rs->audit_log, cwd, "--audit-log", err) < 0 ||
+	    absolutize(&rs->net_log, cwd, "--net-log", err) < 0 ||
+	    absolutize(&rs->pcap, cwd, "--pcap", err) < 0)
+		return -1;
+
+	if (rs->net == NET_UNSET)
+		rs->net = rs->nhosts ? NET_ALLOWLIST : NET_PUBLIC;
+	/* After the default: a bare --allow-port lands in public mode, where it would do nothing. */
+	if (rs->net == NET_PUBLIC && rs->nports)
+		return set_err(err, "--allow-port adds ports to allowlist mode, and public mode "
+			       "already permits every port: name hosts with --allow-host, or give "
+			       "--net allowlist");
+	if (rs->seccomp == SECCOMP_UNSET)
+		rs->seccomp = SECCOMP_STRICT;
+	if (rs->pcap && !rs->pcap_max)
+		rs->pcap_max = RUNSPEC_DEFAULT_PCAP_MAX;
+	if (rs->pids == 0)
+		rs->pids = RUNSPEC_DEFAULT_PIDS;
+	return 0;
+}
+
+/* A number that is 0 when unset: null in JSON, so "unlimited" is never shown as 0. */
+static void json_kv_opt_uint(struct jbuf *b, const char *key, uint64_t v)
+{
+	json_key(b, key);
+	if (v)
+		json_uint(b, v);
+	else
+		json_null(b);
+}
+
+char *runspec_to_json(const struct runspec *rs)
+{
+	struct jbuf b;
+
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	json_kv_str(&b, "profile", rs->profile);
+	json_key(&b, "argv");
+	json_arr_begin(&b);
+	for (size_t i = 0; rs->argv && rs->argv[i]; i++)
+		json_str(&b, rs->argv[i]);
+	json_arr_end(&b);
+	json_kv_str(&b, "workdir", rs->workdir);
+
+	json_key(&b, "net");
+	json_obj_begin(&b);
+	json_kv_str(&b, "mode", net_mode_name(rs->net));
+	json_key(&b, "hosts");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < rs->nhosts; i++) {
+		json_obj_begin(&b);
+		json_kv_str(&b, "name", rs->hosts[i].name);
+		json_key(&b, "ports");
+		json_arr_begin(&b);
+		for (size_t j = 0; j < rs->hosts[i].nports; j++)
+			json_uint(&b, rs->hosts[i].ports[j]);
+		json_arr_end(&b);
+		json_obj_end(&b);
+	}
+	json_arr_end(&b);
+	json_key(&b, "ports");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < rs->nports; i++)
+		json_uint(&b, rs->ports[i]);
+	json_arr_end(&b);
+	json_key(&b, "cidrs");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < rs->ncidrs; i++)
+		json_str(&b, rs->cidrs[i].text);
+	json_arr_end(&b);
+	json_kv_bool(&b, "tailscale", rs->tailscale);
+	json_obj_end(&b);
+
+	json_key(&b, "mounts");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < rs->nmounts; i++) {
+		json_obj_begin(&b);
+		json_kv_str(&b, "kind", mount_kind_name(rs->mounts[i].kind));
+		json_kv_str(&b, "src", rs->mounts[i].src);
+		json_kv_str(&b, "dst", rs->mounts[i].dst);
+		json_obj_end(&b);
+	}
+	json_arr_end(&b);
+	json_kv_bool(&b, "allow_git_write", rs->allow_git_write);
+
+	/*
+	 * Names only: -e TOKEN=secret is how a user hands a credential in on
+	 * purpose, and this object is written to the session store and shown
+	 * by `boxy show`. Whether a value was set is enough to audit.
+	 */
+	json_key(&b, "env");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < rs->nenv; i++) {
+		json_obj_begin(&b);
+		json_kv_str(&b, "name", rs->env[i].name);
+		json_kv_bool(&b, "set", rs->env[i].value != NULL);
+		json_obj_end(&b);
+	}
+	json_arr_end(&b);
+
+	json_key(&b, "limits");
+	json_obj_begin(&b);
+	json_kv_opt_uint(&b, "memory", rs->memory);
+	json_kv_opt_uint(&b, "pids", rs->pids);
+	json_kv_opt_uint(&b, "cpus_milli", rs->cpus_milli);
+	json_kv_opt_uint(&b, "timeout_ms", rs->timeout_ms);
+	json_obj_end(&b);
+
+	json_key(&b, "logs");
+	json_obj_begin(&b);
+	json_kv_str(&b, "audit", rs->audit_log);
+	json_kv_str(&b, "net", rs->net_log);
+	json_kv_str(&b, "pcap", rs->pcap);
+	json_kv_opt_uint(&b, "pcap_max", rs->pcap_max);
+	json_obj_end(&b);
+
+	json_kv_str(&b, "seccomp", seccomp_mode_name(rs->seccomp));
+	json_kv_bool(&b, "tty", rs->tty);
+	json_kv_bool(&b, "verbose", rs->verbose);
+	json_kv_bool(&b, "detach", rs->detach);
+	json_kv_bool(&b, "raw_terminal", rs->raw_terminal);
+	json_obj_end(&b);
+	return jbuf_steal(&b);
+}
+
+const char *net_mode_name(enum net_mode m)
+{
+	switch (m) {
+	case NET_PUBLIC:
+		return "public";
+	case NET_ALLOWLIST:
+		return "allowlist";
+	case NET_NONE:
+		return "none";
+	case NET_UNSET:
+		break;
+	}
+	return "unset";
+}
+
+const char *seccomp_mode_name(enum seccomp_mode m)
+{
+	switch (m) {
+	case SECCOMP_STRICT:
+		return "strict";
+	case SECCOMP_COMPAT:
+		return "compat";
+	case SECCOMP_UNSET:
+		break;
+	}
+	return "unset";
+}
+
+const char *mount_kind_name(enum mount_kind k)
+{
+	switch (k) {
+	case MOUNT_RO:
+		return "ro";
+	case MOUNT_RW:
+		return "rw";
+	case MOUNT_PROTECT:
+		return "protect";
+	case MOUNT_MKDIR:
+		return "mkdir";
+	case MOUNT_COPY:
+		return "copy";
+	case MOUNT_COPY_RO:
+		return "copy-ro";
+	}
+	return "unknown";
+}

@@ -1,0 +1,48 @@
+/*
+ * spec/values.h — validators for every value a user can write, on the command
+ * line or in a profile. Pure functions: no I/O, no globals.
+ * Each returns 0 on success, or -1 with a one-line reason in *err
+ * ("size must be a number followed by B, K, KiB, M, MiB, G or GiB").
+ */
+#ifndef BOXY_PARSE_H
+#define BOXY_PARSE_H
+
+#include <stdint.h>
+#include "spec/runspec.h"
+
+/* "2GiB", "512M", "1048576", "1.5G" → bytes. Units B K KB KiB M MB MiB G GB GiB T TB TiB,
+ * any case, all binary (K = KiB). Zero, negatives, blanks, overflow refused. */
+int parse_size(const char *s, uint64_t *out, char **err);
+/* "10m", "90s", "1h30m", "250ms", "2" (seconds) → milliseconds. Units ms s m h d, largest
+ * first, each once. Zero, negatives, overflow refused. */
+int parse_duration(const char *s, uint64_t *out_ms, char **err);
+/* "512" → count, 1..2^31. */
+int parse_count(const char *s, uint64_t *out, char **err);
+/* "2", "0.5", "1.25" → millicpus, 1..(1024*1000). */
+int parse_cpus(const char *s, uint32_t *out_milli, char **err);
+/* "443" → 1..65535. */
+int parse_port(const char *s, uint16_t *out, char **err);
+/* "public" | "allowlist" | "none". */
+int parse_net_mode(const char *s, enum net_mode *out, char **err);
+/* "strict" | "compat". */
+int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err);
+/* HOST[:PORT[,PORT...]]; HOST is a DNS name (RFC 1123 labels, at most 253 characters,
+ * optional leading "*." wildcard), lower-cased, trailing dot removed. IP literals are
+ * refused (they belong to --allow-cidr); ports 1..65535, no duplicates, no empty entries.
+ * Fills *out (caller frees fields). */
+int parse_host_spec(const char *s, struct host_spec *out, char **err);
+/* "10.0.0.0/8", "fd00::/8", "192.168.1.7" (= /32). Host bits must be zero; /0 refused.
+ * text keeps the input verbatim (caller frees with cidr_free). */
+int parse_cidr(const char *s, struct cidr *out, char **err);
+/* "NAME" or "NAME=VALUE"; NAME is [A-Za-z_][A-Za-z0-9_]*. */
+int parse_env_spec(const char *s, struct env_spec *out, char **err);
+/* "SRC" or "SRC:DST" for --copy/--copy-ro (split at the first ':'); DST must be absolute.
+ * kind must be MOUNT_COPY or MOUNT_COPY_RO. */
+int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out, char **err);
+
+void host_spec_free(struct host_spec *h);
+void cidr_free(struct cidr *c);
+void env_spec_free(struct env_spec *e);
+void mount_spec_free(struct mount_spec *m);
+
+#endif
