@@ -55,10 +55,10 @@ then ok "de.po translates every message of the template made now ($stats)"
 else
 	not_ok "de.po translates every message of the template made now"
 	diag "$stats" "$(cat "$S/xgettext.err" "$S/msgmerge.err")"
-	msgattrib --untranslated "$S/de.merged.po" 2>/dev/null | grep -A1 '^msgid' | sed -n '3,20p' |
-		sed 's/^/untranslated: /' | sed 's/^/#   /'
-	msgattrib --only-fuzzy "$S/de.merged.po" 2>/dev/null | grep -A1 '^msgid' | sed -n '3,20p' |
-		sed 's/^/fuzzy: /' | sed 's/^/#   /'
+	for kind in untranslated only-fuzzy; do
+		msgattrib --"$kind" --no-wrap --no-obsolete "$S/de.merged.po" 2>/dev/null |
+			sed -n 's/^msgid "\(..*\)"$/\1/p' | head -n 10 | sed "s/^/#   ${kind#only-}: /"
+	done
 fi
 
 ## ---- 3. msgfmt -c: conversions, header, plural forms ---------------------------
@@ -74,7 +74,7 @@ else not_ok "msgfmt -c accepts every catalogue of po/LINGUAS (de among them)"
 
 ## ---- 4. make install puts it where the binary looks ---------------------------
 make -s -C "$BOXY_BUILDDIR/po" install DESTDIR="$S/inst" >"$S/install.log" 2>&1
-mo=$(cd "$S/inst" && find . -path '*/de/LC_MESSAGES/boxy.mo' | head -n 1)
+mo=$(cd "$S/inst" 2>/dev/null && find . -path '*/de/LC_MESSAGES/boxy.mo' | head -n 1)
 LOCALEDIR=${mo#.}
 LOCALEDIR=${LOCALEDIR%/de/LC_MESSAGES/boxy.mo}
 if [ -n "$mo" ] && grep -qaF "$LOCALEDIR" "$BOXY" &&
