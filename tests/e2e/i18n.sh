@@ -78,7 +78,7 @@ mo=$(cd "$S/inst" 2>/dev/null && find . -path '*/de/LC_MESSAGES/boxy.mo' | head 
 LOCALEDIR=${mo#.}
 LOCALEDIR=${LOCALEDIR%/de/LC_MESSAGES/boxy.mo}
 if [ -n "$mo" ] && grep -qaF "$LOCALEDIR" "$BOXY" &&
-	msgunfmt "$S/inst/$mo" 2>/dev/null | grep -qF 'msgstr "Größe"' 
+	msgunfmt "$S/inst/$mo" 2>/dev/null | grep -qF 'msgstr "Größe"'
 then ok "make install: $LOCALEDIR/de/LC_MESSAGES/boxy.mo, the LOCALEDIR boxy was built with"
 else not_ok "make install: LOCALEDIR/de/LC_MESSAGES/boxy.mo, the LOCALEDIR boxy was built with"
 	diag_file "$S/install.log"; diag "installed: ${mo:-nothing}"; fi
@@ -87,6 +87,7 @@ else not_ok "make install: LOCALEDIR/de/LC_MESSAGES/boxy.mo, the LOCALEDIR boxy 
 # the installed catalogue (an overlay on its nearest existing parent).
 with_catalogue() {
 	local a=$LOCALEDIR u=()
+	[ -n "$a" ] || { echo "i18n.sh: no catalogue was installed" >&2; return 99; }
 	while [ ! -d "$a" ]; do a=$(dirname "$a"); done
 	[ "$(id -u)" = 0 ] || u=(-r)
 	unshare "${u[@]}" -m bash -c '
@@ -119,6 +120,7 @@ boxy_env "${DE_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/de.err"
 rc_de=$?
 boxy_env LANG=de_DE.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-lang.err"
 rc_lang=$?
+# shellcheck disable=SC1111  # the German quotes are the message
 if [ "$rc_de" = 2 ] && [ "$rc_lang" = 2 ] &&
 	grep -qF "boxy run: --memory: Größe 'lots': erwartet wird eine Zahl, gefolgt von B" "$S/de.err" &&
 	grep -qxF "„boxy run --help“ liefert weitere Informationen." "$S/de.err" &&
