@@ -6,6 +6,7 @@
 
 #include <locale.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,9 +57,24 @@ int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
 	return EXIT_BOXY_USAGE;
 }
 
+/*
+ * Whether the command line asks for --json (before any "--": after it the
+ * words are the payload's). Output for scripts is not translated: doctor's
+ * details and the error fields stay as doc/json.md shows them.
+ */
+static bool args_want_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
+	if (args_want_json(argc, argv))
+		setlocale(LC_MESSAGES, "C");    /* C, not C.UTF-8: only C makes gettext ignore LANGUAGE */
 	bindtextdomain(PACKAGE, LOCALEDIR);
 	textdomain(PACKAGE);
 
