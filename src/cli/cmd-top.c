@@ -26,6 +26,7 @@
 #include "proto/refusals.h"
 #include "store/store.h"
 #include "store/store-top.h"
+#include "ui/ps.h"
 #include "ui/top.h"
 #include "common/util.h"
 #include "ui/watch.h"
@@ -68,7 +69,7 @@ static void add_session(void *ctx, const struct store_top_session *r)
 	row->down = r->down;
 	row->profile = xstrdup(r->profile);
 	row->net = xstrdup(r->net);
-	row->cmd = cmd_argv_line(r->argv_json);
+	row->cmd = ps_argv_line(r->argv_json);
 	row->workdir = xstrdup(r->cwd);
 }
 
@@ -96,7 +97,7 @@ static void add_denial(void *ctx, const struct store_top_denial *r)
 
 	row->t_ms = r->t_ms;
 	snprintf(row->id, sizeof(row->id), "%s", r->session_id);
-	row->cmd = cmd_argv_line(r->argv_json);
+	row->cmd = ps_argv_line(r->argv_json);
 	row->layer = xstrdup(r->layer);
 	row->subject = r->count > 1 ? xasprintf("%s (×%llu)", r->subject,
 						(unsigned long long)r->count) : xstrdup(r->subject);

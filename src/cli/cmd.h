@@ -28,8 +28,6 @@ int completion_main(int argc, char **argv, const struct cmd_entry *const *cmds, 
 struct store;
 /* A session id prefix: 1..16 lower-case hex digits (cli/cmd-session.c). */
 bool cmd_session_id_ok(const char *s);
-/* A stored argv (JSON array) as one sanitized command line; malloc'd (cli/cmd-session.c). */
-char *cmd_argv_line(const char *argv_json);
 /* The user's session store, or NULL with *err set (cli/cmd-session.c). */
 struct store *cmd_store_open(char **err);
 
