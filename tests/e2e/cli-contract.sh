@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli.sh — the command line's contract, as TAP: --version and --help work;
+# tests/e2e/cli-contract.sh — the command line's contract, as TAP: --version and --help work;
 # every bad `boxy run` invocation exits 2 with exactly one line naming the
 # flag (then the "Try" line); contradictions with --no-daemon are refused with
 # one line; the subcommands still to come say so and fail.
