@@ -454,7 +454,7 @@ static int run_watch(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	watch_model_init(&model);
 	if (screen)
-		fputs("\x1b[?1049h\x1b[?25l", stdout);     /* alternate screen, no cursor */
+		watch_screen_begin(stdout);     /* alternate screen, no cursor */
 	while (!watch_interrupted) {
 		char *err = NULL;
 
@@ -506,7 +506,7 @@ static int run_watch(int argc, char **argv)
 			break;
 	}
 	if (screen)
-		fputs("\x1b[?25h\x1b[?1049l", stdout);
+		watch_screen_end(stdout);
 	close(fd);
 	if (model.id && !watch_interrupted)
 		code = watch_finished(model.id);
