@@ -2,9 +2,10 @@
 # tests/house.sh — the rules of the house, checked (doc/internals-map.md):
 # the rooms of tools/rooms.txt and what each may include, no circle between
 # rooms, no SQL outside store/, no curses outside ui/top.c, no lwIP outside
-# src/net/, every source file in its room's section of Makefile.am, and the
-# helpers' link sets: boxy-init and boxy-net carry no SQLite, YAML or curses
-# (boxy-init no lwIP or c-ares either) and need only their own libraries.
+# src/net/, no YAML outside src/spec/profile-yaml.c, every source file in its
+# room's section of Makefile.am, and the helpers' link sets: boxy-init and
+# boxy-net carry no SQLite, YAML or curses (boxy-init no lwIP or c-ares
+# either) and need only their own libraries.
 #
 # Reads the source tree ($BOXY_SRCDIR) and the built programs ($BOXY_BUILDDIR);
 # runs as whoever runs it (it reads files, it runs no sandbox).
@@ -43,7 +44,7 @@ room_of() {
 	[ -d "$d" ] && find "$d" -type f \( -name '*.c' -o -name '*.h' \)
 done) | sort >"$tmp/files"
 
-echo "1..$((nrooms + 10))"
+echo "1..$((nrooms + 11))"
 
 # ---- the table itself ---------------------------------------------------------
 # Each room names only rooms above it, and its directory exists; every
@@ -140,6 +141,15 @@ rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
 (cd "$src" && lwip_in $(grep '^src/net/' "$tmp/files")) | grep -q . ||
 	{ echo "src/net/ includes no lwIP: the detector is broken" >>"$tmp/diag"; rc=1; }
 report "$rc" "no lwIP include outside src/net/ (boxy-net)" "$tmp/diag"
+
+yaml_in() {
+	grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]yaml\.h' "$@"
+}
+(cd "$src" && yaml_in $(grep -vx 'src/spec/profile-yaml.c' "$tmp/files")) >"$tmp/diag"
+rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
+(cd "$src" && yaml_in src/spec/profile-yaml.c) | grep -q . ||
+	{ echo "src/spec/profile-yaml.c includes no yaml.h: the detector is broken" >>"$tmp/diag"; rc=1; }
+report "$rc" "no YAML include outside src/spec/profile-yaml.c" "$tmp/diag"
 
 # ---- Makefile.am ---------------------------------------------------------------
 # Each file is listed in its room's library (libROOM_a_SOURCES) or in the
