@@ -124,32 +124,21 @@ if ! (cd "$src" && sql_in $(grep '^store/.*\.c$' "$tmp/files")) | grep -q .; the
 fi
 report "$rc" "no SQL outside store/ (SQLite calls, SQL in string literals)" "$tmp/diag"
 
-curses_in() {
-	grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](n?curses(w)?/|n?curses\.h|term\.h|panel\.h|menu\.h|form\.h|termcap\.h)' "$@"
+# check_only_in DESCRIPTION ALLOWED-PATHS INCLUDED: no file outside the allowed
+# paths (a regex) includes a header matching INCLUDED; the allowed ones do, or
+# the detector is broken.
+check_only_in() {
+	local pattern="^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($3)" rc
+	(cd "$src" && grep -nE "$pattern" $(grep -vE "$2" "$tmp/files")) >"$tmp/diag"
+	rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
+	(cd "$src" && grep -nE "$pattern" $(grep -E "$2" "$tmp/files")) | grep -q . ||
+		{ echo "$2 includes none either: the detector is broken" >>"$tmp/diag"; rc=1; }
+	report "$rc" "$1" "$tmp/diag"
 }
-(cd "$src" && curses_in $(grep -vx 'ui/top.c' "$tmp/files")) >"$tmp/diag"
-rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
-(cd "$src" && curses_in ui/top.c) | grep -q . ||
-	{ echo "ui/top.c includes no curses: the detector is broken" >>"$tmp/diag"; rc=1; }
-report "$rc" "no curses include outside ui/top.c" "$tmp/diag"
-
-lwip_in() {
-	grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](lwip|netif|arch)/' "$@"
-}
-(cd "$src" && lwip_in $(grep -v '^src/net/' "$tmp/files")) >"$tmp/diag"
-rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
-(cd "$src" && lwip_in $(grep '^src/net/' "$tmp/files")) | grep -q . ||
-	{ echo "src/net/ includes no lwIP: the detector is broken" >>"$tmp/diag"; rc=1; }
-report "$rc" "no lwIP include outside src/net/ (boxy-net)" "$tmp/diag"
-
-yaml_in() {
-	grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]yaml\.h' "$@"
-}
-(cd "$src" && yaml_in $(grep -vx 'src/spec/profile-yaml.c' "$tmp/files")) >"$tmp/diag"
-rc=$([ -s "$tmp/diag" ]; echo $((!$?)))
-(cd "$src" && yaml_in src/spec/profile-yaml.c) | grep -q . ||
-	{ echo "src/spec/profile-yaml.c includes no yaml.h: the detector is broken" >>"$tmp/diag"; rc=1; }
-report "$rc" "no YAML include outside src/spec/profile-yaml.c" "$tmp/diag"
+check_only_in "no curses include outside ui/top.c" '^ui/top\.c$' \
+	'n?curses(w)?/|n?curses\.h|term\.h|panel\.h|menu\.h|form\.h|termcap\.h'
+check_only_in "no lwIP include outside src/net/ (boxy-net)" '^src/net/' '(lwip|netif|arch)/'
+check_only_in "no YAML include outside src/spec/profile-yaml.c" '^src/spec/profile-yaml\.c$' 'yaml\.h'
 
 # ---- Makefile.am ---------------------------------------------------------------
 # Each file is listed in its room's library (libROOM_a_SOURCES) or in the
