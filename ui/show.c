@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cmd.h"
 #include "proto/refusals.h"
+#include "ui/ps.h"
 #include "ui/show.h"
 #include "store/store-show.h"
 #include "ui/summary.h"
@@ -224,7 +224,7 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	free(line);
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &alerts, err) < 0)
 		goto out;
-	cmd = cmd_argv_line(s->argv_json);
+	cmd = ps_argv_line(s->argv_json);
 	field(out, "command", cmd);
 	free(cmd);
 	field(out, "workdir", s->cwd ? s->cwd : "-");

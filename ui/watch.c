@@ -331,3 +331,15 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 	put_text(out, "Ctrl-C stops watching; the session keeps running.", cols, "\x1b[K\x1b[J");
 	fflush(out);
 }
+
+/* Enter the alternate screen and hide the cursor (boxy watch on a terminal). */
+void watch_screen_begin(FILE *out)
+{
+	fputs("\x1b[?1049h\x1b[?25l", out);
+}
+
+/* Show the cursor and leave the alternate screen. */
+void watch_screen_end(FILE *out)
+{
+	fputs("\x1b[?25h\x1b[?1049l", out);
+}

@@ -67,5 +67,8 @@ bool watch_event_is_deny(const struct event *ev);
 
 /* The whole screen, fitted to rows × cols. */
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color);
+/* The live screen's frame: the alternate screen without a cursor, and back. */
+void watch_screen_begin(FILE *out);
+void watch_screen_end(FILE *out);
 
 #endif

@@ -5,7 +5,6 @@
 #include <config.h>
 
 #include <locale.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,31 +29,6 @@ static void usage(FILE *f)
 	fprintf(f, _("\n  boxy COMMAND --help   options of one command\n"
 		     "  boxy --version        the build\n\n"
 		     "See boxy(1).\n"));
-}
-
-int cmd_wants_help(const struct cmd_entry *c, int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return 0;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			fputs(_(c->usage), stdout);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "boxy %s: ", c->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, _("\nTry 'boxy %s --help'.\n"), c->name);
-	return EXIT_BOXY_USAGE;
 }
 
 /*

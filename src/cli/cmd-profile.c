@@ -22,6 +22,7 @@
 #include "common/json.h"
 #include "spec/profile.h"
 #include "spec/runspec.h"
+#include "ui/profile.h"
 #include "common/util.h"
 
 /* The caller's home: $HOME when absolute, else the password database. */
@@ -92,111 +93,12 @@ static int profile_cmd_list(int argc, char **argv)
 		free(own);
 		return 0;
 	}
-	printf("%-16s %-7s %s\n", _("NAME"), _("FROM"), _("WHERE"));
-	for (size_t i = 0; i < n; i++) {
-		printf("%-16s %-7s %s%s\n", v[i].name, _(profile_source_name(v[i].source)),
-		       v[i].path ? v[i].path : _("built in"),
-		       v[i].hides_lower ? _("  (hides the preset of this name)") : "");
-	}
 	udir = profile_user_dir(&ctx);
-	printf(_("\nYour own profiles go in %s/NAME.yaml.\n"),
-	       udir ? udir : "$XDG_CONFIG_HOME/boxy/profiles");
+	profile_print_table(stdout, v, n, udir);
 	free(udir);
 	profile_info_free(v, n);
 	free(own);
 	return 0;
-}
-
-/* "10m", "90s", "1h30m": a duration as a user would write it. */
-static void format_duration(uint64_t ms, char *buf, size_t len)
-{
-	if (ms % 1000)
-		snprintf(buf, len, "%" PRIu64 "ms", ms);
-	else if (ms % 60000)
-		snprintf(buf, len, "%" PRIu64 "s", ms / 1000);
-	else if (ms % 3600000)
-		snprintf(buf, len, "%" PRIu64 "m", ms / 60000);
-	else
-		snprintf(buf, len, "%" PRIu64 "h", ms / 3600000);
-}
-
-/* The human-readable form of show. */
-static void print_runspec(const struct runspec *rs)
-{
-	char buf[64];
-	bool any;
-
-	printf(_("network      %s\n"), rs->net == NET_UNSET ? _("(not set: public)") :
-	       net_mode_name(rs->net));
-	for (size_t i = 0; i < rs->nhosts; i++) {
-		printf("  %-10s %s", i == 0 ? _("hosts") : "", rs->hosts[i].name);
-		for (size_t j = 0; j < rs->hosts[i].nports; j++)
-			printf("%c%u", j == 0 ? ':' : ',', rs->hosts[i].ports[j]);
-		putchar('\n');
-	}
-	if (rs->nports) {
-		printf("  %-10s", _("ports"));
-		for (size_t i = 0; i < rs->nports; i++)
-			printf(" %u", rs->ports[i]);
-		putchar('\n');
-	}
-	for (size_t i = 0; i < rs->ncidrs; i++)
-		printf("  %-10s %s\n", i == 0 ? _("cidrs") : "", rs->cidrs[i].text);
-	if (rs->tailscale)
-		printf("  %-10s %s\n", _("tailscale"), _("yes"));
-
-	printf(_("filesystem   the working directory read-write, a fresh $HOME and /tmp\n"));
-	for (size_t i = 0; i < rs->nmounts; i++) {
-		const struct mount_spec *m = &rs->mounts[i];
-
-		if (m->dst)
-			printf("  %-10s %s -> %s\n", mount_kind_name(m->kind), m->src, m->dst);
-		else
-			printf("  %-10s %s\n", mount_kind_name(m->kind), m->src);
-	}
-	printf("  %-10s %s\n", "git", rs->allow_git_write ?
-	       _(".git hooks and config writable (allow-git-write)") :
-	       _(".git hooks and config read-only"));
-
-	any = false;
-	printf(_("env          the default allowlist"));
-	for (size_t i = 0; i < rs->nenv; i++) {
-		if (!rs->env[i].value) {
-			printf("%s%s", any ? " " : _(", and "), rs->env[i].name);
-			any = true;
-		}
-	}
-	putchar('\n');
-	for (size_t i = 0; i < rs->nenv; i++) {
-		if (rs->env[i].value)
-			printf("  %-10s %s=%s\n", "set", rs->env[i].name, rs->env[i].value);
-	}
-
-	printf(_("limits      "));
-	any = false;
-	if (rs->memory) {
-		printf(_(" memory %s"), format_size(rs->memory, buf, sizeof(buf)));
-		any = true;
-	}
-	if (rs->pids) {
-		printf(_(" pids %" PRIu64), rs->pids);
-		any = true;
-	}
-	if (rs->cpus_milli) {
-		if (rs->cpus_milli % 1000)
-			printf(_(" cpus %u.%03u"), rs->cpus_milli / 1000, rs->cpus_milli % 1000);
-		else
-			printf(_(" cpus %u"), rs->cpus_milli / 1000);
-		any = true;
-	}
-	if (rs->timeout_ms) {
-		format_duration(rs->timeout_ms, buf, sizeof(buf));
-		printf(_(" timeout %s"), buf);
-		any = true;
-	}
-	printf("%s\n", any ? "" : _(" none set (boxy's defaults)"));
-	printf(_("seccomp      %s\n"), rs->seccomp == SECCOMP_UNSET ? _("(not set: strict)") :
-	       seccomp_mode_name(rs->seccomp));
 }
 
 static int profile_cmd_show(int argc, char **argv)
@@ -248,7 +150,7 @@ static int profile_cmd_show(int argc, char **argv)
 	} else {
 		printf(_("profile      %s\n"), argv[optind]);
 		printf(_("workdir      %s\n"), own);
-		print_runspec(&rs);
+		profile_print_runspec(stdout, &rs);
 	}
 	runspec_free(&rs);
 	free(own);

@@ -24,6 +24,7 @@
 #include "proto/msg.h"
 #include "spec/values.h"
 #include "daemon/session-log.h"
+#include "ui/ps.h"
 #include "ui/show.h"
 #include "store/store.h"
 #include "store/store-show.h"
@@ -116,51 +117,6 @@ static void send_str(int fd, uint16_t type, const char *s, int extra_u8)
 
 /* ---- ps --------------------------------------------------------------------- */
 
-static void fmt_time(int64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S", localtime(&t));
-}
-
-/* The argv JSON array as one readable line (boxy wrote it; still sanitized). */
-static char *argv_line(const char *json)
-{
-	char *clean = watch_sanitize(json), *out = xmalloc(strlen(clean) + 1), *o = out;
-	bool in = false;
-
-	for (const char *p = clean; *p; p++) {
-		if (*p == '"' && (p == clean || p[-1] != '\\')) {
-			in = !in;
-			continue;
-		}
-		if (!in && (*p == '[' || *p == ']'))
-			continue;
-		if (!in && *p == ',') {
-			*o++ = ' ';
-			continue;
-		}
-		if (!in && *p == ' ')
-			continue;       /* JSON's own spacing, not the command's */
-		if (*p == '\\' && p[1] == 'u' && strspn(p + 2, "0123456789abcdefABCDEF") >= 4) {
-			p += 5;         /* \\uXXXX: the writer escapes only controls; a space */
-			*o++ = ' ';
-			continue;
-		}
-		if (*p == '\\' && p[1] && strchr("nrtbf", p[1])) {
-			p++;
-			*o++ = ' ';
-			continue;
-		}
-		if (*p == '\\' && p[1])
-			p++;
-		*o++ = *p;
-	}
-	*o = '\0';
-	free(clean);
-	return out;
-}
-
 static int run_ps(int argc, char **argv)
 {
 	bool all = false, json = false;
@@ -205,35 +161,8 @@ static int run_ps(int argc, char **argv)
 		store_close(st);
 		return 1;
 	}
-	if (json)
-		putchar('[');
-	else if (ss.n)
-		printf("%-8s  %-7s  %4s  %-19s  %s\n", "ID", "STATE", "EXIT", "STARTED", "COMMAND");
-	for (size_t i = 0; i < ss.n; i++) {
-		struct store_session *s = &ss.v[i];
-
-		if (json) {
-			char *j = store_session_json(s);
-
-			printf("%s%s", i ? "," : "", j);
-			free(j);
-		} else {
-			char when[32], code[16] = "-", *cmd = argv_line(s->argv_json);
-
-			fmt_time(s->started_ms, when, sizeof(when));
-			if (s->ended_ms && strcmp(s->state, "lost") != 0)
-				snprintf(code, sizeof(code), "%d", s->exit_code);
-			char *sid = watch_sanitize(s->id), *state = watch_sanitize(s->state);
-
-			printf("%.8s  %-7s  %4s  %-19s  %s\n", sid, state, code, when, cmd);
-			free(sid);
-			free(state);
-			free(cmd);
-		}
-	}
-	if (json) {
-		puts("]");
-	} else if (all && ss.n == 0) {
+	ps_print(stdout, &ss, json);
+	if (!json && all && ss.n == 0) {
 		char *path = store_default_path();
 
 		fprintf(stderr, _("boxy ps: no sessions recorded in %s\n"), path ? path : "?");
@@ -525,7 +454,7 @@ static int run_watch(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	watch_model_init(&model);
 	if (screen)
-		fputs("\x1b[?1049h\x1b[?25l", stdout);     /* alternate screen, no cursor */
+		watch_screen_begin(stdout);     /* alternate screen, no cursor */
 	while (!watch_interrupted) {
 		char *err = NULL;
 
@@ -577,17 +506,12 @@ static int run_watch(int argc, char **argv)
 			break;
 	}
 	if (screen)
-		fputs("\x1b[?25h\x1b[?1049l", stdout);
+		watch_screen_end(stdout);
 	close(fd);
 	if (model.id && !watch_interrupted)
 		code = watch_finished(model.id);
 	watch_model_free(&model);
 	return code;
-}
-
-char *cmd_argv_line(const char *argv_json)
-{
-	return argv_line(argv_json);
 }
 
 bool cmd_session_id_ok(const char *s)

@@ -26,6 +26,8 @@
 #include "proto/refusals.h"
 #include "store/store.h"
 #include "store/store-top.h"
+#include "ui/ps.h"
+#include "ui/top-live.h"
 #include "ui/top.h"
 #include "common/util.h"
 #include "ui/watch.h"
@@ -68,7 +70,7 @@ static void add_session(void *ctx, const struct store_top_session *r)
 	row->down = r->down;
 	row->profile = xstrdup(r->profile);
 	row->net = xstrdup(r->net);
-	row->cmd = cmd_argv_line(r->argv_json);
+	row->cmd = ps_argv_line(r->argv_json);
 	row->workdir = xstrdup(r->cwd);
 }
 
@@ -96,7 +98,7 @@ static void add_denial(void *ctx, const struct store_top_denial *r)
 
 	row->t_ms = r->t_ms;
 	snprintf(row->id, sizeof(row->id), "%s", r->session_id);
-	row->cmd = cmd_argv_line(r->argv_json);
+	row->cmd = ps_argv_line(r->argv_json);
 	row->layer = xstrdup(r->layer);
 	row->subject = r->count > 1 ? xasprintf("%s (×%llu)", r->subject,
 						(unsigned long long)r->count) : xstrdup(r->subject);
@@ -185,63 +187,6 @@ static void live_close(struct top_data *d)
 	watch_model_free(&d->wm);
 }
 
-/* The watch model as the session view's lines: header, destinations, what was refused, recent. */
-static void live_lines(struct top_data *d, struct top_model *m)
-{
-	const struct watch_model *w = &d->wm;
-	char buf[512], a[32], b[32];
-
-	top_model_clear_detail(m);
-	snprintf(buf, sizeof(buf), "session %.16s  %s  %.1fs  %s", w->id ? w->id : d->live_id,
-		 w->state ? w->state : "running", (double)w->elapsed_ms / 1000.0,
-		 w->cmdline ? w->cmdline : "");
-	top_model_detail_add(m, buf, TOP_A_BOLD);
-	snprintf(buf, sizeof(buf), "%zu destination(s)  %llu connection(s)  %llu denied   up %s  down %s",
-		 w->ndests, (unsigned long long)w->conns, (unsigned long long)w->denied,
-		 format_size(w->up, a, sizeof(a)), format_size(w->down, b, sizeof(b)));
-	top_model_detail_add(m, buf, w->denied ? TOP_A_RED : 0);
-	if (w->lost) {
-		snprintf(buf, sizeof(buf), "(this screen fell behind: %llu event(s) lost; the totals "
-			 "are the daemon's)", (unsigned long long)w->lost);
-		top_model_detail_add(m, buf, TOP_A_DIM);
-	}
-	top_model_detail_add(m, "", 0);
-	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
-		 "ADDRS", "SENT", "RECEIVED");
-	top_model_detail_add(m, buf, TOP_A_REVERSE);
-	for (size_t i = 0; i < w->ndests; i++) {
-		const struct watch_dest *x = &w->dests[i];
-
-		snprintf(buf, sizeof(buf), "  %-34.200s %6llu %6llu %5llu %10s %10s", x->name,
-			 (unsigned long long)x->conns, (unsigned long long)x->denied,
-			 (unsigned long long)x->addrs, format_size(x->sent, a, sizeof(a)),
-			 format_size(x->received, b, sizeof(b)));
-		top_model_detail_add(m, buf, x->denied && x->denied == x->conns ? TOP_A_RED : 0);
-	}
-	if (w->refusals.total) {
-		top_model_detail_add(m, "", 0);
-		snprintf(buf, sizeof(buf), "REFUSED (%llu)", (unsigned long long)w->refusals.total);
-		top_model_detail_add(m, buf, TOP_A_RED | TOP_A_BOLD);
-		for (size_t i = 0; i < w->refusals.n; i++) {
-			const struct refusal_group *g = &w->refusals.v[i];
-			char *fix = refusal_fix(g);
-
-			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s",
-				 g->subject, (unsigned long long)g->count, g->layer, g->reason,
-				 fix ? "  fix: " : "", fix ? fix : "");
-			top_model_detail_add(m, buf, TOP_A_RED);
-			free(fix);
-		}
-	}
-	top_model_detail_add(m, "", 0);
-	top_model_detail_add(m, "RECENT", TOP_A_BOLD);
-	for (size_t i = 0; i < w->nrecent; i++) {
-		size_t at = (w->recent_next + WATCH_RECENT - w->nrecent + i) % WATCH_RECENT;
-
-		top_model_detail_add(m, w->recent[at].text, w->recent[at].deny ? TOP_A_RED : 0);
-	}
-}
-
 /* The stored record as lines. */
 static void record_line(void *ctx, const char *text, bool deny)
 {
@@ -286,7 +231,7 @@ static void data_open(void *ctx, struct top_model *m)
 		}
 	}
 	if (d->live >= 0 && strcmp(d->live_id, m->detail_id) == 0) {
-		live_lines(d, m);
+		top_live_lines(m, &d->wm, d->live_id);
 		return;
 	}
 	top_model_clear_detail(m);
@@ -339,7 +284,7 @@ static void data_live(void *ctx, struct top_model *m)
 		return;
 	}
 	if (m->view == TOP_SESSION && strcmp(d->live_id, m->detail_id) == 0)
-		live_lines(d, m);
+		top_live_lines(m, &d->wm, d->live_id);
 }
 
 static const char *data_act(void *ctx, struct top_model *m, enum top_do what, const char *id)

@@ -28,12 +28,10 @@ int completion_main(int argc, char **argv, const struct cmd_entry *const *cmds, 
 struct store;
 /* A session id prefix: 1..16 lower-case hex digits (cli/cmd-session.c). */
 bool cmd_session_id_ok(const char *s);
-/* A stored argv (JSON array) as one sanitized command line; malloc'd (cli/cmd-session.c). */
-char *cmd_argv_line(const char *argv_json);
 /* The user's session store, or NULL with *err set (cli/cmd-session.c). */
 struct store *cmd_store_open(char **err);
 
-/* True when argv has -h/--help before "--"; prints usage to stdout. */
+/* True when argv has -h/--help before "--"; prints usage to stdout (cli/usage.c). */
 int cmd_wants_help(const struct cmd_entry *c, int argc, char **argv);
 /* "boxy SUB: MESSAGE" + "Try 'boxy SUB --help'." on stderr; returns EXIT_BOXY_USAGE. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)

@@ -10,26 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum doctor_status {
-	DOCTOR_OK,      /* "+": what boxy needs is there */
-	DOCTOR_WARN,    /* "!": boxy runs, something is weaker or unavailable */
-	DOCTOR_FAIL,    /* "x": boxy cannot run */
-};
-
-struct doctor_check {
-	const char *name;           /* "kernel", "landlock", "seccomp", "userns", "apparmor", "tun",
-				     * "cgroup2", "memory" */
-	enum doctor_status status;
-	char *detail;               /* one line, malloc'd */
-	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
-};
-
-#define DOCTOR_NCHECKS 8
-
-struct doctor_report {
-	struct doctor_check checks[DOCTOR_NCHECKS];
-	size_t n;
-};
+#include "ui/doctor.h"       /* the report's data, and its text form */
 
 /* The probes, one each; they fill c (free with doctor_check_free). */
 void doctor_check_kernel(struct doctor_check *c);
@@ -52,20 +33,7 @@ void doctor_report_free(struct doctor_report *r);
 /* True when no check failed (warnings allowed): boxy can run here. */
 bool doctor_can_run(const struct doctor_report *r);
 
-/* "ok" / "warn" / "fail", and the mark "+" / "!" / "x". */
-const char *doctor_status_word(enum doctor_status s);
-char doctor_status_mark(enum doctor_status s);
-
-/* The text report's lines wrap at this many columns; notes start at column 16. */
-#define DOCTOR_WIDTH    80
-#define DOCTOR_NOTE_COL 16
-
-/*
- * The report as the specification's lines (wrapped at DOCTOR_WIDTH; with
- * color, the marks coloured for a terminal), or as a JSON array. malloc'd.
- */
-char *doctor_format_text(const struct doctor_report *r);
-char *doctor_format_text_color(const struct doctor_report *r, bool color);
+/* The report as a JSON array (the text form is ui/doctor.h's). malloc'd. */
 char *doctor_format_json(const struct doctor_report *r);
 
 #endif

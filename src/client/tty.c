@@ -39,7 +39,7 @@
 #include "client/client.h"
 #include "client/tty.h"
 #include "proto/msg.h"
-#include "daemon/session-net.h"
+#include "ui/dests.h"
 #include "client/termfilter.h"
 #include "common/util.h"
 #include "ui/watch.h"

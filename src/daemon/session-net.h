@@ -1,7 +1,7 @@
 /*
  * daemon/session-net.h — a daemon session's network: the broker and boxy-net
  * started with the session, --net-log written and everything stopped at
- * its end; and the destinations table `boxy run` prints afterwards.
+ * its end. (The destinations table `boxy run` prints afterwards is ui/dests.h.)
  *
  * The glue between daemon/session.c and broker/broker.h, so that daemon/session.c carries one
  * call at each end of a session (and, before the start, the one question
@@ -40,15 +40,5 @@ void session_net_start(struct session *s, const char *tailnet);
  * client's descriptor), stop boxy-net, free the broker. Idempotent.
  */
 void session_net_end(struct session *s);
-
-#define NET_SUMMARY_ROWS 20     /* destinations the end-of-run table shows; the rest in one line */
-
-/*
- * Print the specification's "boxy: network destinations (N)" table from a
- * MSG_SNAPSHOT payload (the daemon sends one before MSG_EXIT). Prints
- * nothing when the run made no connection. Returns -1 if the payload is
- * malformed.
- */
-int net_summary_print(FILE *out, const void *snapshot, size_t len);
 
 #endif

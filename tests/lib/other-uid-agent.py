@@ -1,6 +1,6 @@
 # tests/lib/other-uid-agent.py — a client of another uid, for the daemon's
 # peer-uid refusal test when that test runs as the unprivileged test user
-# (who cannot become anyone else). tests/daemon.sh, started as root, runs
+# (who cannot become anyone else). tests/e2e/daemon-lifecycle.sh, started as root, runs
 # this as a second unprivileged user (boxytest2) before dropping to the test
 # user, and passes the agent's socket on to test-daemon-proto.
 #

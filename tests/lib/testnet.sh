@@ -1,4 +1,4 @@
-# tests/lib/testnet.sh — the hermetic test network (sourced by tests/net.sh, bash,
+# tests/lib/testnet.sh — the hermetic test network (sourced by tests/e2e/net-policy.sh, bash,
 # after tests/lib/harness.sh).
 #
 # No test packet may leave the machine, even when boxy is wrong. So the suite
@@ -45,7 +45,7 @@ TN_DNS=93.184.216.53
 TN_HTTP6=2606:2800:220:1::34
 TN_PRIV=10.9.0.5            # private bait: answers HTTP if anything lets a packet through
 TN_META=169.254.169.254     # cloud metadata bait
-# The tailnet (testnet_tailnet_setup, for tests/net-tailscale.sh). The host's
+# The tailnet (testnet_tailnet_setup, for tests/e2e/net-tailscale.sh). The host's
 # resolver answers the tailnet name too, as one that forwards to MagicDNS
 # would: without --tailscale that answer must be dropped as private.
 TN_TS_SUFFIX=tail0a1b2.ts.net

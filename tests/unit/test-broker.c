@@ -41,7 +41,7 @@
 #include "spec/values.h"
 #include "broker/resolver.h"
 #include "spec/runspec.h"
-#include "daemon/session-net.h"
+#include "ui/dests.h"
 #include "common/util.h"
 #include "proto/wire.h"
 

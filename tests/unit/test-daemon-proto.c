@@ -4,7 +4,7 @@
  *
  * The protocol cases talk to a real `boxy daemon serve` on a private socket
  * (a fresh XDG_RUNTIME_DIR/XDG_STATE_HOME under /tmp, started here; or the
- * socket named by BOXY_PROTO_SOCK, which tests/daemon.sh uses to run these
+ * socket named by BOXY_PROTO_SOCK, which tests/e2e/daemon-lifecycle.sh uses to run these
  * against its own daemon as the unprivileged user). Every hostile client —
  * truncated, oversized, garbage, lying about descriptors, out of state, a
  * MSG_RUN with hostile fields, vanishing mid-message, another uid — must be
@@ -233,7 +233,7 @@ static int group_setup(void **state)
 	signal(SIGPIPE, SIG_IGN);
 	if (s && *s) {
 		sock_path = xstrdup(s);
-		/* The live daemon's log, when the caller names it (tests/daemon.sh does). */
+		/* The live daemon's log, when the caller names it (tests/e2e/daemon-lifecycle.sh does). */
 		if (getenv("BOXY_PROTO_LOG") && *getenv("BOXY_PROTO_LOG"))
 			log_path = xstrdup(getenv("BOXY_PROTO_LOG"));
 	} else if (start_daemon() < 0)
@@ -794,7 +794,7 @@ static int other_uid_as_root(void)
 }
 
 /*
- * As the unprivileged test user: ask the agent tests/daemon.sh runs as a
+ * As the unprivileged test user: ask the agent tests/e2e/daemon-lifecycle.sh runs as a
  * second user (tests/lib/other-uid-agent.py, socket in BOXY_PROTO_OTHER_UID)
  * to say hello; its one-line answer, "refused" when it was hung up on.
  */
@@ -830,7 +830,7 @@ static char *other_uid_by_agent(const char *agent)
 
 /*
  * Another uid is refused: as root through a child turned nobody, as anyone
- * else through the agent of a second user (tests/daemon.sh). Never skipped:
+ * else through the agent of a second user (tests/e2e/daemon-lifecycle.sh). Never skipped:
  * without either, the case fails and says what it needs.
  */
 static void test_other_uid_refused(void **state)
@@ -842,7 +842,7 @@ static void test_other_uid_refused(void **state)
 	(void)state;
 	if (geteuid() != 0 && (agent == NULL || *agent == '\0'))
 		fail_msg("as uid %d this needs another uid's client: run as root, or under "
-			 "tests/daemon.sh started as root (BOXY_PROTO_OTHER_UID)", (int)geteuid());
+			 "tests/e2e/daemon-lifecycle.sh started as root (BOXY_PROTO_OTHER_UID)", (int)geteuid());
 	nsaved = open_modes(sock_path, saved, ARRAY_SIZE(saved));
 	if (geteuid() == 0) {
 		int rc = other_uid_as_root();

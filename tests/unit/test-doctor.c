@@ -2,7 +2,7 @@
  * test-doctor.c — `boxy doctor`'s output: the specification's line format
  * exactly (mark, name in ten columns, status, detail), notes indented under
  * it, the JSON shape, and "can run" meaning no check failed. The probes
- * themselves depend on the host and are run by tests/cli.sh.
+ * themselves depend on the host and are run by tests/e2e/cli-contract.sh.
  */
 #include <config.h>
 

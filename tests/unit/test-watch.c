@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/session-net.h"
+#include "ui/dests.h"
 #include "common/util.h"
 #include "ui/watch.h"
 #include "proto/wire.h"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli.sh — the command line's contract, as TAP: --version and --help work;
+# tests/e2e/cli-contract.sh — the command line's contract, as TAP: --version and --help work;
 # every bad `boxy run` invocation exits 2 with exactly one line naming the
 # flag (then the "Try" line); contradictions with --no-daemon are refused with
 # one line; the subcommands still to come say so and fail.
@@ -13,6 +13,12 @@ fi
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# A home of its own: the caller's real store, daemon and profiles are none of this test's
+# business (a store another build left behind changed what a case printed).
+mkdir -p "$tmp/home" "$tmp/run" && chmod 0700 "$tmp/run"
+HOME=$tmp/home XDG_STATE_HOME=$tmp/home/.local/state XDG_CONFIG_HOME=$tmp/home/.config \
+	XDG_CACHE_HOME=$tmp/home/.cache XDG_RUNTIME_DIR=$tmp/run
+export HOME XDG_STATE_HOME XDG_CONFIG_HOME XDG_CACHE_HOME XDG_RUNTIME_DIR
 n=0
 failed=0
 

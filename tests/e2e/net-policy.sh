@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/net.sh — boxy's network end to end, inside the hermetic test network
+# tests/e2e/net-policy.sh — boxy's network end to end, inside the hermetic test network
 # (tests/lib/testnet.sh): real HTTP, HTTPS and DNS servers on public-looking
 # addresses that exist only in the suite's namespaces, private bait that
 # answers if anything lets a packet through, and a resolver that logs every
@@ -11,7 +11,7 @@
 # run a networked sandbox yet (no boxy-net, no tap0 from stage 2), every case
 # fails and says why: a missing network is a failure, never a skip.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
 . "$here/lib/testnet.sh"
 harness_locate

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/net-tailscale.sh — `boxy run --tailscale` end to end, inside the
+# tests/e2e/net-tailscale.sh — `boxy run --tailscale` end to end, inside the
 # hermetic test network (tests/lib/testnet.sh) with a tailnet of its own
 # (testnet_tailnet_setup): a fake tailscaled on the LocalAPI socket boxy asks,
 # a fake MagicDNS resolver on 100.100.100.100 that logs every question, and
@@ -12,10 +12,10 @@
 # supervisor talks to. Each case checks that the legitimate use works and that
 # what must stay refused is refused: without the flag, for other private
 # ranges, for a tailnet address no permitted name was bound to, and for the
-# MagicDNS resolver itself. Kept apart from tests/net.sh because it puts a
+# MagicDNS resolver itself. Kept apart from tests/e2e/net-policy.sh because it puts a
 # tmpfs over /run in the suite's mount namespace (for the tailscaled socket).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
 . "$here/lib/testnet.sh"
 harness_locate

@@ -1,5 +1,5 @@
 #!/bin/bash
-# daemon.sh — the per-user daemon's lifecycle, as TAP, run as the unprivileged
+# tests/e2e/daemon-lifecycle.sh — the per-user daemon's lifecycle, as TAP, run as the unprivileged
 # test user against a private daemon: XDG_RUNTIME_DIR and XDG_STATE_HOME are
 # fresh 0700 directories under the suite's scratch directory, so this suite
 # never talks to another daemon or store, and its daemon is stopped at the end.
@@ -15,7 +15,7 @@
 # BOXY_DAEMON_STOP_GRACE (doc/daemon.md) shortens the stop grace to 3 s (long enough that
 # stop -k is told apart from it even in a sanitizer build on a loaded machine).
 
-. "$(dirname "$0")/lib/harness.sh"
+. "$(dirname "$0")/../lib/harness.sh"
 # The daemon's peer-uid refusal needs a client of another uid, which the test
 # user cannot become: started as root, run tests/lib/other-uid-agent.py as a
 # second unprivileged user (BOXY_TEST_OTHER_USER, default boxytest2, created when
@@ -24,7 +24,7 @@ if [ "$(id -u)" = 0 ] && [ -z "${BOXY_HARNESS_CHILD:-}" ]; then
 	harness_locate
 	other=${BOXY_TEST_OTHER_USER:-boxytest2}
 	if ! id "$other" >/dev/null 2>&1; then
-		echo "daemon.sh: creating a second unprivileged user $other (useradd -M)" >&2
+		echo "daemon-lifecycle.sh: creating a second unprivileged user $other (useradd -M)" >&2
 		useradd -M -s /usr/sbin/nologin "$other" || harness_die "useradd $other failed"
 	fi
 	agentdir=$(mktemp -d /tmp/boxy-other-uid.XXXXXX) || harness_die "mktemp failed"
