@@ -375,6 +375,30 @@ static char *preset_names(void)
 }
 
 /*
+ * One candidate of a NAME lookup: taken into *out (which then owns path,
+ * origin and identity) unless its identity is skip, the referring profile;
+ * then *skipped is set, origin and identity are freed, and false returned
+ * (path stays the caller's).
+ */
+static bool locate_take(struct located *out, enum profile_source source, char *path,
+			const char *text, char *origin, char *identity, const char *skip,
+			bool *skipped)
+{
+	if (skip && strcmp(identity, skip) == 0) {
+		*skipped = true;
+		free(origin);
+		free(identity);
+		return false;
+	}
+	out->source = source;
+	out->path = path;
+	out->text = text;
+	out->origin = origin;
+	out->identity = identity;
+	return true;
+}
+
+/*
  * Find name_or_path. base_dir: directory a relative path is taken against
  * (NULL: as given, i.e. the cwd); base_builtin: the referring profile is
  * built in, so a relative path has nothing to be relative to. skip: the
@@ -400,10 +424,8 @@ static int locate(const char *name_or_path, const struct profile_ctx *ctx,
 		} else {
 			path = xasprintf("%s/%s", base_dir, name_or_path);
 		}
-		out->source = PROFILE_SRC_PATH;
-		out->path = path;
-		out->origin = xstrdup(path);
-		out->identity = file_identity(path);
+		locate_take(out, PROFILE_SRC_PATH, path, NULL, xstrdup(path), file_identity(path),
+			    NULL, &skipped);
 		return 0;
 	}
 
@@ -411,52 +433,25 @@ static int locate(const char *name_or_path, const struct profile_ctx *ctx,
 	if (dir) {
 		path = xasprintf("%s/%s.yaml", dir, name_or_path);
 		free(dir);
-		if (file_present(path)) {
-			char *id = file_identity(path);
-
-			if (!skip || strcmp(id, skip) != 0) {
-				out->source = PROFILE_SRC_USER;
-				out->path = path;
-				out->origin = xstrdup(path);
-				out->identity = id;
-				return 0;
-			}
-			skipped = true;
-			free(id);
-		}
+		if (file_present(path) &&
+		    locate_take(out, PROFILE_SRC_USER, path, NULL, xstrdup(path),
+				file_identity(path), skip, &skipped))
+			return 0;
 		free(path);
 	}
 
 	path = xasprintf("%s/profiles/%s.yaml", PKGDATADIR, name_or_path);
-	if (file_present(path)) {
-		char *id = file_identity(path);
-
-		if (!skip || strcmp(id, skip) != 0) {
-			out->source = PROFILE_SRC_DATADIR;
-			out->path = path;
-			out->origin = xstrdup(path);
-			out->identity = id;
-			return 0;
-		}
-		skipped = true;
-		free(id);
-	}
+	if (file_present(path) &&
+	    locate_take(out, PROFILE_SRC_DATADIR, path, NULL, xstrdup(path), file_identity(path),
+			skip, &skipped))
+		return 0;
 	free(path);
 
 	text = profile_preset_text(name_or_path);
-	if (text) {
-		char *id = xasprintf("builtin:%s", name_or_path);
-
-		if (!skip || strcmp(id, skip) != 0) {
-			out->source = PROFILE_SRC_BUILTIN;
-			out->text = text;
-			out->origin = xasprintf("%s.yaml", name_or_path);
-			out->identity = id;
-			return 0;
-		}
-		skipped = true;
-		free(id);
-	}
+	if (text && locate_take(out, PROFILE_SRC_BUILTIN, NULL, text,
+				xasprintf("%s.yaml", name_or_path),
+				xasprintf("builtin:%s", name_or_path), skip, &skipped))
+		return 0;
 
 	{
 		char *names = preset_names();
