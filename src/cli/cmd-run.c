@@ -739,7 +739,7 @@ static int cmd_run(int argc, char **argv)
 	if (code)
 		goto out;
 	path_roots_init(&run_roots);
-	path_roots_add_run(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
+	mounts_add_writable_roots(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
 	path_roots_add_default_store(&run_roots);
 
 	if (rs.audit_log) {

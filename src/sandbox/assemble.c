@@ -148,7 +148,7 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		struct path_roots roots;
 
 		path_roots_init(&roots);
-		path_roots_add_run(&roots, plan->workdir, plan->mounts, plan->nmounts);
+		mounts_add_writable_roots(&roots, plan->workdir, plan->mounts, plan->nmounts);
 		for (size_t i = 0; ctx->roots && i < ctx->roots->n; i++)
 			path_roots_add(&roots, ctx->roots->v[i]);
 		plan->roots = xcalloc(roots.n + 1, sizeof(char *));

@@ -18,9 +18,45 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "spec/values.h"
+#include "common/path-guard.h"
 #include "spec/runspec.h"
 #include "common/util.h"
+
+void host_spec_free(struct host_spec *h)
+{
+	free(h->name);
+	free(h->ports);
+	memset(h, 0, sizeof(*h));
+}
+
+void cidr_free(struct cidr *c)
+{
+	free(c->text);
+	memset(c, 0, sizeof(*c));
+}
+
+void env_spec_free(struct env_spec *e)
+{
+	free(e->name);
+	free(e->value);
+	memset(e, 0, sizeof(*e));
+}
+
+void mount_spec_free(struct mount_spec *m)
+{
+	free(m->src);
+	free(m->dst);
+	memset(m, 0, sizeof(*m));
+}
+
+void mounts_add_writable_roots(struct path_roots *r, const char *workdir,
+			       const struct mount_spec *mounts, size_t n)
+{
+	path_roots_add_real(r, workdir);
+	for (size_t i = 0; i < n; i++)
+		if (mounts[i].kind == MOUNT_RW || mounts[i].kind == MOUNT_MKDIR)
+			path_roots_add_real(r, mounts[i].src);
+}
 
 void runspec_init(struct runspec *rs)
 {

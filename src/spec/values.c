@@ -603,30 +603,3 @@ int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out,
 	out->dst = colon ? xstrdup(colon + 1) : NULL;
 	return 0;
 }
-
-void host_spec_free(struct host_spec *h)
-{
-	free(h->name);
-	free(h->ports);
-	memset(h, 0, sizeof(*h));
-}
-
-void cidr_free(struct cidr *c)
-{
-	free(c->text);
-	memset(c, 0, sizeof(*c));
-}
-
-void env_spec_free(struct env_spec *e)
-{
-	free(e->name);
-	free(e->value);
-	memset(e, 0, sizeof(*e));
-}
-
-void mount_spec_free(struct mount_spec *m)
-{
-	free(m->src);
-	free(m->dst);
-	memset(m, 0, sizeof(*m));
-}

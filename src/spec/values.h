@@ -40,9 +40,4 @@ int parse_env_spec(const char *s, struct env_spec *out, char **err);
  * kind must be MOUNT_COPY or MOUNT_COPY_RO. */
 int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out, char **err);
 
-void host_spec_free(struct host_spec *h);
-void cidr_free(struct cidr *c);
-void env_spec_free(struct env_spec *e);
-void mount_spec_free(struct mount_spec *m);
-
 #endif
