@@ -25,7 +25,7 @@
 #include "client/run.h"
 #include "client/tty.h"
 #include "proto/msg.h"
-#include "spec/runspec-wire.h"
+#include "proto/msg-run.h"
 #include "common/util.h"
 #include "ui/watch.h"
 #include "proto/wire.h"

@@ -30,7 +30,7 @@
 
 #include "daemon/audit.h"
 #include "common/path-guard.h"
-#include "spec/runspec-wire.h"
+#include "proto/msg-run.h"
 #include "sandbox/assemble.h"
 #include "daemon/server.h"
 #include "daemon/session-log.h"

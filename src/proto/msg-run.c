@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 
 #include "spec/values.h"
-#include "spec/runspec-wire.h"
+#include "proto/msg-run.h"
 #include "common/util.h"
 
 #define MAX_LIST     1024
