@@ -507,7 +507,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_u8(w, v == RUN_TTYS_RANGE ? 8 : 0);    /* ttys */
 	wire_put_u16(w, 24);
 	wire_put_u16(w, 80);
-	wire_put_u8(w, 0);                              /* has_audit */
+	wire_put_u8(w, 0x07);                           /* descriptor slots: stdin, stdout, stderr */
 	if (v == RUN_TRAILING_BYTES)
 		wire_put_u32(w, 0xdeadbeef);
 }
