@@ -175,10 +175,14 @@ static size_t get_count(struct rbuf *r, size_t max)
 	return n;
 }
 
-/* NULL or absolute: a path the client made absolute (doc/internals-spec.md). */
+/*
+ * A run-spec path: NULL (when not required) or absolute and normal, as the
+ * client's runspec_finish made it; any other form is malformed, never
+ * converted here (doc/internals-spec.md).
+ */
 static bool path_ok(const char *p, bool required)
 {
-	return p ? p[0] == '/' : !required;
+	return p ? path_is_normal(p) : !required;
 }
 
 /* The row sharing o's field that adds mounts of kind k; NULL when none does. */
@@ -358,7 +362,8 @@ int run_request_decode(const void *p, size_t len, const int *fds, size_t nfds,
 	q->rows = wire_get_u16(&r);
 	q->cols = wire_get_u16(&r);
 	mask = wire_get_u8(&r);
-	if (!wire_done(&r) || !q->env || !path_ok(q->cwd, true) || !path_ok(q->home, true))
+	if (!wire_done(&r) || !q->env || !q->cwd || q->cwd[0] != '/' || !q->home ||
+	    q->home[0] != '/')
 		return bad(q, err, "fields missing or out of range");
 	if (q->ttys > 7 || (q->rs.detach && q->ttys))
 		return bad(q, err, "terminal mask");

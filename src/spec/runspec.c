@@ -199,7 +199,12 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
 }
 
-/* Make *path absolute against base (lexically; symlinks are the mount stage's business). */
+/*
+ * Make *path absolute against base and lexically normal (symlinks are the
+ * mount stage's business). This is the one place a run-spec's paths are
+ * made so: the daemon refuses any other form as malformed, and the sandbox
+ * and mount stages only check (doc/internals-spec.md).
+ */
 static int absolutize(char **path, const char *base, const char *what, char **err)
 {
 	char *abs;
@@ -208,7 +213,7 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 		return 0;
 	if (**path == '\0')
 		return set_err(err, "%s: empty path", what);
-	if (**path == '/' && strstr(*path, "/.") == NULL && strstr(*path, "//") == NULL)
+	if (path_is_normal(*path))
 		return 0;
 	abs = path_absolute(*path, base);
 	if (!abs)
@@ -266,6 +271,8 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		if (r == 0 && m->dst && m->dst[0] != '/')
 			r = set_err(err, "%s: destination '%s' is not an absolute path", what,
 				    m->dst);
+		if (r == 0)
+			r = absolutize(&m->dst, "/", what, err);
 		free(what);
 		if (r < 0)
 			return -1;
