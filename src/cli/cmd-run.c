@@ -48,45 +48,25 @@ extern char **environ;
 #define DEFAULT_PROFILE "generic"
 
 /*
- * getopt's table is made from the run-spec's option table (spec/options.h):
- * a row's value is its short flag, or OPT_ROW + its index. Two options
- * belong to this command rather than to the run-spec: --no-daemon, --help.
+ * getopt's table is made from the run-spec's option table (spec/options.h,
+ * spec_options_getopt). Two options belong to this command rather than to
+ * the run-spec: --no-daemon and --help.
  */
-#define OPT_ROW       256
-#define OPT_NO_DAEMON (OPT_ROW + 256)
+#define OPT_NO_DAEMON (SPEC_GETOPT_ROW + 256)
 
 static struct option run_options[256];
 
-/* Fill run_options from spec_options once. */
+/* Fill run_options once. */
 static void run_options_build(void)
 {
-	size_t n = 0;
+	size_t n;
 
 	if (run_options[0].name)
 		return;
-	for (size_t i = 0; i < spec_noptions; i++) {
-		const struct spec_option *o = &spec_options[i];
-
-		if (!o->flag)
-			continue;
-		run_options[n++] = (struct option){
-			o->flag, spec_option_is_switch(o) ? no_argument : required_argument, NULL,
-			o->short_flag ? o->short_flag : OPT_ROW + (int)i,
-		};
-	}
+	n = spec_options_getopt(run_options, ARRAY_SIZE(run_options) - 2);
 	run_options[n++] = (struct option){ "no-daemon", no_argument, NULL, OPT_NO_DAEMON };
 	run_options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	run_options[n] = (struct option){ NULL, 0, NULL, 0 };
-}
-
-/* The row an option value of getopt's stands for; NULL for --no-daemon, --help. */
-static const struct spec_option *option_row(int val)
-{
-	if (val >= OPT_ROW && val < OPT_ROW + (int)spec_noptions)
-		return &spec_options[val - OPT_ROW];
-	if (val > 0 && val < OPT_ROW)
-		return spec_option_by_short((char)val);
-	return NULL;
 }
 
 /* "+": stop at the first operand, so the command's own flags stay its own. ":": we word errors. */
@@ -169,7 +149,7 @@ static const char *option_name(int val)
 /* Scalar options: each may be given once (lists repeat, switches are idempotent). */
 static bool option_is_scalar(int val)
 {
-	const struct spec_option *o = option_row(val);
+	const struct spec_option *o = spec_option_by_getopt(val);
 
 	return o && !spec_option_is_switch(o) && !spec_kind_is_list(o->kind);
 }
@@ -180,7 +160,7 @@ static bool option_is_scalar(int val)
  */
 static int run_apply_option(struct runspec *rs, int opt, const char *arg, char **err)
 {
-	const struct spec_option *o = option_row(opt);
+	const struct spec_option *o = spec_option_by_getopt(opt);
 
 	if (opt == OPT_NO_DAEMON) {
 		run_no_daemon = true;
@@ -292,21 +272,21 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
  * A source named on the command line must exist: the user typed it, and a
  * typo skipped in silence would run the job without the file it needed (a
  * profile's entries may be absent on some machines and are skipped, each
- * recorded as a "mount skipped" audit event).
+ * recorded as a "mount skipped" audit event). finished is flags after
+ * runspec_finish (its paths absolute, its mounts in the same order); the
+ * message names the path as typed.
  */
-static int run_check_sources(const struct runspec *flags, const char *cwd, char **err)
+static int run_check_sources(const struct runspec *flags, const struct runspec *finished,
+			     char **err)
 {
-	for (size_t i = 0; i < flags->nmounts; i++) {
+	for (size_t i = 0; i < flags->nmounts && i < finished->nmounts; i++) {
 		const struct mount_spec *m = &flags->mounts[i];
 		struct stat st;
-		char *path;
 		int e;
 
 		if (m->kind == MOUNT_MKDIR)
 			continue;
-		path = path_absolute(m->src, cwd);
-		e = stat(path, &st) < 0 ? errno : 0;
-		free(path);
+		e = stat(finished->mounts[i].src, &st) < 0 ? errno : 0;
 		if (e == ENOENT || e == ENOTDIR)
 			return set_err(err, "--%s %s: %s", mount_kind_name(m->kind), m->src,
 				       strerror(e));
@@ -314,17 +294,16 @@ static int run_check_sources(const struct runspec *flags, const char *cwd, char 
 	return 0;
 }
 
-/* The flags must agree among themselves whatever the profile says: check them alone. */
-static int run_check_flags(const struct runspec *flags, const char *cwd, char **err)
+/*
+ * The flags must agree among themselves whatever the profile says: check
+ * them alone, into *finished (the caller frees it), where runspec_finish
+ * made their paths absolute (the one place that does: doc/internals-spec.md).
+ */
+static int run_check_flags(const struct runspec *flags, const char *cwd,
+			   struct runspec *finished, char **err)
 {
-	struct runspec tmp;
-	int r;
-
-	runspec_init(&tmp);
-	runspec_merge(&tmp, flags);
-	r = runspec_finish(&tmp, cwd, err);
-	runspec_free(&tmp);
-	return r;
+	runspec_merge(finished, flags);
+	return runspec_finish(finished, cwd, err);
 }
 
 /* -v: audit events go to the audit log (if any) and, worded, to stderr. */
@@ -534,7 +513,7 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 
 static int cmd_run(int argc, char **argv)
 {
-	struct runspec flags, rs;
+	struct runspec flags, alone, rs;
 	struct profile_ctx pctx;
 	struct sandbox_ctx sctx;
 	struct audit_log *audit = NULL;
@@ -546,6 +525,7 @@ static int cmd_run(int argc, char **argv)
 	int code;
 
 	runspec_init(&flags);
+	runspec_init(&alone);
 	runspec_init(&rs);
 	code = run_parse_args(argc, argv, &flags);
 	if (code != 0) {
@@ -558,12 +538,13 @@ static int cmd_run(int argc, char **argv)
 		code = EXIT_BOXY_FAILED;
 		goto out;
 	}
-	if (run_check_flags(&flags, cwd, &err) < 0 || run_check_sources(&flags, cwd, &err) < 0) {
+	if (run_check_flags(&flags, cwd, &alone, &err) < 0 ||
+	    run_check_sources(&flags, &alone, &err) < 0) {
 		code = cmd_usage_error(&cmd_run_entry, "%s", err);
 		goto out;
 	}
 
-	workdir = flags.workdir ? path_absolute(flags.workdir, cwd) : xstrdup(cwd);
+	workdir = xstrdup(alone.workdir);
 	if (stat(workdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		code = cmd_usage_error(&cmd_run_entry, _("--workdir: '%s' is not a directory"),
 				       flags.workdir ? flags.workdir : workdir);
@@ -671,6 +652,7 @@ out:
 	free(user);
 	free(home);
 	runspec_free(&flags);
+	runspec_free(&alone);
 	runspec_free(&rs);
 	return code;
 }

@@ -112,6 +112,36 @@ const struct spec_option *spec_option_by_key(const char *key)
 	return NULL;
 }
 
+size_t spec_options_getopt(struct option *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < spec_noptions; i++) {
+		const struct spec_option *o = &spec_options[i];
+
+		if (!o->flag)
+			continue;
+		if (n + 1 >= max)
+			fatal("spec: getopt table too small");
+		out[n++] = (struct option){
+			o->flag, spec_option_is_switch(o) ? no_argument : required_argument, NULL,
+			o->short_flag ? o->short_flag : SPEC_GETOPT_ROW + (int)i,
+		};
+	}
+	out[n] = (struct option){ NULL, 0, NULL, 0 };
+	return n;
+}
+
+const struct spec_option *spec_option_by_getopt(int val)
+{
+	if (val >= SPEC_GETOPT_ROW && val < SPEC_GETOPT_ROW + (int)spec_noptions)
+		return spec_options[val - SPEC_GETOPT_ROW].flag ? &spec_options[val - SPEC_GETOPT_ROW]
+							     : NULL;
+	if (val > 0 && val < SPEC_GETOPT_ROW)
+		return spec_option_by_short((char)val);
+	return NULL;
+}
+
 void *spec_option_field(const struct spec_option *o, const struct runspec *rs)
 {
 	return (char *)rs + o->field;

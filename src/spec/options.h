@@ -14,6 +14,7 @@
 #ifndef BOXY_SPEC_OPTIONS_H
 #define BOXY_SPEC_OPTIONS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -71,6 +72,16 @@ bool spec_option_owns_field(const struct spec_option *o);
 const struct spec_option *spec_option_by_flag(const char *flag);
 const struct spec_option *spec_option_by_short(char c);
 const struct spec_option *spec_option_by_key(const char *key);
+
+/*
+ * getopt_long's table of the rows with a flag into out[0..max) (a row's
+ * value: its short flag, or SPEC_GETOPT_ROW + its index), terminator
+ * included; returns the number of options written. max must exceed the rows.
+ */
+#define SPEC_GETOPT_ROW 256
+size_t spec_options_getopt(struct option *out, size_t max);
+/* The row a value of that table stands for; NULL when none. */
+const struct spec_option *spec_option_by_getopt(int val);
 
 /*
  * Validate text with the row's validator and store it in rs: a scalar is
