@@ -1,7 +1,8 @@
 /*
  * spec/runspec.c — the run-spec's life: built empty, filled from a profile and
  * then from the flags (runspec_merge), completed and checked once
- * (runspec_finish), and described as JSON for the store and `boxy show`.
+ * (runspec_finish); its JSON description walks the option table and lives
+ * with it (spec/options.c, runspec_to_json).
  *
  * runspec_finish() is the one place where the options are judged together.
  * Each flag on its own was validated by spec/values.c; what remains are defaults
@@ -17,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
 #include "common/path-guard.h"
-#include "spec/options.h"
 #include "spec/runspec.h"
 #include "common/util.h"
 
@@ -296,145 +295,6 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 	if (rs->pids == 0)
 		rs->pids = RUNSPEC_DEFAULT_PIDS;
 	return 0;
-}
-
-/* A number that is 0 when unset: null in JSON, so "unlimited" is never shown as 0. */
-static void json_opt_uint(struct jbuf *b, uint64_t v)
-{
-	if (v)
-		json_uint(b, v);
-	else
-		json_null(b);
-}
-
-/* One row's value, by its kind. */
-static void json_put_row(struct jbuf *b, const struct spec_option *o, const struct runspec *rs)
-{
-	const void *f = spec_option_field(o, rs);
-	size_t n = spec_kind_is_list(o->kind) ? *spec_option_count(o, rs) : 0;
-
-	switch (o->kind) {
-	case SPEC_ARGV:
-		json_arr_begin(b);
-		for (char *const *v = *(char **const *)f; v && *v; v++)
-			json_str(b, *v);
-		json_arr_end(b);
-		return;
-	case SPEC_SWITCH:
-		json_bool(b, *(const bool *)f);
-		return;
-	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE:
-		json_str(b, *(char *const *)f);
-		return;
-	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
-		json_opt_uint(b, *(const uint64_t *)f);
-		return;
-	case SPEC_CPUS:
-		json_opt_uint(b, *(const uint32_t *)f);
-		return;
-	case SPEC_NET_MODE:
-		json_str(b, net_mode_name(*(const enum net_mode *)f));
-		return;
-	case SPEC_SECCOMP:
-		json_str(b, seccomp_mode_name(*(const enum seccomp_mode *)f));
-		return;
-	case SPEC_MOUNT: case SPEC_COPY:
-		json_arr_begin(b);
-		for (size_t i = 0; i < n; i++) {
-			const struct mount_spec *m = &(*(struct mount_spec *const *)f)[i];
-
-			json_obj_begin(b);
-			json_kv_str(b, "kind", mount_kind_name(m->kind));
-			json_kv_str(b, "src", m->src);
-			json_kv_str(b, "dst", m->dst);
-			json_obj_end(b);
-		}
-		json_arr_end(b);
-		return;
-	case SPEC_HOST:
-		json_arr_begin(b);
-		for (size_t i = 0; i < n; i++) {
-			const struct host_spec *h = &(*(struct host_spec *const *)f)[i];
-
-			json_obj_begin(b);
-			json_kv_str(b, "name", h->name);
-			json_key(b, "ports");
-			json_arr_begin(b);
-			for (size_t j = 0; j < h->nports; j++)
-				json_uint(b, h->ports[j]);
-			json_arr_end(b);
-			json_obj_end(b);
-		}
-		json_arr_end(b);
-		return;
-	case SPEC_PORT:
-		json_arr_begin(b);
-		for (size_t i = 0; i < n; i++)
-			json_uint(b, (*(uint16_t *const *)f)[i]);
-		json_arr_end(b);
-		return;
-	case SPEC_CIDR:
-		json_arr_begin(b);
-		for (size_t i = 0; i < n; i++)
-			json_str(b, (*(struct cidr *const *)f)[i].text);
-		json_arr_end(b);
-		return;
-	case SPEC_ENV: case SPEC_ENV_SET:
-		/*
-		 * Names only: -e TOKEN=secret is how a user hands a credential in on
-		 * purpose, and this object is written to the session store and shown
-		 * by `boxy show`. Whether a value was set is enough to audit.
-		 */
-		json_arr_begin(b);
-		for (size_t i = 0; i < n; i++) {
-			const struct env_spec *e = &(*(struct env_spec *const *)f)[i];
-
-			json_obj_begin(b);
-			json_kv_str(b, "name", e->name);
-			json_kv_bool(b, "set", e->value != NULL);
-			json_obj_end(b);
-		}
-		json_arr_end(b);
-		return;
-	}
-}
-
-/*
- * The rows in table order, one key per field; a row's json "GROUP.KEY" goes
- * into the object GROUP, opened at the first row of a run of the same group.
- */
-char *runspec_to_json(const struct runspec *rs)
-{
-	struct jbuf b;
-	char *group = NULL;
-
-	jbuf_init(&b);
-	json_obj_begin(&b);
-	for (size_t i = 0; i < spec_noptions; i++) {
-		const struct spec_option *o = &spec_options[i];
-		const char *dot = strchr(o->json, '.');
-
-		if (!spec_option_owns_field(o))
-			continue;
-		if (group && !(dot && strlen(group) == (size_t)(dot - o->json) &&
-			       strncmp(group, o->json, (size_t)(dot - o->json)) == 0)) {
-			json_obj_end(&b);
-			free(group);
-			group = NULL;
-		}
-		if (dot && !group) {
-			group = xstrndup(o->json, (size_t)(dot - o->json));
-			json_key(&b, group);
-			json_obj_begin(&b);
-		}
-		json_key(&b, dot ? dot + 1 : o->json);
-		json_put_row(&b, o, rs);
-	}
-	if (group)
-		json_obj_end(&b);
-	free(group);
-	json_obj_end(&b);
-	return jbuf_steal(&b);
 }
 
 const char *net_mode_name(enum net_mode m)

@@ -145,7 +145,10 @@ void runspec_merge(struct runspec *dst, const struct runspec *src);
  */
 int runspec_finish(struct runspec *rs, const char *cwd, char **err);
 
-/* JSON object describing the effective policy (for the store, show, audit). malloc'd. */
+/*
+ * JSON object describing the effective policy (for the store, show, audit),
+ * written by walking the option table: defined in spec/options.c. malloc'd.
+ */
 char *runspec_to_json(const struct runspec *rs);
 
 const char *net_mode_name(enum net_mode m);
