@@ -29,7 +29,7 @@
 
 #include "spec/options.h"
 #include "spec/values.h"
-#include "spec/profile.h"
+#include "spec/profile-yaml.h"
 #include "common/util.h"
 
 /* Deeper than any profile needs; bounds the builder's stack. */
