@@ -56,6 +56,12 @@ extern char **environ;
 
 static struct option run_options[256];
 
+/*
+ * "+": stop at the first operand, so the command's own flags stay its own.
+ * ":": we word errors. Then the rows' short flags, and -h.
+ */
+static char run_shortopts[64];
+
 /* Fill run_options once. */
 static void run_options_build(void)
 {
@@ -64,13 +70,14 @@ static void run_options_build(void)
 	if (run_options[0].name)
 		return;
 	n = spec_options_getopt(run_options, ARRAY_SIZE(run_options) - 2);
+	strcpy(run_shortopts, "+:");
+	spec_options_shortopts(run_shortopts + 2, sizeof(run_shortopts) - 3);
+	strcat(run_shortopts, "h");
 	run_options[n++] = (struct option){ "no-daemon", no_argument, NULL, OPT_NO_DAEMON };
 	run_options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	run_options[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
-/* "+": stop at the first operand, so the command's own flags stay its own. ":": we word errors. */
-#define RUN_SHORT_OPTIONS "+:p:w:e:vdh"
 
 static int cmd_run(int argc, char **argv);
 
@@ -224,7 +231,7 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
 	run_options_build();
 	opterr = 0;
 	optind = 0;     /* glibc: full re-initialisation, so "+" is honoured on every call */
-	while ((opt = getopt_long(argc, argv, RUN_SHORT_OPTIONS, run_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, run_shortopts, run_options, NULL)) != -1) {
 		char *err = NULL;
 		int r;
 

@@ -133,6 +133,24 @@ size_t spec_options_getopt(struct option *out, size_t max)
 	return n;
 }
 
+void spec_options_shortopts(char *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < spec_noptions; i++) {
+		const struct spec_option *o = &spec_options[i];
+
+		if (!o->short_flag)
+			continue;
+		if (n + 3 > max)
+			fatal("spec: short option string too small");
+		out[n++] = o->short_flag;
+		if (!spec_option_is_switch(o))
+			out[n++] = ':';
+	}
+	out[n] = '\0';
+}
+
 const struct spec_option *spec_option_by_getopt(int val)
 {
 	if (val >= SPEC_GETOPT_ROW && val < SPEC_GETOPT_ROW + (int)spec_noptions)

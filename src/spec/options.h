@@ -80,6 +80,8 @@ const struct spec_option *spec_option_by_key(const char *key);
  */
 #define SPEC_GETOPT_ROW 256
 size_t spec_options_getopt(struct option *out, size_t max);
+/* getopt's short options of the rows ("p:w:e:vd") into out[0..max), NUL-terminated. */
+void spec_options_shortopts(char *out, size_t max);
 /* The row a value of that table stands for; NULL when none. */
 const struct spec_option *spec_option_by_getopt(int val);
 

@@ -145,15 +145,7 @@ static void from_flag(const struct spec_option *o, bool shortf, struct runspec *
 	char *word;
 
 	spec_options_getopt(table, ARRAY_SIZE(table));
-	for (size_t i = 0; i < spec_noptions; i++) {
-		if (spec_options[i].short_flag) {
-			size_t l = strlen(shortopts);
-
-			shortopts[l] = spec_options[i].short_flag;
-			shortopts[l + 1] = spec_option_is_switch(&spec_options[i]) ? '\0' : ':';
-			shortopts[l + 2] = '\0';
-		}
-	}
+	spec_options_shortopts(shortopts + 2, sizeof(shortopts) - 2);
 	word = shortf ? xasprintf("-%c", o->short_flag) : xasprintf("--%s", o->flag);
 	argv[argc++] = "run";
 	argv[argc++] = word;
