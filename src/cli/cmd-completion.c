@@ -5,8 +5,9 @@
  * it does.
  *
  * The sources: the subcommand table of cli/boxy.c (names, summaries), the
- * long-option table of `run` (cmd_run_options(): every flag, and whether it
- * takes a value), and for the other subcommands the flags their --help text
+ * long-option table of `run` (cmd_run_options(), made from spec/options.h:
+ * every flag, whether it takes a value, what the value completes to), and
+ * for the other subcommands the flags their --help text
  * names (every "-x" and "--word" in it). What is only known at run time is
  * asked of boxy when the user presses Tab: profile names from
  * `boxy profile list --json`, session ids from `boxy ps --json`. The build
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "spec/options.h"
 #include "common/util.h"
 
 /* Subcommands whose operand is a session id, and whether only running ones make sense. */
@@ -42,23 +44,12 @@ static const struct {
 	{ "completion", "bash zsh fish" },
 };
 
-/* What a run flag's value completes to: a profile, a path, a fixed word list, or nothing. */
-static const struct {
-	const char *flag, *kind;
-} run_values[] = {
-	{ "profile", "profile" }, { "ro", "file" }, { "rw", "file" }, { "protect", "file" },
-	{ "copy", "file" }, { "copy-ro", "file" }, { "workdir", "dir" },
-	{ "audit-log", "file" }, { "net-log", "file" }, { "pcap", "file" },
-	{ "net", "none public allowlist" }, { "seccomp", "strict compat" },
-};
-
-/* The kind of value a run flag takes ("" when none is completed). */
+/* The kind of value a run flag takes ("" when none is completed): the option table's column. */
 static const char *completion_value_kind(const char *flag)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(run_values); i++)
-		if (strcmp(run_values[i].flag, flag) == 0)
-			return run_values[i].kind;
-	return "";
+	const struct spec_option *o = spec_option_by_flag(flag);
+
+	return o && o->complete ? o->complete : "";
 }
 
 /* The ids-or-running mode of a subcommand: -1 not an id command, 0 all, 1 running. */
@@ -209,10 +200,11 @@ static void completion_print_bash(const struct cmd_entry *const *cmds, size_t n)
 	valued = completion_run_valued("dir", true);
 	printf("\t\t%s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n", valued);
 	free(valued);
-	for (size_t i = 0; i < ARRAY_SIZE(run_values); i++)
-		if (strchr(run_values[i].kind, ' '))
+	for (size_t i = 0; i < spec_noptions; i++)
+		if (spec_options[i].flag && spec_options[i].complete &&
+		    strchr(spec_options[i].complete, ' '))
 			printf("\t\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
-			       run_values[i].flag, run_values[i].kind);
+			       spec_options[i].flag, spec_options[i].complete);
 	valued = completion_run_valued(NULL, false);
 	printf("\t\t%s) return ;;\n"
 	       "\t\tesac\n"

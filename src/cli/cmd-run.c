@@ -35,7 +35,7 @@
 #include "client/tty.h"
 #include "cli/cmd.h"
 #include "common/event.h"
-#include "spec/values.h"
+#include "spec/options.h"
 #include "common/path-guard.h"
 #include "spec/profile.h"
 #include "broker/resolver.h"
@@ -47,68 +47,37 @@ extern char **environ;
 
 #define DEFAULT_PROFILE "generic"
 
-/* Long-only options get values above any character. */
-enum {
-	OPT_RO = 256,
-	OPT_RW,
-	OPT_PROTECT,
-	OPT_ALLOW_GIT_WRITE,
-	OPT_COPY,
-	OPT_COPY_RO,
-	OPT_NET,
-	OPT_ALLOW_HOST,
-	OPT_ALLOW_PORT,
-	OPT_ALLOW_CIDR,
-	OPT_TAILSCALE,
-	OPT_MEMORY,
-	OPT_PIDS,
-	OPT_CPUS,
-	OPT_TIMEOUT,
-	OPT_AUDIT_LOG,
-	OPT_NET_LOG,
-	OPT_PCAP,
-	OPT_PCAP_MAX,
-	OPT_SECCOMP,
-	OPT_TTY,
-	OPT_RAW_TERMINAL,
-	OPT_NO_DAEMON,
-};
+/*
+ * getopt's table is made from the run-spec's option table (spec/options.h,
+ * spec_options_getopt). Two options belong to this command rather than to
+ * the run-spec: --no-daemon and --help.
+ */
+#define OPT_NO_DAEMON (SPEC_GETOPT_ROW + 256)
 
-static const struct option run_options[] = {
-	{ "profile", required_argument, NULL, 'p' },
-	{ "ro", required_argument, NULL, OPT_RO },
-	{ "rw", required_argument, NULL, OPT_RW },
-	{ "protect", required_argument, NULL, OPT_PROTECT },
-	{ "allow-git-write", no_argument, NULL, OPT_ALLOW_GIT_WRITE },
-	{ "copy", required_argument, NULL, OPT_COPY },
-	{ "copy-ro", required_argument, NULL, OPT_COPY_RO },
-	{ "workdir", required_argument, NULL, 'w' },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
-	{ "allow-port", required_argument, NULL, OPT_ALLOW_PORT },
-	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
-	{ "tailscale", no_argument, NULL, OPT_TAILSCALE },
-	{ "env", required_argument, NULL, 'e' },
-	{ "memory", required_argument, NULL, OPT_MEMORY },
-	{ "pids", required_argument, NULL, OPT_PIDS },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "audit-log", required_argument, NULL, OPT_AUDIT_LOG },
-	{ "net-log", required_argument, NULL, OPT_NET_LOG },
-	{ "pcap", required_argument, NULL, OPT_PCAP },
-	{ "pcap-max", required_argument, NULL, OPT_PCAP_MAX },
-	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
-	{ "tty", no_argument, NULL, OPT_TTY },
-	{ "raw-terminal", no_argument, NULL, OPT_RAW_TERMINAL },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "detach", no_argument, NULL, 'd' },
-	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
+static struct option run_options[256];
 
-/* "+": stop at the first operand, so the command's own flags stay its own. ":": we word errors. */
-#define RUN_SHORT_OPTIONS "+:p:w:e:vdh"
+/*
+ * "+": stop at the first operand, so the command's own flags stay its own.
+ * ":": we word errors. Then the rows' short flags, and -h.
+ */
+static char run_shortopts[64];
+
+/* Fill run_options once. */
+static void run_options_build(void)
+{
+	size_t n;
+
+	if (run_options[0].name)
+		return;
+	n = spec_options_getopt(run_options, ARRAY_SIZE(run_options) - 2);
+	strcpy(run_shortopts, "+:");
+	spec_options_shortopts(run_shortopts + 2, sizeof(run_shortopts) - 3);
+	strcat(run_shortopts, "h");
+	run_options[n++] = (struct option){ "no-daemon", no_argument, NULL, OPT_NO_DAEMON };
+	run_options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	run_options[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
 
 static int cmd_run(int argc, char **argv);
 
@@ -184,26 +153,12 @@ static const char *option_name(int val)
 	return NULL;
 }
 
-/* Scalar options: each may be given once. Index by option value into seen[]. */
+/* Scalar options: each may be given once (lists repeat, switches are idempotent). */
 static bool option_is_scalar(int val)
 {
-	switch (val) {
-	case 'p': case 'w': case OPT_NET: case OPT_MEMORY: case OPT_PIDS: case OPT_CPUS:
-	case OPT_TIMEOUT: case OPT_AUDIT_LOG: case OPT_NET_LOG: case OPT_PCAP:
-	case OPT_PCAP_MAX: case OPT_SECCOMP:
-		return true;
-	default:
-		return false;
-	}
-}
+	const struct spec_option *o = spec_option_by_getopt(val);
 
-/* Add a --ro/--rw/--protect path. */
-static void add_mount(struct runspec *rs, enum mount_kind kind, const char *path)
-{
-	struct mount_spec *m = xappend(&rs->mounts, &rs->nmounts, sizeof(*m));
-
-	m->kind = kind;
-	m->src = xstrdup(path);
+	return o && !spec_option_is_switch(o) && !spec_kind_is_list(o->kind);
 }
 
 /*
@@ -212,114 +167,15 @@ static void add_mount(struct runspec *rs, enum mount_kind kind, const char *path
  */
 static int run_apply_option(struct runspec *rs, int opt, const char *arg, char **err)
 {
-	switch (opt) {
-	case 'p':
-		if (*arg == '\0')
-			return set_err(err, "empty profile name");
-		rs->profile = xstrdup(arg);
-		return 0;
-	case OPT_RO:
-	case OPT_RW:
-	case OPT_PROTECT:
-		if (*arg == '\0')
-			return set_err(err, "empty path");
-		add_mount(rs, opt == OPT_RO ? MOUNT_RO : opt == OPT_RW ? MOUNT_RW : MOUNT_PROTECT,
-			  arg);
-		return 0;
-	case OPT_ALLOW_GIT_WRITE:
-		rs->allow_git_write = true;
-		return 0;
-	case OPT_COPY:
-	case OPT_COPY_RO: {
-		struct mount_spec m = { 0 };
+	const struct spec_option *o = spec_option_by_getopt(opt);
 
-		if (parse_copy_spec(arg, opt == OPT_COPY ? MOUNT_COPY : MOUNT_COPY_RO, &m, err) < 0)
-			return -1;
-		*(struct mount_spec *)xappend(&rs->mounts, &rs->nmounts, sizeof(m)) = m;
-		return 0;
-	}
-	case 'w':
-		if (*arg == '\0')
-			return set_err(err, "empty path");
-		rs->workdir = xstrdup(arg);
-		return 0;
-	case OPT_NET:
-		return parse_net_mode(arg, &rs->net, err);
-	case OPT_ALLOW_HOST: {
-		struct host_spec h = { 0 };
-
-		if (parse_host_spec(arg, &h, err) < 0)
-			return -1;
-		*(struct host_spec *)xappend(&rs->hosts, &rs->nhosts, sizeof(h)) = h;
-		return 0;
-	}
-	case OPT_ALLOW_PORT: {
-		uint16_t port;
-
-		if (parse_port(arg, &port, err) < 0)
-			return -1;
-		*(uint16_t *)xappend(&rs->ports, &rs->nports, sizeof(port)) = port;
-		return 0;
-	}
-	case OPT_ALLOW_CIDR: {
-		struct cidr c = { 0 };
-
-		if (parse_cidr(arg, &c, err) < 0)
-			return -1;
-		*(struct cidr *)xappend(&rs->cidrs, &rs->ncidrs, sizeof(c)) = c;
-		return 0;
-	}
-	case OPT_TAILSCALE:
-		rs->tailscale = true;
-		return 0;
-	case 'e': {
-		struct env_spec e = { 0 };
-
-		if (parse_env_spec(arg, &e, err) < 0)
-			return -1;
-		*(struct env_spec *)xappend(&rs->env, &rs->nenv, sizeof(e)) = e;
-		return 0;
-	}
-	case OPT_MEMORY:
-		return parse_size(arg, &rs->memory, err);
-	case OPT_PIDS:
-		return parse_count(arg, &rs->pids, err);
-	case OPT_CPUS:
-		return parse_cpus(arg, &rs->cpus_milli, err);
-	case OPT_TIMEOUT:
-		return parse_duration(arg, &rs->timeout_ms, err);
-	case OPT_AUDIT_LOG:
-	case OPT_NET_LOG:
-	case OPT_PCAP: {
-		char **slot = opt == OPT_AUDIT_LOG ? &rs->audit_log :
-			      opt == OPT_NET_LOG ? &rs->net_log : &rs->pcap;
-
-		if (*arg == '\0')
-			return set_err(err, "empty file name");
-		*slot = xstrdup(arg);
-		return 0;
-	}
-	case OPT_PCAP_MAX:
-		return parse_size(arg, &rs->pcap_max, err);
-	case OPT_SECCOMP:
-		return parse_seccomp_mode(arg, &rs->seccomp, err);
-	case OPT_TTY:
-		rs->tty = true;
-		return 0;
-	case OPT_RAW_TERMINAL:
-		rs->raw_terminal = true;
-		return 0;
-	case 'v':
-		rs->verbose = true;
-		return 0;
-	case 'd':
-		rs->detach = true;
-		return 0;
-	case OPT_NO_DAEMON:
+	if (opt == OPT_NO_DAEMON) {
 		run_no_daemon = true;
 		return 0;
 	}
-	fatal("run: option %d has no handler", opt);
+	if (!o)
+		fatal("run: option %d has no row", opt);
+	return spec_option_apply(o, rs, arg ? arg : "", err);
 }
 
 /* The unknown flag as the user wrote it, without any "=value". */
@@ -372,9 +228,10 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
 	bool seen[OPT_NO_DAEMON + 1] = { false };
 	int opt;
 
+	run_options_build();
 	opterr = 0;
 	optind = 0;     /* glibc: full re-initialisation, so "+" is honoured on every call */
-	while ((opt = getopt_long(argc, argv, RUN_SHORT_OPTIONS, run_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, run_shortopts, run_options, NULL)) != -1) {
 		char *err = NULL;
 		int r;
 
@@ -422,21 +279,21 @@ static int run_parse_args(int argc, char **argv, struct runspec *flags)
  * A source named on the command line must exist: the user typed it, and a
  * typo skipped in silence would run the job without the file it needed (a
  * profile's entries may be absent on some machines and are skipped, each
- * recorded as a "mount skipped" audit event).
+ * recorded as a "mount skipped" audit event). finished is flags after
+ * runspec_finish (its paths absolute, its mounts in the same order); the
+ * message names the path as typed.
  */
-static int run_check_sources(const struct runspec *flags, const char *cwd, char **err)
+static int run_check_sources(const struct runspec *flags, const struct runspec *finished,
+			     char **err)
 {
-	for (size_t i = 0; i < flags->nmounts; i++) {
+	for (size_t i = 0; i < flags->nmounts && i < finished->nmounts; i++) {
 		const struct mount_spec *m = &flags->mounts[i];
 		struct stat st;
-		char *path;
 		int e;
 
 		if (m->kind == MOUNT_MKDIR)
 			continue;
-		path = path_absolute(m->src, cwd);
-		e = stat(path, &st) < 0 ? errno : 0;
-		free(path);
+		e = stat(finished->mounts[i].src, &st) < 0 ? errno : 0;
 		if (e == ENOENT || e == ENOTDIR)
 			return set_err(err, "--%s %s: %s", mount_kind_name(m->kind), m->src,
 				       strerror(e));
@@ -444,17 +301,16 @@ static int run_check_sources(const struct runspec *flags, const char *cwd, char 
 	return 0;
 }
 
-/* The flags must agree among themselves whatever the profile says: check them alone. */
-static int run_check_flags(const struct runspec *flags, const char *cwd, char **err)
+/*
+ * The flags must agree among themselves whatever the profile says: check
+ * them alone, into *finished (the caller frees it), where runspec_finish
+ * made their paths absolute (the one place that does: doc/internals-spec.md).
+ */
+static int run_check_flags(const struct runspec *flags, const char *cwd,
+			   struct runspec *finished, char **err)
 {
-	struct runspec tmp;
-	int r;
-
-	runspec_init(&tmp);
-	runspec_merge(&tmp, flags);
-	r = runspec_finish(&tmp, cwd, err);
-	runspec_free(&tmp);
-	return r;
+	runspec_merge(finished, flags);
+	return runspec_finish(finished, cwd, err);
 }
 
 /* -v: audit events go to the audit log (if any) and, worded, to stderr. */
@@ -664,7 +520,7 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 
 static int cmd_run(int argc, char **argv)
 {
-	struct runspec flags, rs;
+	struct runspec flags, alone, rs;
 	struct profile_ctx pctx;
 	struct sandbox_ctx sctx;
 	struct audit_log *audit = NULL;
@@ -676,6 +532,7 @@ static int cmd_run(int argc, char **argv)
 	int code;
 
 	runspec_init(&flags);
+	runspec_init(&alone);
 	runspec_init(&rs);
 	code = run_parse_args(argc, argv, &flags);
 	if (code != 0) {
@@ -688,12 +545,13 @@ static int cmd_run(int argc, char **argv)
 		code = EXIT_BOXY_FAILED;
 		goto out;
 	}
-	if (run_check_flags(&flags, cwd, &err) < 0 || run_check_sources(&flags, cwd, &err) < 0) {
+	if (run_check_flags(&flags, cwd, &alone, &err) < 0 ||
+	    run_check_sources(&flags, &alone, &err) < 0) {
 		code = cmd_usage_error(&cmd_run_entry, "%s", err);
 		goto out;
 	}
 
-	workdir = flags.workdir ? path_absolute(flags.workdir, cwd) : xstrdup(cwd);
+	workdir = xstrdup(alone.workdir);
 	if (stat(workdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		code = cmd_usage_error(&cmd_run_entry, _("--workdir: '%s' is not a directory"),
 				       flags.workdir ? flags.workdir : workdir);
@@ -739,7 +597,7 @@ static int cmd_run(int argc, char **argv)
 	if (code)
 		goto out;
 	path_roots_init(&run_roots);
-	path_roots_add_run(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
+	mounts_add_writable_roots(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
 	path_roots_add_default_store(&run_roots);
 
 	if (rs.audit_log) {
@@ -801,11 +659,13 @@ out:
 	free(user);
 	free(home);
 	runspec_free(&flags);
+	runspec_free(&alone);
 	runspec_free(&rs);
 	return code;
 }
 
 const struct option *cmd_run_options(void)
 {
+	run_options_build();
 	return run_options;
 }

@@ -25,7 +25,7 @@
 #include "client/run.h"
 #include "client/tty.h"
 #include "proto/msg.h"
-#include "spec/runspec-wire.h"
+#include "proto/msg-run.h"
 #include "common/util.h"
 #include "ui/watch.h"
 #include "proto/wire.h"
@@ -44,9 +44,11 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 	bool tty = ttys != 0;
 	struct daemon_info info;
 	struct winsize ws = { 0 };
+	struct run_request q;
 	struct wbuf w;
 	struct msg m;
-	int fds[MSG_MAX_FDS], nfds = 0, fd, code;
+	int fds[MSG_MAX_FDS], fd, code;
+	size_t nfds;
 	char *err = NULL, id[SESSION_ID_MAX + 1] = "";
 
 	fd = client_connect(true, true, &info, &err);
@@ -58,31 +60,24 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 	}
 	if (tty)
 		ioctl(client_terminal_fd(ttys), TIOCGWINSZ, &ws);
+	/* Borrowed, not owned: q is never freed, only encoded. */
+	run_request_init(&q);
+	q.rs = *rs;
+	q.env = environ;
+	q.cwd = (char *)cwd;
+	q.home = (char *)home;
+	q.ttys = (uint8_t)ttys;
+	q.rows = ws.ws_row;
+	q.cols = ws.ws_col;
+	/* The non-terminal ends; the daemon puts its pty in the others' place. -d: none of ours. */
+	for (int i = RUN_FD_STDIN; i <= RUN_FD_STDERR; i++)
+		if (!rs->detach && !(ttys & (1u << i)))
+			q.fd[i] = i;
+	q.fd[RUN_FD_AUDIT] = audit_fd;
+	q.fd[RUN_FD_NETLOG] = netlog_fd;
+	q.fd[RUN_FD_PCAP] = pcap_fd;
 	wbuf_init(&w);
-	runspec_encode(&w, rs);
-	wire_put_strv(&w, environ);
-	wire_put_str(&w, cwd);
-	wire_put_str(&w, home);
-	wire_put_u8(&w, (uint8_t)ttys);
-	wire_put_u16(&w, ws.ws_row);
-	wire_put_u16(&w, ws.ws_col);
-	wire_put_u8(&w, audit_fd >= 0);
-	wire_put_u8(&w, netlog_fd >= 0);
-	wire_put_u8(&w, pcap_fd >= 0);
-	if (!rs->detach) {
-		/* The non-terminal ends, in order; the daemon puts its pty in the others' place. */
-		for (int i = 0; i < 3; i++)
-			if (!(ttys & (1u << i)))
-				fds[nfds++] = i;
-	} else {
-		/* -d: the payload gets the daemon's pty; nothing of ours is handed over. */
-	}
-	if (audit_fd >= 0)
-		fds[nfds++] = audit_fd;
-	if (netlog_fd >= 0)
-		fds[nfds++] = netlog_fd;
-	if (pcap_fd >= 0)
-		fds[nfds++] = pcap_fd;
+	run_request_encode(&q, &w, fds, &nfds);
 	if (w.len > MSG_MAX_LEN) {
 		fprintf(stderr, "boxy: the run request (%zu bytes: environment and arguments) is "
 			"over the %u-byte limit\n", w.len, MSG_MAX_LEN);
@@ -90,7 +85,7 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 		close(fd);
 		return EXIT_BOXY_FAILED;
 	}
-	if (msg_send(fd, MSG_RUN, w.p, w.len, fds, (size_t)nfds) < 0) {
+	if (msg_send(fd, MSG_RUN, w.p, w.len, fds, nfds) < 0) {
 		wbuf_free(&w);
 		close(fd);
 		fprintf(stderr, "boxy: sending the run request: %m\n");

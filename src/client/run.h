@@ -17,8 +17,8 @@ int client_run(const struct runspec *rs, const char *cwd, const char *home, int 
 
 /*
  * The same, with the network's files: netlog_fd (--net-log) and pcap_fd
- * (--pcap), opened by the caller with its rights (or -1), passed after the
- * audit log in MSG_RUN's descriptor list.
+ * (--pcap), opened by the caller with its rights (or -1), passed in their
+ * slots of MSG_RUN (proto/msg-run.h).
  */
 int client_run_net(const struct runspec *rs, const char *cwd, const char *home, int audit_fd,
 		   int netlog_fd, int pcap_fd);

@@ -37,11 +37,8 @@ void path_roots_free(struct path_roots *r);
 void path_roots_add(struct path_roots *r, const char *path);
 /* Add path and, when it differs, its realpath(3) as well (roots are named both ways). */
 void path_roots_add_real(struct path_roots *r, const char *path);
-struct mount_spec;
 struct store;
-/* Add workdir and every --rw / mkdir source of mounts[0..n), both ways (above). */
-void path_roots_add_run(struct path_roots *r, const char *workdir,
-			const struct mount_spec *mounts, size_t n);
+/* A run's own roots: spec/runspec.h mounts_add_writable_roots. */
 /* Add every writable root the store remembers (store_writable_roots), both ways. */
 void path_roots_add_store(struct path_roots *r, struct store *st);
 /* The same from the default store, when one exists (the client's view; no daemon needed). */

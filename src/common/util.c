@@ -326,6 +326,19 @@ uint64_t now_real_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+bool path_is_normal(const char *path)
+{
+	char *norm;
+	bool same;
+
+	if (!path || path[0] != '/')
+		return false;
+	norm = path_absolute(path, "/");
+	same = norm && strcmp(norm, path) == 0;
+	free(norm);
+	return same;
+}
+
 /*
  * Lexical normalisation: collapse "//", drop ".", resolve ".." against what
  * came before (never above "/"). Symlinks are deliberately not resolved

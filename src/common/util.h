@@ -79,6 +79,9 @@ uint64_t now_real_ms(void);
 /* Absolute, lexically normalised path (no symlink resolution); relative paths are
  * taken against base (or the cwd when base is NULL). Returns malloc'd string. */
 char *path_absolute(const char *path, const char *base);
+/* True if path is absolute and already what path_absolute makes of it (no "//", ".", "..",
+ * trailing '/'): the form every path of a run-spec has after runspec_finish. */
+bool path_is_normal(const char *path);
 /* True if path equals prefix or lies below it (both normalised absolute). */
 bool path_has_prefix(const char *path, const char *prefix);
 

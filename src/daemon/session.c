@@ -30,16 +30,13 @@
 
 #include "daemon/audit.h"
 #include "common/path-guard.h"
-#include "spec/runspec-wire.h"
+#include "proto/msg-run.h"
 #include "sandbox/assemble.h"
 #include "daemon/server.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "common/util.h"
 #include "proto/wire.h"
-
-#define MAX_ENV      4096
-#define MAX_ENV_LEN  (128u << 10)
 
 /* Events from the sandbox assembly go to the bus. */
 static void session_emit(void *ctx, const struct event *ev)
@@ -345,19 +342,16 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
 }
 
 /*
- * MSG_RUN: runspec, environment, cwd, home, u8 ttys, u16 rows, u16 cols,
- * u8 has_audit[, u8 has_netlog, u8 has_pcap]; ttys has bit i set when the
- * client's fd i is a terminal (the pty replaces it); descriptors: those of
- * stdin, stdout, stderr that are not terminals (none with -d), then the
- * audit log, the net-log and the pcap file, each if announced. The two
- * network bytes came later: a request without them has neither.
+ * MSG_RUN (proto/msg-run.h): the run-spec, the client's environment, cwd,
+ * home and terminal mask, and its descriptors by slot: those of stdin,
+ * stdout, stderr that are not terminals (none with -d; the pty takes their
+ * place), the audit log, the net-log and the pcap file.
  */
 void session_handle_run(struct client *c, const struct msg *m)
 {
 	struct server *srv = c->srv;
-	struct rbuf r;
+	struct run_request q;
 	struct session *s;
-	struct runspec rs;
 	struct sandbox_ctx ctx;
 	struct path_roots roots;
 	struct passwd *pw;
@@ -365,60 +359,46 @@ void session_handle_run(struct client *c, const struct msg *m)
 	int fds[3] = { -1, -1, -1 }, slave = -1, audit_fd = -1;
 	uint16_t rows, cols;
 	uint8_t ttys;
-	bool tty, has_audit, has_netlog = false, has_pcap = false;
-	size_t want_fds, nstdio = 0;
+	bool tty;
 	int started;
 
-	rbuf_init(&r, m->payload, m->len);
-	if (runspec_decode(&r, &rs, &err) < 0) {
+	/* One decoder (proto/msg-run.c): every field typed and checked, descriptors by slot. */
+	if (run_request_decode(m->payload, m->len, m->fds, m->nfds, &q, &err) < 0) {
 		client_send_error(c, 2, "%s", err);
 		free(err);
 		return;
 	}
-	env = wire_get_strv(&r, MAX_ENV, MAX_ENV_LEN);
-	cwd = wire_get_str(&r, 4096);
-	home = wire_get_str(&r, 4096);
-	ttys = wire_get_u8(&r);
+	env = q.env;
+	cwd = q.cwd;
+	home = q.home;
+	q.env = NULL;
+	q.cwd = q.home = NULL;
+	ttys = q.ttys;
 	tty = ttys != 0;
-	rows = wire_get_u16(&r);
-	cols = wire_get_u16(&r);
-	has_audit = wire_get_u8(&r) != 0;
-	if (r.off < r.len) {
-		has_netlog = wire_get_u8(&r) != 0;
-		has_pcap = wire_get_u8(&r) != 0;
-	}
-	for (int i = 0; i < 3; i++)
-		nstdio += !(ttys & (1u << i));
-	if (rs.detach)
-		nstdio = 0;
-	want_fds = nstdio + has_audit + has_netlog + has_pcap;
-	if (!wire_done(&r) || !env || !cwd || cwd[0] != '/' || !home || home[0] != '/' ||
-	    ttys > 7 || (rs.detach && ttys) || m->nfds != want_fds) {
-		client_send_error(c, 2, "malformed run request");
-		goto out;
-	}
+	rows = q.rows;
+	cols = q.cols;
 
 	s = xcalloc(1, sizeof(*s));
 	s->srv = srv;
 	s->pty = -1;
 	new_id(s->id);
-	s->rs = rs;
-	runspec_init(&rs);
+	s->rs = q.rs;
+	runspec_init(&q.rs);
 	s->cwd = xstrdup(cwd);
 	s->started_ms = now_real_ms();
 	s->verbose = s->rs.verbose;
 	s->sink.emit = session_emit;
 	s->sink.ctx = s;
 	s->netlog_fd = s->pcap_fd = -1;
-	if (has_audit) {
+	if (q.fd[RUN_FD_AUDIT] >= 0) {
 		/* The client opened it with its rights; we only write to it. */
-		audit_fd = fcntl(m->fds[want_fds - 1 - has_netlog - has_pcap], F_DUPFD_CLOEXEC, 3);
+		audit_fd = fcntl(q.fd[RUN_FD_AUDIT], F_DUPFD_CLOEXEC, 3);
 		s->audit = audit_log_create(audit_fd);
 	}
-	if (has_netlog)
-		s->netlog_fd = fcntl(m->fds[want_fds - 1 - has_pcap], F_DUPFD_CLOEXEC, 3);
-	if (has_pcap)
-		s->pcap_fd = fcntl(m->fds[want_fds - 1], F_DUPFD_CLOEXEC, 3);
+	if (q.fd[RUN_FD_NETLOG] >= 0)
+		s->netlog_fd = fcntl(q.fd[RUN_FD_NETLOG], F_DUPFD_CLOEXEC, 3);
+	if (q.fd[RUN_FD_PCAP] >= 0)
+		s->pcap_fd = fcntl(q.fd[RUN_FD_PCAP], F_DUPFD_CLOEXEC, 3);
 	if (tty || s->rs.detach) {
 		if (open_pty(&s->pty, &slave, rows, cols, &err) < 0) {
 			client_send_error(c, 125, "%s", err);
@@ -427,8 +407,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 			goto out;
 		}
 		/* the pty takes the place of each terminal; the other ends are the client's own */
-		for (int i = 0, k = 0; i < 3; i++)
-			fds[i] = s->rs.detach || (ttys & (1u << i)) ? slave : m->fds[k++];
+		for (int i = RUN_FD_STDIN; i <= RUN_FD_STDERR; i++)
+			fds[i] = q.fd[i] >= 0 ? q.fd[i] : slave;
 		s->log = session_log_create(s->id, &err);
 		if (!s->log) {
 			fprintf(stderr, "session %s: no output log: %s\n", s->id, err);
@@ -436,8 +416,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 			err = NULL;
 		}
 	} else {
-		for (int i = 0; i < 3; i++)
-			fds[i] = m->fds[i];
+		for (int i = RUN_FD_STDIN; i <= RUN_FD_STDERR; i++)
+			fds[i] = q.fd[i];
 	}
 	for (int i = 0; i < 3; i++) {
 		/* Never a terminal of the caller's: only the session's own pty. */
@@ -526,7 +506,7 @@ out:
 	strv_free(env);
 	free(cwd);
 	free(home);
-	runspec_free(&rs);
+	run_request_free(&q);
 }
 
 static char *get_prefix(const struct msg *m, struct rbuf *r)

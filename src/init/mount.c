@@ -1168,9 +1168,9 @@ static int setup_user(struct mount_ctx *ctx, char **err)
 		e = xappend(&ents, &n, sizeof(*e));
 		e->kind = ENTRY_TMPFS, e->dst = xstrdup("/tmp"), e->mode = 01777;
 		e = xappend(&ents, &n, sizeof(*e));
-		e->kind = ENTRY_TMPFS, e->dst = path_absolute(p->home, "/"), e->mode = 0700;
+		e->kind = ENTRY_TMPFS, e->dst = xstrdup(p->home), e->mode = 0700;
 		e = xappend(&ents, &n, sizeof(*e));
-		e->kind = ENTRY_WORKDIR, e->dst = path_absolute(p->workdir, "/");
+		e->kind = ENTRY_WORKDIR, e->dst = xstrdup(p->workdir);
 	}
 	for (size_t i = 0; i < p->nmounts; i++) {
 		const struct mount_spec *ms = &p->mounts[i];
@@ -1181,7 +1181,7 @@ static int setup_user(struct mount_ctx *ctx, char **err)
 		e = xappend(&ents, &n, sizeof(*e));
 		e->kind = ENTRY_SPEC;
 		e->spec = ms;
-		e->dst = path_absolute(ms->dst ? ms->dst : ms->src, "/");
+		e->dst = xstrdup(ms->dst ? ms->dst : ms->src);
 	}
 	for (size_t i = 0; i < n; i++) {
 		ents[i].depth = path_depth(ents[i].dst);
@@ -1221,7 +1221,7 @@ static int setup_user(struct mount_ctx *ctx, char **err)
 		e = xappend(&ents, &n, sizeof(*e));
 		e->kind = ENTRY_SPEC;
 		e->spec = ms;
-		e->dst = path_absolute(ms->src, "/");
+		e->dst = xstrdup(ms->src);
 		e->depth = path_depth(e->dst);
 		e->order = n;
 	}
@@ -1252,8 +1252,13 @@ int mount_setup_report(const struct plan *plan, char ***skipped, char **err)
 	struct plan p = *plan;
 	int r = -1;
 
-	if (!p.workdir || p.workdir[0] != '/' || !p.home || p.home[0] != '/')
+	/* Made absolute and normal once, by the client; here only checked (doc/internals-spec.md). */
+	if (!path_is_normal(p.workdir) || !path_is_normal(p.home))
 		return set_err(err, "work directory and home must be absolute paths");
+	for (size_t i = 0; i < p.nmounts; i++)
+		if ((p.mounts[i].src && p.mounts[i].src[0] == '/' && !path_is_normal(p.mounts[i].src)) ||
+		    (p.mounts[i].dst && !path_is_normal(p.mounts[i].dst)))
+			return set_err(err, "mount paths must be absolute, normal paths");
 	if (strcmp(p.workdir, "/") == 0)
 		return set_err(err, "refusing to expose / as the work directory");
 	if (!p.tmpfs_size)

@@ -30,7 +30,7 @@ enum msg_type {
 	MSG_REFUSE,                 /* u16 reason code, str words */
 
 	/* requests */
-	MSG_RUN = 0x0201,           /* see daemon/session.c; fds: stdio[, audit, net-log, pcap] */
+	MSG_RUN = 0x0201,           /* proto/msg-run.h; fds: named slots */
 	MSG_STOP,                   /* str id-prefix, u8 kill-now */
 	MSG_WATCH,                  /* str id-prefix (may be absent: the only running one) */
 	MSG_ATTACH,                 /* str id-prefix */

@@ -122,8 +122,16 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 	if (ctx->uid == (uid_t)-1 || ctx->gid == (gid_t)-1)
 		return set_err(err, _("the caller's uid or gid is unknown"));
 
+	/* Made absolute once, by the client (runspec_finish); here only checked. */
+	if (!path_is_normal(rs->workdir))
+		return set_err(err, _("the work directory is not an absolute, normal path"));
+	for (size_t i = 0; i < rs->nmounts; i++)
+		if (!path_is_normal(rs->mounts[i].src) ||
+		    (rs->mounts[i].dst && !path_is_normal(rs->mounts[i].dst)))
+			return set_err(err, _("a mount is not an absolute, normal path"));
+
 	plan->argv = strv_dup(rs->argv);
-	plan->workdir = path_absolute(rs->workdir ? rs->workdir : ctx->cwd, ctx->cwd);
+	plan->workdir = xstrdup(rs->workdir);
 	plan->home = path_absolute(ctx->home, "/");
 	plan->user = xstrdup(ctx->user);
 	plan->hostname = xstrdup("boxy");
@@ -137,9 +145,9 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		bool copy = m->kind == MOUNT_COPY || m->kind == MOUNT_COPY_RO;
 
 		pm->kind = m->kind;
-		pm->src = path_absolute(m->src, ctx->cwd);
+		pm->src = xstrdup(m->src);
 		/* Only copies have a destination of their own; other mounts are at their source. */
-		pm->dst = copy && m->dst ? path_absolute(m->dst, ctx->cwd) : xstrdup(pm->src);
+		pm->dst = xstrdup(copy && m->dst ? m->dst : m->src);
 	}
 	if (sandbox_refuse_wide(plan, ctx, err) < 0)
 		return -1;
@@ -148,7 +156,7 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		struct path_roots roots;
 
 		path_roots_init(&roots);
-		path_roots_add_run(&roots, plan->workdir, plan->mounts, plan->nmounts);
+		mounts_add_writable_roots(&roots, plan->workdir, plan->mounts, plan->nmounts);
 		for (size_t i = 0; ctx->roots && i < ctx->roots->n; i++)
 			path_roots_add(&roots, ctx->roots->v[i]);
 		plan->roots = xcalloc(roots.n + 1, sizeof(char *));

@@ -9,10 +9,11 @@
  * used rather than the document API because the latter resolves aliases
  * silently and forgets anchors, so it could not refuse them.
  *
- * The tree is then walked against the profile schema (doc/profiles.md):
+ * The tree is then walked against the profile schema (doc/profiles.md): its
+ * sections, and for keys the rows of the option table (spec/options.h), so
  * every key is known, every value has the expected shape, and every value a
- * user could also give on the command line goes through the same spec/values.h
- * validator the flag uses. Errors read "FILE:LINE:COLUMN: message".
+ * user could also give on the command line goes through the same
+ * spec_option_apply, and so the same validator, the flag uses. Errors read "FILE:LINE:COLUMN: message".
  *
  * extends: is handed back to spec/profile.c (lookup, cycles, depth) through a
  * callback that runs before this document's own keys are applied, so a child
@@ -26,8 +27,9 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "spec/options.h"
 #include "spec/values.h"
-#include "spec/profile.h"
+#include "spec/profile-yaml.h"
 #include "common/util.h"
 
 /* Deeper than any profile needs; bounds the builder's stack. */
@@ -387,18 +389,66 @@ static int value_err(struct ywalk *w, const struct ynode *n, const char *where, 
 
 /* ---- mapping walk ------------------------------------------------------------ */
 
-struct key_handler {
-	const char *key;
-	int (*apply)(struct ywalk *w, const struct ynode *val, const char *where);
+/*
+ * The profile's sections, in the order they are documented (doc/profiles.md)
+ * and listed when a key is unknown. Their keys, and the top-level keys
+ * besides extends:, are the rows of the option table (spec/options.h) whose
+ * key is "SECTION.KEY" or "KEY".
+ */
+static const char *const sections[] = { "filesystem", "network", "env", "limits" };
+
+/* One key a mapping may hold: a section, extends: (row and section NULL), or a row. */
+struct ykey {
+	const char *name;
+	const char *section;        /* this key opens that section */
+	const struct spec_option *row;
 };
 
-/* "a, b, c" of a handler table, for the unknown-key message. malloc'd. */
-static char *key_names(const struct key_handler *h, size_t nh)
+/* The row's key within section (NULL: top level), or NULL when it is not there. */
+static const char *row_key_in(const struct spec_option *o, const char *section)
+{
+	const char *dot;
+
+	if (!o->key)
+		return NULL;
+	dot = strchr(o->key, '.');
+	if (!section)
+		return dot ? NULL : o->key;
+	if (!dot || strlen(section) != (size_t)(dot - o->key) ||
+	    strncmp(o->key, section, (size_t)(dot - o->key)) != 0)
+		return NULL;
+	return dot + 1;
+}
+
+/* The keys of section (NULL: the top level), in listing order; *n of them. malloc'd. */
+static struct ykey *section_keys(const char *section, size_t *n)
+{
+	struct ykey *k = NULL;
+
+	*n = 0;
+	if (!section) {
+		*(struct ykey *)xappend(&k, n, sizeof(*k)) = (struct ykey){ "extends", NULL, NULL };
+		for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+			*(struct ykey *)xappend(&k, n, sizeof(*k)) =
+				(struct ykey){ sections[i], sections[i], NULL };
+	}
+	for (size_t i = 0; i < spec_noptions; i++) {
+		const char *name = row_key_in(&spec_options[i], section);
+
+		if (name)
+			*(struct ykey *)xappend(&k, n, sizeof(*k)) =
+				(struct ykey){ name, NULL, &spec_options[i] };
+	}
+	return k;
+}
+
+/* "a, b, c" of a key list, for the unknown-key message. malloc'd. */
+static char *key_names(const struct ykey *k, size_t nk)
 {
 	char *s = xstrdup("");
 
-	for (size_t i = 0; i < nh; i++) {
-		char *t = xasprintf("%s%s%s", s, i ? ", " : "", h[i].key);
+	for (size_t i = 0; i < nk; i++) {
+		char *t = xasprintf("%s%s%s", s, i ? ", " : "", k[i].name);
 
 		free(s);
 		s = t;
@@ -406,40 +456,53 @@ static char *key_names(const struct key_handler *h, size_t nh)
 	return s;
 }
 
+static int apply_row(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		     const char *where);
+
 /*
  * Check that n is a mapping (null counts as empty) with scalar keys, no key
- * twice, and only keys that h knows; apply each value in document order.
- * A handler with apply == NULL accepts the key without acting (extends:).
+ * twice, and only the keys of section (NULL: top level); apply each value in
+ * document order. extends: is accepted without acting (profile_yaml_apply
+ * took it first).
  */
-static int walk_map(struct ywalk *w, const struct ynode *n, const char *section,
-		    const struct key_handler *h, size_t nh)
+static int walk_map(struct ywalk *w, const struct ynode *n, const char *section)
 {
+	struct ykey *keys;
+	size_t nkeys;
+	int rc = 0;
+
 	if (ynode_is_null(n))
 		return 0;
 	if (n->kind != YNODE_MAP)
 		return NODE_ERR(w, n, _("%s: expected a mapping, got %s"),
 				section ? section : _("profile"), ynode_kind_name(n));
-	for (size_t i = 0; i + 1 < n->nkids; i += 2) {
+	keys = section_keys(section, &nkeys);
+	for (size_t i = 0; rc == 0 && i + 1 < n->nkids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
-		const struct key_handler *found = NULL;
+		const struct ykey *found = NULL;
 		char *where;
-		int rc;
 
-		if (k->kind != YNODE_SCALAR || ynode_is_null(k))
-			return NODE_ERR(w, k, _("keys must be plain words"));
-		for (size_t j = 0; j < i; j += 2) {
-			if (strcmp(n->kids[j]->text, k->text) == 0)
-				return NODE_ERR(w, k, _("duplicate key '%s' (first at line %lu)"),
-						k->text, n->kids[j]->line);
+		if (k->kind != YNODE_SCALAR || ynode_is_null(k)) {
+			rc = NODE_ERR(w, k, _("keys must be plain words"));
+			break;
 		}
-		for (size_t j = 0; j < nh; j++) {
-			if (strcmp(h[j].key, k->text) == 0) {
-				found = &h[j];
+		for (size_t j = 0; j < i; j += 2) {
+			if (strcmp(n->kids[j]->text, k->text) == 0) {
+				rc = NODE_ERR(w, k, _("duplicate key '%s' (first at line %lu)"),
+					      k->text, n->kids[j]->line);
+				break;
+			}
+		}
+		if (rc < 0)
+			break;
+		for (size_t j = 0; j < nkeys; j++) {
+			if (strcmp(keys[j].name, k->text) == 0) {
+				found = &keys[j];
 				break;
 			}
 		}
 		if (!found) {
-			char *names = key_names(h, nh);
+			char *names = key_names(keys, nkeys);
 
 			if (section)
 				NODE_ERR(w, k, _("unknown key '%s' in %s (expected %s)"),
@@ -447,60 +510,49 @@ static int walk_map(struct ywalk *w, const struct ynode *n, const char *section,
 			else
 				NODE_ERR(w, k, _("unknown key '%s' (expected %s)"), k->text, names);
 			free(names);
-			return -1;
+			rc = -1;
+			break;
 		}
-		if (!found->apply)
+		if (!found->row && !found->section)
 			continue;
 		where = section ? xasprintf("%s.%s", section, k->text) : xstrdup(k->text);
-		rc = found->apply(w, v, where);
+		rc = found->section ? walk_map(w, v, found->section) : apply_row(w, found->row, v, where);
 		free(where);
+	}
+	free(keys);
+	return rc;
+}
+
+/* ---- values, by the row's kind ------------------------------------------------ */
+
+/* Apply text to the row; a validator's refusal is located at n. */
+static int apply_text(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		      const char *where, const char *text)
+{
+	char *reason = NULL;
+
+	if (spec_option_apply(o, w->rs, text, &reason) < 0)
+		return value_err(w, n, where, reason);
+	return 0;
+}
+
+/* Each path of a list, expanded (~, {workdir}: doc/profiles.md), as one entry. */
+static int apply_paths(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		       const char *where)
+{
+	for (size_t i = 0; i < list_len(n); i++) {
+		const struct ynode *item = n->kids[i];
+		char *path, *reason = NULL;
+		int rc;
+
+		if (profile_expand_path(item->text, w->ctx, &path, &reason) < 0)
+			return value_err(w, item, where, reason);
+		rc = apply_text(w, o, item, where, path);
+		free(path);
 		if (rc < 0)
 			return -1;
 	}
 	return 0;
-}
-
-/* ---- filesystem ------------------------------------------------------------- */
-
-/* Append one mount of kind for each path of a list. */
-static int apply_paths(struct ywalk *w, const struct ynode *n, const char *where,
-		       enum mount_kind kind)
-{
-	if (want_list(w, n, where) < 0)
-		return -1;
-	for (size_t i = 0; i < list_len(n); i++) {
-		const struct ynode *item = n->kids[i];
-		struct mount_spec *m;
-		char *path, *reason = NULL;
-
-		if (profile_expand_path(item->text, w->ctx, &path, &reason) < 0)
-			return value_err(w, item, where, reason);
-		m = xappend(&w->rs->mounts, &w->rs->nmounts, sizeof(*m));
-		m->kind = kind;
-		m->src = path;
-		m->dst = NULL;
-	}
-	return 0;
-}
-
-static int apply_ro(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return apply_paths(w, n, where, MOUNT_RO);
-}
-
-static int apply_rw(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return apply_paths(w, n, where, MOUNT_RW);
-}
-
-static int apply_protect(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return apply_paths(w, n, where, MOUNT_PROTECT);
-}
-
-static int apply_mkdir(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return apply_paths(w, n, where, MOUNT_MKDIR);
 }
 
 /*
@@ -508,16 +560,13 @@ static int apply_mkdir(struct ywalk *w, const struct ynode *n, const char *where
  * "~/a:~/b" works), then the whole goes through the same parse_copy_spec as
  * --copy, so the two spellings cannot drift apart.
  */
-static int apply_copies(struct ywalk *w, const struct ynode *n, const char *where,
-			enum mount_kind kind)
+static int apply_copies(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+			const char *where)
 {
-	if (want_list(w, n, where) < 0)
-		return -1;
 	for (size_t i = 0; i < list_len(n); i++) {
 		const struct ynode *item = n->kids[i];
 		const char *colon = strchr(item->text, ':');
 		char *src_raw, *src = NULL, *dst = NULL, *joined, *reason = NULL;
-		struct mount_spec m = { 0 };
 		int rc;
 
 		src_raw = colon ? xstrndup(item->text, (size_t)(colon - item->text))
@@ -533,160 +582,38 @@ static int apply_copies(struct ywalk *w, const struct ynode *n, const char *wher
 		joined = dst ? xasprintf("%s:%s", src, dst) : xstrdup(src);
 		free(src);
 		free(dst);
-		rc = parse_copy_spec(joined, kind, &m, &reason);
+		rc = apply_text(w, o, item, where, joined);
 		free(joined);
 		if (rc < 0)
-			return value_err(w, item, where, reason);
-		*(struct mount_spec *)xappend(&w->rs->mounts, &w->rs->nmounts,
-					      sizeof(struct mount_spec)) = m;
+			return -1;
 	}
 	return 0;
 }
 
-static int apply_copy(struct ywalk *w, const struct ynode *n, const char *where)
+/* env.pass: names only; a NAME=value belongs under env.set. */
+static int apply_pass(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		      const char *where)
 {
-	return apply_copies(w, n, where, MOUNT_COPY);
-}
-
-static int apply_copy_ro(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return apply_copies(w, n, where, MOUNT_COPY_RO);
-}
-
-static int apply_git_write(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return want_bool(w, n, where, &w->rs->allow_git_write);
-}
-
-static const struct key_handler filesystem_keys[] = {
-	{ "ro", apply_ro },
-	{ "rw", apply_rw },
-	{ "protect", apply_protect },
-	{ "mkdir", apply_mkdir },
-	{ "copy", apply_copy },
-	{ "copy-ro", apply_copy_ro },
-	{ "allow-git-write", apply_git_write },
-};
-
-static int apply_filesystem(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return walk_map(w, n, where, filesystem_keys, ARRAY_SIZE(filesystem_keys));
-}
-
-/* ---- network ---------------------------------------------------------------- */
-
-static int apply_mode(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	const char *s;
-	char *reason = NULL;
-
-	if (want_scalar(w, n, where, &s) < 0)
-		return -1;
-	if (parse_net_mode(s, &w->rs->net, &reason) < 0)
-		return value_err(w, n, where, reason);
-	w->saw_mode = true;
-	return 0;
-}
-
-static int apply_hosts(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	if (want_list(w, n, where) < 0)
-		return -1;
 	for (size_t i = 0; i < list_len(n); i++) {
-		struct host_spec h = { 0 };
-		char *reason = NULL;
+		struct env_spec *last;
 
-		if (parse_host_spec(n->kids[i]->text, &h, &reason) < 0)
-			return value_err(w, n->kids[i], where, reason);
-		*(struct host_spec *)xappend(&w->rs->hosts, &w->rs->nhosts,
-					     sizeof(struct host_spec)) = h;
-		w->saw_hosts = true;
-	}
-	return 0;
-}
-
-static int apply_ports(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	if (want_list(w, n, where) < 0)
-		return -1;
-	for (size_t i = 0; i < list_len(n); i++) {
-		uint16_t port;
-		char *reason = NULL;
-
-		if (parse_port(n->kids[i]->text, &port, &reason) < 0)
-			return value_err(w, n->kids[i], where, reason);
-		*(uint16_t *)xappend(&w->rs->ports, &w->rs->nports, sizeof(uint16_t)) = port;
-	}
-	return 0;
-}
-
-static int apply_cidrs(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	if (want_list(w, n, where) < 0)
-		return -1;
-	for (size_t i = 0; i < list_len(n); i++) {
-		struct cidr c = { 0 };
-		char *reason = NULL;
-
-		if (parse_cidr(n->kids[i]->text, &c, &reason) < 0)
-			return value_err(w, n->kids[i], where, reason);
-		*(struct cidr *)xappend(&w->rs->cidrs, &w->rs->ncidrs, sizeof(struct cidr)) = c;
-	}
-	return 0;
-}
-
-static int apply_tailscale(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return want_bool(w, n, where, &w->rs->tailscale);
-}
-
-static const struct key_handler network_keys[] = {
-	{ "mode", apply_mode },
-	{ "hosts", apply_hosts },
-	{ "ports", apply_ports },
-	{ "cidrs", apply_cidrs },
-	{ "tailscale", apply_tailscale },
-};
-
-/*
- * hosts: without mode: in the same document means allowlist, as
- * --allow-host does on the command line; a document that names hosts and
- * says nothing of the mode means to restrict, not to inherit "public".
- */
-static int apply_network(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	if (walk_map(w, n, where, network_keys, ARRAY_SIZE(network_keys)) < 0)
-		return -1;
-	if (w->saw_hosts && !w->saw_mode)
-		w->rs->net = NET_ALLOWLIST;
-	return 0;
-}
-
-/* ---- env ---------------------------------------------------------------------- */
-
-static int apply_pass(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	if (want_list(w, n, where) < 0)
-		return -1;
-	for (size_t i = 0; i < list_len(n); i++) {
-		struct env_spec e = { 0 };
-		char *reason = NULL;
-
-		if (parse_env_spec(n->kids[i]->text, &e, &reason) < 0)
-			return value_err(w, n->kids[i], where, reason);
-		if (e.value) {
-			env_spec_free(&e);
+		if (apply_text(w, o, n->kids[i], where, n->kids[i]->text) < 0)
+			return -1;
+		last = &w->rs->env[w->rs->nenv - 1];
+		if (last->value) {
+			env_spec_free(last);
+			w->rs->nenv--;
 			return NODE_ERR(w, n->kids[i],
 					_("%s: takes names only; put NAME: value under env.set"),
 					where);
 		}
-		*(struct env_spec *)xappend(&w->rs->env, &w->rs->nenv, sizeof(struct env_spec)) = e;
 	}
 	return 0;
 }
 
 /* env.set values get ~, {workdir} and {workdir_slug} expanded (doc/profiles.md). */
-static int apply_set(struct ywalk *w, const struct ynode *n, const char *where)
+static int apply_set(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		     const char *where)
 {
 	if (ynode_is_null(n))
 		return 0;
@@ -717,111 +644,52 @@ static int apply_set(struct ywalk *w, const struct ynode *n, const char *where)
 					where, k->text);
 		}
 		e.value = profile_expand_value(v->text, w->ctx);
-		*(struct env_spec *)xappend(&w->rs->env, &w->rs->nenv, sizeof(struct env_spec)) = e;
+		*(struct env_spec *)xappend(spec_option_field(o, w->rs), spec_option_count(o, w->rs),
+					    sizeof(e)) = e;
 	}
 	return 0;
 }
 
-static const struct key_handler env_keys[] = {
-	{ "pass", apply_pass },
-	{ "set", apply_set },
-};
-
-static int apply_env(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return walk_map(w, n, where, env_keys, ARRAY_SIZE(env_keys));
-}
-
-/* ---- limits, seccomp -------------------------------------------------------- */
-
-static int apply_memory(struct ywalk *w, const struct ynode *n, const char *where)
+/*
+ * One row's value: a switch is true or false, a list a list of values, a
+ * scalar one value; every value through the row's validator, the one the
+ * flag uses.
+ */
+static int apply_row(struct ywalk *w, const struct spec_option *o, const struct ynode *n,
+		     const char *where)
 {
 	const char *s;
-	char *reason = NULL;
 
-	if (want_scalar(w, n, where, &s) < 0)
+	if (o->kind == SPEC_SWITCH)
+		return want_bool(w, n, where, spec_option_field(o, w->rs));
+	if (o->kind == SPEC_ENV_SET)
+		return apply_set(w, o, n, where);
+	if (spec_kind_is_list(o->kind)) {
+		if (want_list(w, n, where) < 0)
+			return -1;
+		switch (o->kind) {
+		case SPEC_MOUNT:
+			return apply_paths(w, o, n, where);
+		case SPEC_COPY:
+			return apply_copies(w, o, n, where);
+		case SPEC_ENV:
+			return apply_pass(w, o, n, where);
+		default:
+			for (size_t i = 0; i < list_len(n); i++) {
+				if (apply_text(w, o, n->kids[i], where, n->kids[i]->text) < 0)
+					return -1;
+				if (o->kind == SPEC_HOST)
+					w->saw_hosts = true;
+			}
+			return 0;
+		}
+	}
+	if (want_scalar(w, n, where, &s) < 0 || apply_text(w, o, n, where, s) < 0)
 		return -1;
-	if (parse_size(s, &w->rs->memory, &reason) < 0)
-		return value_err(w, n, where, reason);
+	if (o->kind == SPEC_NET_MODE)
+		w->saw_mode = true;
 	return 0;
 }
-
-static int apply_pids(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	const char *s;
-	char *reason = NULL;
-
-	if (want_scalar(w, n, where, &s) < 0)
-		return -1;
-	if (parse_count(s, &w->rs->pids, &reason) < 0)
-		return value_err(w, n, where, reason);
-	return 0;
-}
-
-static int apply_cpus(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	const char *s;
-	char *reason = NULL;
-
-	if (want_scalar(w, n, where, &s) < 0)
-		return -1;
-	if (parse_cpus(s, &w->rs->cpus_milli, &reason) < 0)
-		return value_err(w, n, where, reason);
-	return 0;
-}
-
-static int apply_timeout(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	const char *s;
-	char *reason = NULL;
-
-	if (want_scalar(w, n, where, &s) < 0)
-		return -1;
-	if (parse_duration(s, &w->rs->timeout_ms, &reason) < 0)
-		return value_err(w, n, where, reason);
-	return 0;
-}
-
-static const struct key_handler limits_keys[] = {
-	{ "memory", apply_memory },
-	{ "pids", apply_pids },
-	{ "cpus", apply_cpus },
-	{ "timeout", apply_timeout },
-};
-
-static int apply_limits(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return walk_map(w, n, where, limits_keys, ARRAY_SIZE(limits_keys));
-}
-
-static int apply_seccomp(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	const char *s;
-	char *reason = NULL;
-
-	if (want_scalar(w, n, where, &s) < 0)
-		return -1;
-	if (parse_seccomp_mode(s, &w->rs->seccomp, &reason) < 0)
-		return value_err(w, n, where, reason);
-	return 0;
-}
-
-/* raw-terminal: true turns off the filter on the session's terminal output (doc/daemon.md). */
-static int apply_raw_terminal(struct ywalk *w, const struct ynode *n, const char *where)
-{
-	return want_bool(w, n, where, &w->rs->raw_terminal);
-}
-
-/* extends: is taken by profile_yaml_apply before the walk; listed so it is a known key. */
-static const struct key_handler top_keys[] = {
-	{ "extends", NULL },
-	{ "filesystem", apply_filesystem },
-	{ "network", apply_network },
-	{ "env", apply_env },
-	{ "limits", apply_limits },
-	{ "seccomp", apply_seccomp },
-	{ "raw-terminal", apply_raw_terminal },
-};
 
 /* ---- entry ---------------------------------------------------------------------- */
 
@@ -881,8 +749,15 @@ int profile_yaml_apply(const char *text, size_t len, const char *origin,
 		}
 		break;
 	}
-	if (walk_map(&w, root, NULL, top_keys, ARRAY_SIZE(top_keys)) < 0)
+	if (walk_map(&w, root, NULL) < 0)
 		goto out;
+	/*
+	 * hosts: without mode: in the same document means allowlist, as
+	 * --allow-host does on the command line; a document that names hosts and
+	 * says nothing of the mode means to restrict, not to inherit "public".
+	 */
+	if (w.saw_hosts && !w.saw_mode)
+		rs->net = NET_ALLOWLIST;
 	rc = 0;
 out:
 	ynode_free(root);

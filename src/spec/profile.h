@@ -6,23 +6,19 @@
  * time against the caller's home and the run's workdir.
  * Errors name the file, line and column: "node.yaml:12:5: unknown key 'rwx'".
  *
- * spec/profile.c owns lookup, extends: and expansion; spec/profile-yaml.c is the only
- * file that includes yaml.h and turns one document into run-spec fields.
+ * spec/profile.c owns lookup and extends:; spec/expand.c the expansion;
+ * spec/profile-yaml.c is the only file that includes yaml.h and turns one
+ * document into run-spec fields (profile -> profile-yaml -> expand).
  */
 #ifndef BOXY_PROFILE_H
 #define BOXY_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "spec/expand.h"
+#include "spec/profile-yaml.h"
 #include "spec/runspec.h"
 
-struct profile_ctx {
-	const char *home;           /* for ~ */
-	const char *workdir;        /* for {workdir}, {workdir_slug} */
-};
-
-/* A profile file may be at most this large. */
-#define PROFILE_MAX_BYTES   (1024 * 1024)
 /* At most this many extends: hops from the profile named on the command line. */
 #define PROFILE_MAX_EXTENDS 8
 
@@ -50,14 +46,6 @@ int profile_parse(const char *text, size_t len, const char *origin,
 /* The embedded text of a preset, or NULL. */
 const char *profile_preset_text(const char *name);
 
-/*
- * {workdir_slug}: the workdir as Claude Code names its project directory:
- * '/' and every other character but [A-Za-z0-9] turned into '-'
- * ("/home/u/proj" -> "-home-u-proj"); past 200 characters, cut and suffixed
- * with Claude Code's hash. malloc'd.
- */
-char *profile_workdir_slug(const char *workdir);
-
 /* True if s is a profile NAME (looked up) rather than a PATH (opened as given). */
 bool profile_is_name(const char *s);
 
@@ -83,25 +71,5 @@ const char *profile_source_name(enum profile_source s);
 
 /* $XDG_CONFIG_HOME/boxy/profiles (default HOME/.config/boxy/profiles). malloc'd. */
 char *profile_user_dir(const struct profile_ctx *ctx);
-
-/*
- * Expansion. profile_expand_path: leading ~ or ~/, {workdir}, {workdir_slug};
- * any other {...} is an error and the result must be absolute.
- * profile_expand_value (env values): the same three, other text kept as is.
- */
-int profile_expand_path(const char *in, const struct profile_ctx *ctx, char **out, char **err);
-char *profile_expand_value(const char *in, const struct profile_ctx *ctx);
-
-/*
- * Internal, between spec/profile.c and spec/profile-yaml.c.
- * profile_yaml_apply reads one document, calls extends_cb (if the document
- * has extends:) before applying any of its own keys, then applies them to rs.
- * extends_cb returns 0, -1 with a bare reason (to be located at the extends:
- * value), or -2 with a reason that already names its file:line:column.
- */
-int profile_yaml_apply(const char *text, size_t len, const char *origin,
-		       const struct profile_ctx *ctx, struct runspec *rs,
-		       int (*extends_cb)(void *arg, const char *parent, char **err),
-		       void *arg, char **err);
 
 #endif

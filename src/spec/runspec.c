@@ -1,7 +1,8 @@
 /*
  * spec/runspec.c — the run-spec's life: built empty, filled from a profile and
  * then from the flags (runspec_merge), completed and checked once
- * (runspec_finish), and described as JSON for the store and `boxy show`.
+ * (runspec_finish); its JSON description walks the option table and lives
+ * with it (spec/options.c, runspec_to_json).
  *
  * runspec_finish() is the one place where the options are judged together.
  * Each flag on its own was validated by spec/values.c; what remains are defaults
@@ -17,10 +18,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "spec/values.h"
+#include "common/path-guard.h"
 #include "spec/runspec.h"
 #include "common/util.h"
+
+void host_spec_free(struct host_spec *h)
+{
+	free(h->name);
+	free(h->ports);
+	memset(h, 0, sizeof(*h));
+}
+
+void cidr_free(struct cidr *c)
+{
+	free(c->text);
+	memset(c, 0, sizeof(*c));
+}
+
+void env_spec_free(struct env_spec *e)
+{
+	free(e->name);
+	free(e->value);
+	memset(e, 0, sizeof(*e));
+}
+
+void mount_spec_free(struct mount_spec *m)
+{
+	free(m->src);
+	free(m->dst);
+	memset(m, 0, sizeof(*m));
+}
+
+void mounts_add_writable_roots(struct path_roots *r, const char *workdir,
+			       const struct mount_spec *mounts, size_t n)
+{
+	path_roots_add_real(r, workdir);
+	for (size_t i = 0; i < n; i++)
+		if (mounts[i].kind == MOUNT_RW || mounts[i].kind == MOUNT_MKDIR)
+			path_roots_add_real(r, mounts[i].src);
+}
 
 void runspec_init(struct runspec *rs)
 {
@@ -162,7 +198,12 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
 }
 
-/* Make *path absolute against base (lexically; symlinks are the mount stage's business). */
+/*
+ * Make *path absolute against base and lexically normal (symlinks are the
+ * mount stage's business). This is the one place a run-spec's paths are
+ * made so: the daemon refuses any other form as malformed, and the sandbox
+ * and mount stages only check (doc/internals-spec.md).
+ */
 static int absolutize(char **path, const char *base, const char *what, char **err)
 {
 	char *abs;
@@ -171,7 +212,7 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 		return 0;
 	if (**path == '\0')
 		return set_err(err, "%s: empty path", what);
-	if (**path == '/' && strstr(*path, "/.") == NULL && strstr(*path, "//") == NULL)
+	if (path_is_normal(*path))
 		return 0;
 	abs = path_absolute(*path, base);
 	if (!abs)
@@ -229,6 +270,8 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		if (r == 0 && m->dst && m->dst[0] != '/')
 			r = set_err(err, "%s: destination '%s' is not an absolute path", what,
 				    m->dst);
+		if (r == 0)
+			r = absolutize(&m->dst, "/", what, err);
 		free(what);
 		if (r < 0)
 			return -1;
@@ -252,111 +295,6 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 	if (rs->pids == 0)
 		rs->pids = RUNSPEC_DEFAULT_PIDS;
 	return 0;
-}
-
-/* A number that is 0 when unset: null in JSON, so "unlimited" is never shown as 0. */
-static void json_kv_opt_uint(struct jbuf *b, const char *key, uint64_t v)
-{
-	json_key(b, key);
-	if (v)
-		json_uint(b, v);
-	else
-		json_null(b);
-}
-
-char *runspec_to_json(const struct runspec *rs)
-{
-	struct jbuf b;
-
-	jbuf_init(&b);
-	json_obj_begin(&b);
-	json_kv_str(&b, "profile", rs->profile);
-	json_key(&b, "argv");
-	json_arr_begin(&b);
-	for (size_t i = 0; rs->argv && rs->argv[i]; i++)
-		json_str(&b, rs->argv[i]);
-	json_arr_end(&b);
-	json_kv_str(&b, "workdir", rs->workdir);
-
-	json_key(&b, "net");
-	json_obj_begin(&b);
-	json_kv_str(&b, "mode", net_mode_name(rs->net));
-	json_key(&b, "hosts");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < rs->nhosts; i++) {
-		json_obj_begin(&b);
-		json_kv_str(&b, "name", rs->hosts[i].name);
-		json_key(&b, "ports");
-		json_arr_begin(&b);
-		for (size_t j = 0; j < rs->hosts[i].nports; j++)
-			json_uint(&b, rs->hosts[i].ports[j]);
-		json_arr_end(&b);
-		json_obj_end(&b);
-	}
-	json_arr_end(&b);
-	json_key(&b, "ports");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < rs->nports; i++)
-		json_uint(&b, rs->ports[i]);
-	json_arr_end(&b);
-	json_key(&b, "cidrs");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < rs->ncidrs; i++)
-		json_str(&b, rs->cidrs[i].text);
-	json_arr_end(&b);
-	json_kv_bool(&b, "tailscale", rs->tailscale);
-	json_obj_end(&b);
-
-	json_key(&b, "mounts");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < rs->nmounts; i++) {
-		json_obj_begin(&b);
-		json_kv_str(&b, "kind", mount_kind_name(rs->mounts[i].kind));
-		json_kv_str(&b, "src", rs->mounts[i].src);
-		json_kv_str(&b, "dst", rs->mounts[i].dst);
-		json_obj_end(&b);
-	}
-	json_arr_end(&b);
-	json_kv_bool(&b, "allow_git_write", rs->allow_git_write);
-
-	/*
-	 * Names only: -e TOKEN=secret is how a user hands a credential in on
-	 * purpose, and this object is written to the session store and shown
-	 * by `boxy show`. Whether a value was set is enough to audit.
-	 */
-	json_key(&b, "env");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < rs->nenv; i++) {
-		json_obj_begin(&b);
-		json_kv_str(&b, "name", rs->env[i].name);
-		json_kv_bool(&b, "set", rs->env[i].value != NULL);
-		json_obj_end(&b);
-	}
-	json_arr_end(&b);
-
-	json_key(&b, "limits");
-	json_obj_begin(&b);
-	json_kv_opt_uint(&b, "memory", rs->memory);
-	json_kv_opt_uint(&b, "pids", rs->pids);
-	json_kv_opt_uint(&b, "cpus_milli", rs->cpus_milli);
-	json_kv_opt_uint(&b, "timeout_ms", rs->timeout_ms);
-	json_obj_end(&b);
-
-	json_key(&b, "logs");
-	json_obj_begin(&b);
-	json_kv_str(&b, "audit", rs->audit_log);
-	json_kv_str(&b, "net", rs->net_log);
-	json_kv_str(&b, "pcap", rs->pcap);
-	json_kv_opt_uint(&b, "pcap_max", rs->pcap_max);
-	json_obj_end(&b);
-
-	json_kv_str(&b, "seccomp", seccomp_mode_name(rs->seccomp));
-	json_kv_bool(&b, "tty", rs->tty);
-	json_kv_bool(&b, "verbose", rs->verbose);
-	json_kv_bool(&b, "detach", rs->detach);
-	json_kv_bool(&b, "raw_terminal", rs->raw_terminal);
-	json_obj_end(&b);
-	return jbuf_steal(&b);
 }
 
 const char *net_mode_name(enum net_mode m)

@@ -109,6 +109,17 @@ struct runspec {
  * user's own limit on the host, where it would starve the user's session. */
 #define RUNSPEC_DEFAULT_PIDS       4096
 
+/* Each frees what its entry owns and zeroes it. */
+void host_spec_free(struct host_spec *h);
+void cidr_free(struct cidr *c);
+void env_spec_free(struct env_spec *e);
+void mount_spec_free(struct mount_spec *m);
+
+struct path_roots;
+/* Add workdir and every --rw / mkdir source of mounts[0..n) to r, both ways (common/path-guard.h). */
+void mounts_add_writable_roots(struct path_roots *r, const char *workdir,
+			       const struct mount_spec *mounts, size_t n);
+
 void runspec_init(struct runspec *rs);
 void runspec_free(struct runspec *rs);
 
@@ -134,7 +145,10 @@ void runspec_merge(struct runspec *dst, const struct runspec *src);
  */
 int runspec_finish(struct runspec *rs, const char *cwd, char **err);
 
-/* JSON object describing the effective policy (for the store, show, audit). malloc'd. */
+/*
+ * JSON object describing the effective policy (for the store, show, audit),
+ * written by walking the option table: defined in spec/options.c. malloc'd.
+ */
 char *runspec_to_json(const struct runspec *rs);
 
 const char *net_mode_name(enum net_mode m);

@@ -284,20 +284,16 @@ static int read_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-#define COUNT_MAX (1ULL << 31)
-
 int parse_count(const char *s, uint64_t *out, char **err)
 {
 	uint64_t v;
 
-	if (read_uint(s, COUNT_MAX, &v) < 0 || v == 0)
+	if (read_uint(s, VALUE_COUNT_MAX, &v) < 0 || v == 0)
 		return fail(err, _("count"), s, _(": expected a whole number from 1 to %llu"),
-			    (unsigned long long)COUNT_MAX);
+			    (unsigned long long)VALUE_COUNT_MAX);
 	*out = v;
 	return 0;
 }
-
-#define CPUS_MAX_MILLI (1024U * 1000U)
 
 int parse_cpus(const char *s, uint32_t *out_milli, char **err)
 {
@@ -309,8 +305,8 @@ int parse_cpus(const char *s, uint32_t *out_milli, char **err)
 		return fail(err, _("cpus"), s, _(": expected a number of CPUs (\"2\", \"0.5\")"));
 	if (d.scale > 1000)
 		return fail(err, _("cpus"), s, _(": at most three decimal places"));
-	if (decimal_times(&d, 1000, &v) < 0 || v > CPUS_MAX_MILLI)
-		return fail(err, _("cpus"), s, _(": at most %u"), CPUS_MAX_MILLI / 1000);
+	if (decimal_times(&d, 1000, &v) < 0 || v > VALUE_CPUS_MAX_MILLI)
+		return fail(err, _("cpus"), s, _(": at most %u"), VALUE_CPUS_MAX_MILLI / 1000);
 	if (v == 0)
 		return fail(err, _("cpus"), s, _(" must be greater than zero"));
 	*out_milli = (uint32_t)v;
@@ -503,6 +499,19 @@ int parse_host_spec(const char *s, struct host_spec *out, char **err)
 	return 0;
 }
 
+/* addr with the bits past prefix cleared into masked; true when that changed nothing. */
+static bool cidr_mask(const uint8_t addr[16], unsigned bits, unsigned prefix, uint8_t masked[16])
+{
+	memcpy(masked, addr, 16);
+	for (unsigned i = 0; i < bits / 8; i++) {
+		unsigned first = i * 8;         /* prefix bits that fall in byte i: keep them */
+		unsigned keep = prefix >= first + 8 ? 8 : prefix > first ? prefix - first : 0;
+
+		masked[i] &= (uint8_t)(0xff00u >> keep);
+	}
+	return memcmp(masked, addr, bits / 8) == 0;
+}
+
 int parse_cidr(const char *s, struct cidr *out, char **err)
 {
 	const char *slash = strchr(s, '/');
@@ -538,14 +547,7 @@ int parse_cidr(const char *s, struct cidr *out, char **err)
 		return fail(err, _("address range"), s,
 			    _(" would lift the private-address denylist "
 			    "for every address; name the ranges you need"));
-	memcpy(masked, c.addr, sizeof(masked));
-	for (unsigned i = 0; i < bits / 8; i++) {
-		unsigned first = i * 8;         /* prefix bits that fall in byte i: keep them */
-		unsigned keep = prefix >= first + 8 ? 8 : prefix > first ? (unsigned)prefix - first : 0;
-
-		masked[i] &= (uint8_t)(0xff00u >> keep);
-	}
-	if (memcmp(masked, c.addr, bits / 8) != 0) {
+	if (!cidr_mask(c.addr, bits, (unsigned)prefix, masked)) {
 		char text[INET6_ADDRSTRLEN];
 
 		inet_ntop(c.family, masked, text, sizeof(text));
@@ -559,16 +561,24 @@ int parse_cidr(const char *s, struct cidr *out, char **err)
 	return 0;
 }
 
+/* [A-Za-z_][A-Za-z0-9_]* over s[0..len). */
+static bool env_name_ok(const char *s, size_t len)
+{
+	if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
 int parse_env_spec(const char *s, struct env_spec *out, char **err)
 {
 	const char *eq = strchr(s, '=');
 	size_t len = eq ? (size_t)(eq - s) : strlen(s);
 
-	if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+	if (!env_name_ok(s, len))
 		goto bad;
-	for (size_t i = 1; i < len; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
-			goto bad;
 	out->name = xstrndup(s, len);
 	out->value = eq ? xstrdup(eq + 1) : NULL;
 	return 0;
@@ -604,29 +614,56 @@ int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out,
 	return 0;
 }
 
-void host_spec_free(struct host_spec *h)
+/* ---- typed checks (values already parsed, e.g. decoded from the wire) ------------ */
+
+int check_host_spec(const struct host_spec *h, char **err)
 {
-	free(h->name);
-	free(h->ports);
-	memset(h, 0, sizeof(*h));
+	const char *name = h->name;
+	size_t len = name ? strlen(name) : 0;
+
+	if (len == 0 || len > HOST_MAX || name[len - 1] == '.')
+		return set_err(err, "host name empty, too long or not canonical");
+	for (const char *c = name; *c; c++)
+		if (isupper((unsigned char)*c))
+			return set_err(err, "host name not lower-case");
+	if (host_looks_numeric(name))
+		return set_err(err, "host name is an address");
+	if (host_check_labels(name, strncmp(name, "*.", 2) == 0 ? name + 2 : name, err) < 0)
+		return -1;
+	for (size_t i = 0; i < h->nports; i++) {
+		if (h->ports[i] == 0)
+			return set_err(err, "host port 0");
+		for (size_t j = 0; j < i; j++)
+			if (h->ports[j] == h->ports[i])
+				return set_err(err, "host port twice");
+	}
+	return 0;
 }
 
-void cidr_free(struct cidr *c)
+int check_cidr(const struct cidr *c, char **err)
 {
-	free(c->text);
-	memset(c, 0, sizeof(*c));
+	unsigned bits = c->family == AF_INET ? 32 : c->family == AF_INET6 ? 128 : 0;
+	uint8_t masked[16];
+
+	if (bits == 0)
+		return set_err(err, "address family");
+	if (c->prefix == 0 || c->prefix > bits)
+		return set_err(err, "prefix length");
+	if (bits == 32 && memcmp(c->addr + 4, (const uint8_t[12]){ 0 }, 12) != 0)
+		return set_err(err, "IPv4 address longer than 4 bytes");
+	if (!cidr_mask(c->addr, bits, c->prefix, masked))
+		return set_err(err, "host bits set");
+	if (!c->text || !c->text[0])
+		return set_err(err, "no text");
+	for (const char *t = c->text; *t; t++)
+		if (!(isxdigit((unsigned char)*t) || *t == '.' || *t == ':' || *t == '/'))
+			return set_err(err, "text is not an address range");
+	return 0;
 }
 
-void env_spec_free(struct env_spec *e)
+int check_env_name(const char *name, char **err)
 {
-	free(e->name);
-	free(e->value);
-	memset(e, 0, sizeof(*e));
-}
-
-void mount_spec_free(struct mount_spec *m)
-{
-	free(m->src);
-	free(m->dst);
-	memset(m, 0, sizeof(*m));
+	if (!name || !env_name_ok(name, strlen(name)))
+		return set_err(err, "environment variable name");
+	return 0;
 }

@@ -16,6 +16,9 @@ int parse_size(const char *s, uint64_t *out, char **err);
 /* "10m", "90s", "1h30m", "250ms", "2" (seconds) → milliseconds. Units ms s m h d, largest
  * first, each once. Zero, negatives, overflow refused. */
 int parse_duration(const char *s, uint64_t *out_ms, char **err);
+#define VALUE_COUNT_MAX      (1ULL << 31)
+#define VALUE_CPUS_MAX_MILLI (1024U * 1000U)
+
 /* "512" → count, 1..2^31. */
 int parse_count(const char *s, uint64_t *out, char **err);
 /* "2", "0.5", "1.25" → millicpus, 1..(1024*1000). */
@@ -40,9 +43,16 @@ int parse_env_spec(const char *s, struct env_spec *out, char **err);
  * kind must be MOUNT_COPY or MOUNT_COPY_RO. */
 int parse_copy_spec(const char *s, enum mount_kind kind, struct mount_spec *out, char **err);
 
-void host_spec_free(struct host_spec *h);
-void cidr_free(struct cidr *c);
-void env_spec_free(struct env_spec *e);
-void mount_spec_free(struct mount_spec *m);
+/*
+ * The same rules for values already in their typed form (the daemon's
+ * decoder of MSG_RUN: proto/msg-run.c): 0, or -1 with a short reason.
+ * check_host_spec: a name as parse_host_spec leaves it (lower-case, no
+ * trailing dot, labels, not an address) and ports 1..65535 once each.
+ * check_cidr: family, prefix 1..bits, host bits zero, and a text made of
+ * address characters only (it is shown and logged).
+ */
+int check_host_spec(const struct host_spec *h, char **err);
+int check_cidr(const struct cidr *c, char **err);
+int check_env_name(const char *name, char **err);
 
 #endif

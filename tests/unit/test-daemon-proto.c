@@ -433,6 +433,12 @@ enum run_variant {
 	RUN_RELATIVE_CWD,
 	RUN_FDS_MISSING,            /* a non-tty run with no descriptors */
 	RUN_TTYS_RANGE,             /* a terminal mask naming fd 3 */
+	RUN_RELATIVE_MOUNT,         /* --ro tmp: the client makes every path absolute */
+	RUN_UNNORMAL_WORKDIR,       /* /tmp/../etc: and normal */
+	RUN_DST_ON_RO,              /* a destination on a mount that is not a copy */
+	RUN_HOST_UPPER,             /* a host name the client would have lower-cased */
+	RUN_CIDR_HOST_BITS,         /* 10.1.0.0/8 in binary */
+	RUN_FD_SLOT_UNKNOWN,        /* a descriptor slot past the pcap file's */
 	RUN_VALID,                  /* nothing broken (not a row of run_rows) */
 };
 
@@ -457,7 +463,9 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	} else {
 		wire_put_strv(w, argv);
 	}
-	if (v == RUN_WORKDIR_WITH_NUL) {
+	if (v == RUN_UNNORMAL_WORKDIR) {
+		wire_put_str(w, "/tmp/../etc");
+	} else if (v == RUN_WORKDIR_WITH_NUL) {
 		static const uint8_t wd[] = { 6, 0, 0, 0, '/', 't', 'm', 0, 'p', '/' };
 
 		for (size_t i = 0; i < sizeof(wd); i++)
@@ -466,15 +474,32 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 		wire_put_str(w, "/tmp");                /* workdir */
 	}
 	wire_put_u8(w, v == RUN_NET_ENUM ? 200 : 3);    /* net: none */
-	wire_put_u32(w, 0);                             /* hosts */
-	wire_put_u32(w, 0);                             /* ports */
-	wire_put_u32(w, 0);                             /* cidrs */
-	wire_put_u8(w, v == RUN_BOOL_7 ? 7 : 0);        /* tailscale */
-	if (v == RUN_MOUNT_ENUM) {
+	if (v == RUN_HOST_UPPER) {
 		wire_put_u32(w, 1);
-		wire_put_u8(w, 99);
-		wire_put_str(w, "/tmp");
-		wire_put_str(w, NULL);
+		wire_put_str(w, "Example.COM");
+		wire_put_u32(w, 0);
+	} else {
+		wire_put_u32(w, 0);                     /* hosts */
+	}
+	wire_put_u32(w, 0);                             /* ports */
+	if (v == RUN_CIDR_HOST_BITS) {
+		static const uint8_t a[16] = { 10, 1 };
+
+		wire_put_u32(w, 1);
+		wire_put_u8(w, 4);                      /* IPv4 */
+		wire_put_u8(w, 8);                      /* /8 */
+		for (size_t i = 0; i < sizeof(a); i++)
+			wire_put_u8(w, a[i]);
+		wire_put_str(w, "10.0.0.0/8");
+	} else {
+		wire_put_u32(w, 0);                     /* cidrs */
+	}
+	wire_put_u8(w, v == RUN_BOOL_7 ? 7 : 0);        /* tailscale */
+	if (v == RUN_MOUNT_ENUM || v == RUN_RELATIVE_MOUNT || v == RUN_DST_ON_RO) {
+		wire_put_u32(w, 1);
+		wire_put_u8(w, v == RUN_MOUNT_ENUM ? 99 : 0);   /* 0: MOUNT_RO */
+		wire_put_str(w, v == RUN_RELATIVE_MOUNT ? "tmp" : "/tmp");
+		wire_put_str(w, v == RUN_DST_ON_RO ? "/etc" : NULL);
 	} else {
 		wire_put_u32(w, 0);
 	}
@@ -507,7 +532,8 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_u8(w, v == RUN_TTYS_RANGE ? 8 : 0);    /* ttys */
 	wire_put_u16(w, 24);
 	wire_put_u16(w, 80);
-	wire_put_u8(w, 0);                              /* has_audit */
+	/* descriptor slots: stdin, stdout, stderr (and one past the last, bit 7) */
+	wire_put_u8(w, v == RUN_FD_SLOT_UNKNOWN ? 0x87 : 0x07);
 	if (v == RUN_TRAILING_BYTES)
 		wire_put_u32(w, 0xdeadbeef);
 }
@@ -530,6 +556,12 @@ static const struct {
 	{ RUN_RELATIVE_CWD, "a relative cwd" },
 	{ RUN_FDS_MISSING, "non-tty run without its descriptors" },
 	{ RUN_TTYS_RANGE, "terminal mask beyond fds 0-2" },
+	{ RUN_RELATIVE_MOUNT, "a relative mount source" },
+	{ RUN_UNNORMAL_WORKDIR, "a workdir with '..'" },
+	{ RUN_DST_ON_RO, "a destination on a read-only mount" },
+	{ RUN_HOST_UPPER, "an upper-case host name" },
+	{ RUN_CIDR_HOST_BITS, "a CIDR with host bits set" },
+	{ RUN_FD_SLOT_UNKNOWN, "a descriptor slot that does not exist" },
 };
 
 static void test_hostile_run(void **state)
