@@ -31,6 +31,7 @@
 
 #include "client/client.h"
 #include "proto/msg.h"
+#include "proto/daemon-msg.h"
 #include "daemon/protected.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -469,12 +470,10 @@ static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err
 {
 	struct wbuf w;
 	struct msg m;
-	struct rbuf r;
 	int rc;
 
 	wbuf_init(&w);
-	wire_put_u32(&w, MSG_PROTOCOL);
-	wire_put_str(&w, build_id());
+	dmsg_encode_hello(&w, MSG_PROTOCOL, build_id());
 	rc = msg_send(fd, MSG_HELLO, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
 	if (rc < 0)
@@ -484,26 +483,15 @@ static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err
 			set_err(err, "the daemon closed the connection");
 		return -1;
 	}
-	rbuf_init(&r, m.payload, m.len);
 	*refusal = 0;
 	memset(info, 0, sizeof(*info));
 	if (m.type == MSG_WELCOME) {
-		info->build = wire_get_str(&r, 64);
-		info->pid = wire_get_u32(&r);
-		info->started_ms = wire_get_u64(&r);
-		info->sessions = wire_get_u32(&r);
-		info->subscribers = wire_get_u32(&r);
-		info->state_dir = wire_get_str(&r, 4096);
-		rc = wire_done(&r) ? 0 : set_err(err, "malformed welcome from the daemon");
+		rc = dmsg_decode_welcome(m.payload, m.len, info) == 0 ? 0
+			: set_err(err, "malformed welcome from the daemon");
 	} else if (m.type == MSG_REFUSE) {
 		char *words;
 
-		*refusal = wire_get_u16(&r);
-		words = wire_get_str(&r, 4096);
-		info->build = wire_get_str(&r, 64);
-		info->pid = wire_get_u32(&r);
-		info->started_ms = wire_get_u64(&r);
-		info->sessions = wire_get_u32(&r);
+		dmsg_decode_refuse(m.payload, m.len, refusal, &words, info);
 		set_err(err, "daemon refused: %s", words ? words : "no reason given");
 		free(words);
 		rc = -1;
@@ -512,14 +500,6 @@ static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err
 	}
 	msg_free(&m);
 	return rc;
-}
-
-void daemon_info_free(struct daemon_info *info)
-{
-	free(info->build);
-	info->build = NULL;
-	free(info->state_dir);
-	info->state_dir = NULL;
 }
 
 int client_stop_daemon(int fd, char **err)
@@ -533,12 +513,9 @@ int client_stop_daemon(int fd, char **err)
 		return set_err(err, "the daemon closed the connection");
 	rc = 0;
 	if (m.type == MSG_ERROR) {
-		struct rbuf r;
-		char *words;
+		uint16_t code;
+		char *words = dmsg_decode_error(m.payload, m.len, &code);
 
-		rbuf_init(&r, m.payload, m.len);
-		wire_get_u16(&r);
-		words = wire_get_str(&r, 4096);
 		rc = set_err(err, "%s", words ? words : "the daemon refused to stop");
 		free(words);
 	}

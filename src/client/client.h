@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "proto/daemon-msg.h"
+
 /* The directory holding daemon.sock: $XDG_RUNTIME_DIR/boxy, or the state
  * directory's run/ (~/.local/state/boxy/run) when XDG_RUNTIME_DIR is unset.
  * Created 0700; refused unless owned by the user, a real directory and 0700.
@@ -57,15 +59,6 @@ void client_protect_own_dirs(void);
 /* This executable's build id: 16 hex digits hashing the binary's bytes. */
 const char *build_id(void);
 
-struct daemon_info {
-	char *build;
-	uint32_t pid;
-	uint64_t started_ms;
-	uint32_t sessions;
-	uint32_t subscribers;
-	char *state_dir;        /* the daemon's state directory (its store), NULL on a refusal */
-};
-
 /*
  * Connect to the daemon and say hello. When start is true and none answers,
  * start one (under a lock, so two clients do not start two) and wait for it,
@@ -75,7 +68,6 @@ struct daemon_info {
  * Returns the connected socket, or -1 with *err.
  */
 int client_connect(bool start, bool replace_stale, struct daemon_info *info, char **err);
-void daemon_info_free(struct daemon_info *info);
 
 /* Ask the daemon to stop (refused while sessions run). */
 int client_stop_daemon(int fd, char **err);

@@ -14,6 +14,7 @@
 
 #include "common/event.h"
 #include "proto/msg.h"
+#include "proto/outq.h"
 #include "proto/refusals.h"
 #include "spec/runspec.h"
 #include "proto/wire.h"
@@ -39,12 +40,6 @@ enum client_role {
 	CLIENT_DEAD,        /* to be freed from the loop */
 };
 
-struct outframe {
-	struct outframe *next;
-	size_t len, off;
-	uint8_t bytes[];
-};
-
 struct client {
 	struct client *next;
 	struct server *srv;
@@ -54,8 +49,13 @@ struct client {
 	struct msg_reader rd;
 	enum client_role role;
 	struct session *session;    /* attached, running or watching */
-	struct outframe *outq, *outq_tail;
-	size_t outq_bytes;
+	union {                     /* frames not yet written (proto/outq.h), under two names: */
+		struct outq out;    /* the queue, for outq_* */
+		struct {            /* its fields, as the daemon and its tests read them */
+			struct outq_frame *outq, *outq_tail;
+			size_t outq_bytes;
+		};
+	};
 	bool read_paused;           /* its replies are backed up: its requests wait */
 	uint64_t lost;              /* events dropped because outq was full */
 	bool lost_reported;
@@ -170,7 +170,6 @@ void bus_publish(struct session *s, const struct event *ev);
 void bus_flush(struct server *srv);
 void bus_session_begin(struct session *s);
 void bus_session_end(struct session *s);
-void event_encode(struct wbuf *w, const struct event *ev);
 void bus_send_event(struct client *c, const struct event *ev);
 
 #endif
