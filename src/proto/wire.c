@@ -109,10 +109,12 @@ char *wire_get_strn(struct rbuf *r, size_t n)
 {
 	char *s;
 
-	if (r->failed || r->len - r->off < n || memchr(r->p + r->off, '\0', n)) {
+	if (r->failed || r->len - r->off < n || (n && memchr(r->p + r->off, '\0', n))) {
 		r->failed = true;
 		return NULL;
 	}
+	if (n == 0)
+		return xstrdup("");     /* r->p may be NULL for an empty reader */
 	s = xstrndup((const char *)r->p + r->off, n);
 	r->off += n;
 	return s;
@@ -152,7 +154,7 @@ bool wire_get_sub(struct rbuf *r, size_t n, struct rbuf *sub)
 		sub->failed = true;
 		return false;
 	}
-	rbuf_init(sub, n ? r->p + at : NULL, n);
+	rbuf_init(sub, n ? r->p + at : NULL, n);     /* never NULL + 0 */
 	return true;
 }
 
