@@ -32,7 +32,7 @@
 #include "client/client.h"
 #include "proto/msg.h"
 #include "proto/daemon-msg.h"
-#include "daemon/protected.h"
+#include "common/protected.h"
 #include "common/util.h"
 #include "proto/wire.h"
 

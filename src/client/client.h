@@ -51,7 +51,7 @@ void daemon_record_free(struct daemon_record *r);
 
 /*
  * Register this user's daemon directories as ones no sandbox may write
- * (daemon/protected.h): the state directory, the runtime directory and the socket
+ * (common/protected.h): the state directory, the runtime directory and the socket
  * directory the store's record names. For a run without the daemon.
  */
 void client_protect_own_dirs(void);

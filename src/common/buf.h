@@ -1,6 +1,6 @@
 /*
  * common/buf.h — the one growable byte buffer. The daemon protocol's field
- * codec (proto/wire.h), the plan (proto/plan.c) and the JSON writer
+ * codec (proto/wire.h), the plan (init/plan.c) and the JSON writer
  * (common/json.h) all append into it; it grows geometrically and never
  * fails (an allocation failure is fatal, as everywhere in boxy).
  */

@@ -29,7 +29,7 @@
 #include "daemon/activation.h"
 #include "client/client.h"
 #include "daemon/log.h"
-#include "daemon/protected.h"
+#include "common/protected.h"
 #include "sandbox/assemble.h"
 #include "daemon/server.h"
 #include "proto/daemon-msg.h"
@@ -649,7 +649,7 @@ static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 	dlog_tick();
 }
 
-/* Register the directories no sandbox may write (daemon/protected.h). */
+/* Register the directories no sandbox may write (common/protected.h). */
 static void protect_own_dirs(struct server *srv, const char *dbpath)
 {
 	char *dir;

@@ -34,7 +34,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 #include "init/tap.h"
 #include "init/stages.h"
 #include "common/util.h"

@@ -4,7 +4,7 @@
  * the first short or malformed field makes it fail, and every later get
  * returns a zero value, so a decoder can read all fields and check once.
  * It is the only codec of the daemon's messages, of boxy-net's (proto/netproto.h)
- * and of the plan boxy-init reads (proto/plan.c); the buffer is common/buf.h's.
+ * and of the plan boxy-init reads (init/plan.c); the buffer is common/buf.h's.
  */
 #ifndef BOXY_WIRE_H
 #define BOXY_WIRE_H

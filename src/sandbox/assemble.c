@@ -46,8 +46,8 @@
 #include "sandbox/limits.h"
 #include "policy/decide.h"
 #include "common/path-guard.h"
-#include "proto/plan.h"
-#include "daemon/protected.h"
+#include "init/plan.h"
+#include "common/protected.h"
 #include "sandbox/env.h"
 #include "init/stages.h"
 #include "sandbox/assemble.h"
@@ -929,7 +929,7 @@ static char *sandbox_resolve_partial(const char *path)
 
 /*
  * A writable mount over the daemon's own store, log, lock or socket
- * directory (daemon/protected.h: as the daemon knows them, not as the client says)
+ * directory (common/protected.h: as the daemon knows them, not as the client says)
  * would let the payload delete the session records or take the socket over.
  */
 static int sandbox_refuse_protected(const char *path, const char *what, char **err)

@@ -1,5 +1,5 @@
 /*
- * fuzz-plan.c — libFuzzer target for the plan decoder (src/proto/plan.c),
+ * fuzz-plan.c — libFuzzer target for the plan decoder (src/init/plan.c),
  * which boxy-init runs on the bytes its parent wrote to a pipe.
  *
  * Besides not crashing: a plan that decodes holds what plan_decode promises
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
  * make-seeds.c — writes the seed corpora of the request, msg and plan fuzz
  * targets with the real encoders (proto/daemon-msg.c, proto/outq.c's header
- * packer, proto/plan.c), so a seed is always what boxy sends today. Run it
+ * packer, init/plan.c), so a seed is always what boxy sends today. Run it
  * after a change to one of those formats (doc/fuzzing.md says how):
  *
  *     make-seeds CORPUS-DIR      (writes CORPUS-DIR/{request,msg,plan}/NAME)
@@ -17,7 +17,7 @@
 #include "common/util.h"
 #include "proto/daemon-msg.h"
 #include "proto/msg.h"
-#include "proto/plan.h"
+#include "init/plan.h"
 
 static const char *root;
 

@@ -84,7 +84,7 @@ srcs_of() {
 	termfilter) echo "client/termfilter" ;;
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
-	plan)  echo "proto/plan proto/wire common/buf common/util parse/dns policy/addr" ;;
+	plan)  echo "init/plan proto/wire common/buf common/util parse/dns policy/addr" ;;
 	*)     return 1 ;;
 	esac
 }

@@ -1,5 +1,5 @@
 /*
- * proto/plan.c — the wire form of a plan, the one message the parent sends to
+ * init/plan.c — the wire form of a plan, the one message the parent sends to
  * boxy-init.
  *
  * The encoding is deliberately dull: an 8-byte magic, a 32-bit version, then
@@ -25,7 +25,7 @@
 
 #include "common/util.h"
 #include "parse/dns.h"
-#include "proto/plan.h"
+#include "init/plan.h"
 #include "proto/wire.h"
 
 #define PLAN_MAGIC       "BOXYPLAN"

@@ -1,5 +1,5 @@
 /*
- * proto/plan.h — a run-spec resolved against the caller: absolute paths, the final
+ * init/plan.h — a run-spec resolved against the caller: absolute paths, the final
  * environment, the user's identity. The parent (boxy run, later the daemon)
  * builds it and sends it to boxy-init, the sandbox's stage 2, over a pipe;
  * boxy-init trusts nothing in it it has not decoded and bounds-checked.
