@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "common/path-guard.h"
-#include "spec/runspec.h"
 #include "common/util.h"
 
 #define GUARD_MAX_LINKS 40      /* as the kernel's MAXSYMLINKS */
@@ -70,15 +69,6 @@ void path_roots_add_real(struct path_roots *r, const char *path)
 	if (real)
 		path_roots_add(r, real);
 	free(real);
-}
-
-void path_roots_add_run(struct path_roots *r, const char *workdir,
-			const struct mount_spec *mounts, size_t n)
-{
-	path_roots_add_real(r, workdir);
-	for (size_t i = 0; i < n; i++)
-		if (mounts[i].kind == MOUNT_RW || mounts[i].kind == MOUNT_MKDIR)
-			path_roots_add_real(r, mounts[i].src);
 }
 
 const char *path_roots_holding(const struct path_roots *r, const char *dir)

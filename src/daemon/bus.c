@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "daemon/audit.h"
-#include "client/client.h"
+#include "proto/place.h"
 #include "common/json.h"
 #include "daemon/server.h"
 #include "proto/daemon-msg.h"

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "daemon/activation.h"
-#include "client/client.h"
+#include "proto/place.h"
 #include "daemon/log.h"
 #include "common/protected.h"
 #include "sandbox/assemble.h"

@@ -1,7 +1,8 @@
 /*
- * sandbox/path-guard-store.c — filling a set of writable roots from the session
- * store. Apart from common/path-guard.c so that boxy-init, which links the walker,
- * never links SQLite.
+ * sandbox/path-guard-store.c — filling a set of writable roots from a run-spec's
+ * mounts and from the session store. Apart from common/path-guard.c so that
+ * boxy-init, which links the walker, never links SQLite, and the walker
+ * (common/) needs no run-spec (spec/).
  */
 #include <config.h>
 
@@ -9,8 +10,19 @@
 #include <unistd.h>
 
 #include "common/path-guard.h"
+#include "spec/runspec.h"
 #include "store/store.h"
 #include "common/util.h"
+
+/* Workdir and every --rw / mkdir source, both ways. */
+void path_roots_add_run(struct path_roots *r, const char *workdir,
+			const struct mount_spec *mounts, size_t n)
+{
+	path_roots_add_real(r, workdir);
+	for (size_t i = 0; i < n; i++)
+		if (mounts[i].kind == MOUNT_RW || mounts[i].kind == MOUNT_MKDIR)
+			path_roots_add_real(r, mounts[i].src);
+}
 
 /* store_writable_roots' callback. */
 static void roots_add_cb(void *ctx, const char *path)
