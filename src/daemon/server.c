@@ -40,81 +40,13 @@
 #define IDLE_EXIT_S  (10 * 60.0)    /* an idle daemon exits after this long */
 #define LOCK_WAIT_TRIES 100         /* 20 ms each: how long a new daemon waits for a stopping one */
 
-size_t server_nsubscribers(const struct server *srv)
-{
-	size_t n = 0;
-
-	for (const struct client *c = srv->clients; c; c = c->next)
-		n += c->role == CLIENT_WATCHING;
-	return n;
-}
-
-size_t server_nrunning(const struct server *srv)
-{
-	size_t n = 0;
-
-	for (const struct session *s = srv->sessions; s; s = s->next)
-		n += s->running;
-	return n;
-}
-
 /* ---- output ---------------------------------------------------------------- */
-
-/* Write what the client's queue holds without blocking; the rest waits for EV_WRITE. */
-void client_flush(struct client *c)
-{
-	if (outq_flush(&c->out, c->fd) < 0) {
-		client_kill(c);
-		return;
-	}
-	if (c->outq) {
-		ev_io_start(c->srv->loop, &c->ww);
-	} else {
-		ev_io_stop(c->srv->loop, &c->ww);
-		if (c->role == CLIENT_ATTACHED && c->session)
-			session_resume_output(c->session);
-	}
-	/* Its replies are read again: so are its requests (see client_readable). */
-	if (c->read_paused && c->outq_bytes < CLIENT_OUTQ_MAX && c->role != CLIENT_DEAD) {
-		c->read_paused = false;
-		ev_io_start(c->srv->loop, &c->rw);
-	}
-}
 
 static void client_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
 	(void)revents;
 	client_flush(w->data);
-}
-
-/*
- * Queue a frame. Never blocks: the daemon must not stall on a slow client.
- * Frames other than events are always queued; events (MSG_EVENT, MSG_SNAPSHOT)
- * are dropped and counted when the queue is full — daemon/bus.c decides that.
- */
-void client_send(struct client *c, uint16_t type, const void *p, size_t len)
-{
-	if (c->role == CLIENT_DEAD)
-		return;
-	outq_push(&c->out, type, p, len, -1);
-	client_flush(c);
-}
-
-void client_send_error(struct client *c, int code, const char *fmt, ...)
-{
-	struct wbuf w;
-	va_list ap;
-	char *words;
-
-	va_start(ap, fmt);
-	words = xvasprintf(fmt, ap);
-	va_end(ap);
-	wbuf_init(&w);
-	dmsg_encode_error(&w, (uint16_t)code, words);
-	client_send(c, MSG_ERROR, w.p, w.len);
-	wbuf_free(&w);
-	free(words);
 }
 
 static void send_ok(struct client *c, const char *words)
@@ -125,18 +57,6 @@ static void send_ok(struct client *c, const char *words)
 	dmsg_encode_ok(&w, words);
 	client_send(c, MSG_OK, w.p, w.len);
 	wbuf_free(&w);
-}
-
-/* Mark a client dead; it is unlinked and freed from the prepare watcher. */
-void client_kill(struct client *c)
-{
-	if (c->role == CLIENT_DEAD)
-		return;
-	session_client_gone(c);
-	c->role = CLIENT_DEAD;
-	ev_io_stop(c->srv->loop, &c->rw);
-	ev_io_stop(c->srv->loop, &c->ww);
-	ev_prepare_start(c->srv->loop, &c->srv->reap_w);
 }
 
 static void client_free(struct client *c)

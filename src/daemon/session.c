@@ -32,7 +32,9 @@
 #include "common/path-guard.h"
 #include "spec/runspec-wire.h"
 #include "sandbox/assemble.h"
-#include "daemon/server.h"
+#include "daemon/bus.h"
+#include "daemon/clients.h"
+#include "daemon/session.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
@@ -170,13 +172,6 @@ static void pty_readable(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	if (!pty_drain(s))
 		ev_io_stop(loop, w);
-}
-
-/* Called by daemon/server.c when an attached client's queue has drained. */
-void session_resume_output(struct session *s)
-{
-	if (s->pty >= 0 && s->running)
-		ev_io_start(s->srv->loop, &s->pty_w);
 }
 
 /* MSG_STARTED: the client is now bound to session s (run, attach or watch). */
@@ -707,18 +702,4 @@ void session_client_input(struct client *c, const struct msg *m)
 	default:
 		break;
 	}
-}
-
-void session_client_gone(struct client *c)
-{
-	struct session *s = c->session;
-
-	if (!s)
-		return;
-	if (s->attached == c)
-		s->attached = NULL;
-	if (s->runner == c)
-		s->runner = NULL;
-	c->session = NULL;
-	session_resume_output(s);
 }
