@@ -207,11 +207,9 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
 static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 		       const char *subject, const char *detail)
 {
-	struct event ev = {
-		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
-		.detail = detail, .mirror = true,
-	};
+	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
+	ev.mirror = true;
 	emit(b, &ev);
 }
 
@@ -223,11 +221,10 @@ static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 static void emit_audit_name(struct broker *b, const char *layer, const char *name,
 			    const char *detail, const char *addr)
 {
-	struct event ev = {
-		.kind = "audit", .verdict = "deny", .layer = layer, .subject = name,
-		.detail = detail, .host = name, .addr = addr,
-	};
+	struct event ev = event_audit_make(layer, "deny", name, detail);
 
+	ev.host = name;
+	ev.addr = addr;
 	emit(b, &ev);
 }
 

@@ -610,24 +610,12 @@ out:
 int client_local_pty(unsigned ttys, bool raw, int *slave, pid_t *relay, char **err)
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
-	char name[64];
 	int m, sl;
 	pid_t pid;
 
 	ioctl(client_terminal_fd(ttys), TIOCGWINSZ, &ws);
-	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (m < 0)
-		return set_err_errno(err, "opening a pty");
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
-		close(m);
-		return set_err_errno(err, "preparing a pty");
-	}
-	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (sl < 0) {
-		close(m);
-		return set_err_errno(err, "opening %s", name);
-	}
-	ioctl(m, TIOCSWINSZ, &ws);
+	if (pty_open(&m, &sl, &ws, err) < 0)
+		return -1;
 	pid = fork();
 	if (pid < 0) {
 		close(m);

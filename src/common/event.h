@@ -40,6 +40,9 @@ struct event_sink {
 /* Emit through sink if it is set (sink may be NULL). t_ms is filled when 0. */
 void event_emit(const struct event_sink *sink, struct event *ev);
 
+/* An "audit" event's fields, for a caller that sets more of them before event_emit. */
+struct event event_audit_make(const char *layer, const char *verdict, const char *subject,
+			      const char *detail);
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
 		 const char *subject, const char *detail);

@@ -318,24 +318,8 @@ static void watch_suspend_key(struct session *s, const uint8_t *p, size_t n)
 static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char **err)
 {
 	struct winsize ws = { .ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80 };
-	char name[64];
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), sl;
 
-	if (m < 0)
-		return set_err_errno(err, "opening a pty");
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
-		close(m);
-		return set_err_errno(err, "preparing a pty");
-	}
-	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (sl < 0) {
-		close(m);
-		return set_err_errno(err, "opening %s", name);
-	}
-	ioctl(m, TIOCSWINSZ, &ws);
-	*master = m;
-	*slave = sl;
-	return 0;
+	return pty_open(master, slave, &ws, err);
 }
 
 /*

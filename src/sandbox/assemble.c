@@ -91,15 +91,9 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err);
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
 			  const char *verdict, const char *subject, const char *detail)
 {
-	struct event ev = {
-		.session = session,
-		.kind = "audit",
-		.verdict = verdict,
-		.layer = layer,
-		.subject = subject,
-		.detail = detail,
-	};
+	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
+	ev.session = session;
 	event_emit(sink, &ev);
 }
 
