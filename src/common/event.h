@@ -1,8 +1,9 @@
 /*
  * common/event.h — the one shape every policy decision and session change takes.
  *
- * The sandbox emits events into a sink; `boxy run` (direct path) plugs in
- * the audit-log writer, the daemon will plug in the store and the bus.
+ * The sandbox emits events into a sink: the daemon plugs in the bus
+ * (daemon/bus.c: the store, the watchers and --audit-log), `boxy run
+ * --no-daemon` the audit-log writer (daemon/audit.c) alone.
  * Strings are borrowed for the duration of the call only.
  */
 #ifndef BOXY_EVENT_H
