@@ -230,6 +230,14 @@ void dmsg_encode_loss(struct wbuf *w, uint64_t lost)
 	wire_put_u64(w, lost);
 }
 
+uint64_t dmsg_decode_loss(const void *p, size_t len)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, p, len);
+	return wire_get_u64(&r);
+}
+
 void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 {
 	wire_put_u64(w, ev->t_ms);

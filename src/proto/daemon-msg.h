@@ -81,8 +81,9 @@ void dmsg_encode_started(struct wbuf *w, const char *id, bool raw_terminal);
 void dmsg_encode_exit(struct wbuf *w, uint32_t code, const char *reason);
 int dmsg_decode_exit(const void *p, size_t len, uint32_t *code, char **reason);
 
-/* MSG_LOSS: u64 events the subscriber lost. */
+/* MSG_LOSS: u64 events the subscriber lost (decoded leniently: 0 when short). */
 void dmsg_encode_loss(struct wbuf *w, uint64_t lost);
+uint64_t dmsg_decode_loss(const void *p, size_t len);
 
 /*
  * MSG_EVENT: u64 t_ms, u64 t_rel_ms, str session, kind, verdict, layer,
