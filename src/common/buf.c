@@ -10,17 +10,20 @@
 #include "common/buf.h"
 #include "common/util.h"
 
+/* An empty buffer. */
 void wbuf_init(struct wbuf *w)
 {
 	memset(w, 0, sizeof(*w));
 }
 
+/* Free the bytes and leave the buffer empty. */
 void wbuf_free(struct wbuf *w)
 {
 	free(w->p);
 	wbuf_init(w);
 }
 
+/* Room for n more bytes, doubling (fatal past what memory can hold). */
 void wbuf_reserve(struct wbuf *w, size_t n)
 {
 	size_t cap;
@@ -36,6 +39,7 @@ void wbuf_reserve(struct wbuf *w, size_t n)
 	w->cap = cap;
 }
 
+/* Append n bytes. */
 void wbuf_put(struct wbuf *w, const void *p, size_t n)
 {
 	wbuf_reserve(w, n);

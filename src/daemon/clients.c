@@ -14,6 +14,7 @@
 #include "proto/daemon-msg.h"
 #include "proto/outq.h"
 
+/* Clients watching a session. */
 size_t server_nsubscribers(const struct server *srv)
 {
 	size_t n = 0;
@@ -23,6 +24,7 @@ size_t server_nsubscribers(const struct server *srv)
 	return n;
 }
 
+/* Sessions still running. */
 size_t server_nrunning(const struct server *srv)
 {
 	size_t n = 0;
@@ -66,6 +68,7 @@ void client_send(struct client *c, uint16_t type, const void *p, size_t len)
 	client_flush(c);
 }
 
+/* MSG_ERROR with printf-style words. */
 void client_send_error(struct client *c, int code, const char *fmt, ...)
 {
 	struct wbuf w;

@@ -12,12 +12,14 @@
 #include "common/util.h"
 #include "proto/daemon-msg.h"
 
+/* MSG_HELLO: the client's protocol and build. */
 void dmsg_encode_hello(struct wbuf *w, uint32_t protocol, const char *build)
 {
 	wire_put_u32(w, protocol);
 	wire_put_str(w, build);
 }
 
+/* A client's hello: a build id must be there, at most DMSG_BUILD_MAX bytes. */
 int dmsg_decode_hello(const void *p, size_t len, uint32_t *protocol, char **build)
 {
 	struct rbuf r;
@@ -44,11 +46,13 @@ static void put_info(struct wbuf *w, const struct daemon_info *info)
 	wire_put_str(w, info->state_dir);       /* the store it serves: a client checks it */
 }
 
+/* MSG_WELCOME: who the daemon is. */
 void dmsg_encode_welcome(struct wbuf *w, const struct daemon_info *info)
 {
 	put_info(w, info);
 }
 
+/* A welcome, every field checked. */
 int dmsg_decode_welcome(const void *p, size_t len, struct daemon_info *info)
 {
 	struct rbuf r;
@@ -64,6 +68,7 @@ int dmsg_decode_welcome(const void *p, size_t len, struct daemon_info *info)
 	return wire_done(&r) ? 0 : -1;
 }
 
+/* MSG_REFUSE: why, then who the daemon is. */
 void dmsg_encode_refuse(struct wbuf *w, uint16_t reason, const char *words,
 			const struct daemon_info *info)
 {
@@ -72,6 +77,7 @@ void dmsg_encode_refuse(struct wbuf *w, uint16_t reason, const char *words,
 	put_info(w, info);
 }
 
+/* A refusal, as far as its fields go (nothing is checked: it is reported, not used). */
 void dmsg_decode_refuse(const void *p, size_t len, uint16_t *reason, char **words,
 			struct daemon_info *info)
 {
@@ -87,6 +93,7 @@ void dmsg_decode_refuse(const void *p, size_t len, uint16_t *reason, char **word
 	info->sessions = wire_get_u32(&r);
 }
 
+/* Free the strings a decoded welcome or refusal holds. */
 void daemon_info_free(struct daemon_info *info)
 {
 	free(info->build);
@@ -95,6 +102,7 @@ void daemon_info_free(struct daemon_info *info)
 	info->state_dir = NULL;
 }
 
+/* MSG_ATTACH and MSG_WATCH: the session's id prefix (NULL: the only one, for watch). */
 void dmsg_encode_target(struct wbuf *w, const char *prefix)
 {
 	wire_put_str(w, prefix);
@@ -113,6 +121,7 @@ static char *get_hex_prefix(struct rbuf *r)
 	return prefix;
 }
 
+/* An attach request: a hex prefix, nothing else. */
 int dmsg_decode_attach(const void *p, size_t len, char **prefix)
 {
 	struct rbuf r;
@@ -127,6 +136,7 @@ int dmsg_decode_attach(const void *p, size_t len, char **prefix)
 	return 0;
 }
 
+/* A watch request: a prefix, or none. */
 int dmsg_decode_watch(const void *p, size_t len, char **prefix)
 {
 	struct rbuf r;
@@ -141,12 +151,14 @@ int dmsg_decode_watch(const void *p, size_t len, char **prefix)
 	return 0;
 }
 
+/* MSG_STOP: the prefix and whether to kill at once. */
 void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now)
 {
 	wire_put_str(w, prefix);
 	wire_put_u8(w, now);
 }
 
+/* A stop request: a hex prefix and a flag. */
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 {
 	struct rbuf r;
@@ -162,12 +174,14 @@ int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 	return 0;
 }
 
+/* MSG_WINSIZE: the terminal's rows and columns. */
 void dmsg_encode_winsize(struct wbuf *w, uint16_t rows, uint16_t cols)
 {
 	wire_put_u16(w, rows);
 	wire_put_u16(w, cols);
 }
 
+/* A window size: exactly two u16. */
 int dmsg_decode_winsize(const void *p, size_t len, uint16_t *rows, uint16_t *cols)
 {
 	struct rbuf r;
@@ -178,17 +192,20 @@ int dmsg_decode_winsize(const void *p, size_t len, uint16_t *rows, uint16_t *col
 	return wire_done(&r) ? 0 : -1;
 }
 
+/* MSG_OK: the words of a success (may be NULL). */
 void dmsg_encode_ok(struct wbuf *w, const char *words)
 {
 	wire_put_str(w, words);
 }
 
+/* MSG_ERROR: an exit code and its words. */
 void dmsg_encode_error(struct wbuf *w, uint16_t code, const char *words)
 {
 	wire_put_u16(w, code);
 	wire_put_str(w, words);
 }
 
+/* An error's code and words, as far as they go. */
 char *dmsg_decode_error(const void *p, size_t len, uint16_t *code)
 {
 	struct rbuf r;
@@ -198,18 +215,21 @@ char *dmsg_decode_error(const void *p, size_t len, uint16_t *code)
 	return wire_get_str(&r, DMSG_WORDS_MAX);
 }
 
+/* MSG_STARTED: the session's id and whether its terminal is raw. */
 void dmsg_encode_started(struct wbuf *w, const char *id, bool raw_terminal)
 {
 	wire_put_str(w, id);
 	wire_put_u8(w, raw_terminal);
 }
 
+/* MSG_EXIT: the exit code and the reason of a boxy failure. */
 void dmsg_encode_exit(struct wbuf *w, uint32_t code, const char *reason)
 {
 	wire_put_u32(w, code);
 	wire_put_str(w, reason);
 }
 
+/* An exit: the code, a reason or none, nothing more. */
 int dmsg_decode_exit(const void *p, size_t len, uint32_t *code, char **reason)
 {
 	struct rbuf r;
@@ -225,11 +245,13 @@ int dmsg_decode_exit(const void *p, size_t len, uint32_t *code, char **reason)
 	return 0;
 }
 
+/* MSG_LOSS: how many events the watcher lost. */
 void dmsg_encode_loss(struct wbuf *w, uint64_t lost)
 {
 	wire_put_u64(w, lost);
 }
 
+/* The count of a MSG_LOSS (0 when short). */
 uint64_t dmsg_decode_loss(const void *p, size_t len)
 {
 	struct rbuf r;
@@ -238,6 +260,7 @@ uint64_t dmsg_decode_loss(const void *p, size_t len)
 	return wire_get_u64(&r);
 }
 
+/* MSG_EVENT: one event, every field. */
 void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 {
 	wire_put_u64(w, ev->t_ms);
@@ -257,6 +280,7 @@ void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 	wire_put_u64(w, ev->down);
 }
 
+/* MSG_SNAPSHOT up to its destinations: the session and its counters. */
 void dmsg_encode_snapshot_head(struct wbuf *w, const char *id, const char *state,
 			       char *const *argv, uint64_t elapsed_ms, uint64_t conns,
 			       uint64_t denied, uint64_t up, uint64_t down, uint32_t ndests)
@@ -272,6 +296,7 @@ void dmsg_encode_snapshot_head(struct wbuf *w, const char *id, const char *state
 	wire_put_u32(w, ndests);
 }
 
+/* One destination row of a MSG_SNAPSHOT. */
 void dmsg_encode_dest(struct wbuf *w, const struct dmsg_dest *d)
 {
 	wire_put_str(w, d->name);

@@ -21,6 +21,7 @@
 #include "proto/msg.h"
 #include "common/util.h"
 
+/* The 8-byte frame header: u32 length, u16 type, u16 descriptors. */
 void msg_put_header(uint8_t *h, uint32_t len, uint16_t type, uint16_t nfds)
 {
 	for (int i = 0; i < 4; i++)

@@ -16,11 +16,13 @@
 #include "proto/msg.h"
 #include "proto/outq.h"
 
+/* An empty queue. */
 void outq_init(struct outq *q)
 {
 	memset(q, 0, sizeof(*q));
 }
 
+/* Pack one frame, header and payload, at the queue's tail. */
 void outq_push(struct outq *q, uint16_t type, const void *payload, size_t len, int fd)
 {
 	struct outq_frame *f = xmalloc(sizeof(*f) + MSG_HEADER_LEN + len);
@@ -55,6 +57,7 @@ static void put_fd(struct msghdr *mh, char *ctl, size_t ctl_len, int fd)
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 }
 
+/* Send frames until the queue is empty or the socket is full. */
 int outq_flush(struct outq *q, int sock)
 {
 	while (q->head) {
@@ -93,6 +96,7 @@ int outq_flush(struct outq *q, int sock)
 	return 0;
 }
 
+/* Free every frame, closing descriptors not sent. */
 void outq_clear(struct outq *q)
 {
 	while (q->head) {

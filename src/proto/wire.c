@@ -55,11 +55,13 @@ void wire_put_strv(struct wbuf *w, char *const *v)
 		wire_put_str(w, v[i]);
 }
 
+/* Bytes with no length before them. */
 void wire_put_raw(struct wbuf *w, const void *p, size_t n)
 {
 	wbuf_put(w, p, n);
 }
 
+/* A placeholder u32 length; returns its offset. */
 size_t wire_put_len_begin(struct wbuf *w)
 {
 	size_t at = w->len;
@@ -68,6 +70,7 @@ size_t wire_put_len_begin(struct wbuf *w)
 	return at;
 }
 
+/* Fill in the length begun at at: the bytes written since. */
 void wire_put_len_end(struct wbuf *w, size_t at)
 {
 	size_t n = w->len - at - 4;
@@ -105,6 +108,7 @@ uint16_t wire_get_u16(struct rbuf *r) { return (uint16_t)get_le(r, 2); }
 uint32_t wire_get_u32(struct rbuf *r) { return (uint32_t)get_le(r, 4); }
 uint64_t wire_get_u64(struct rbuf *r) { return get_le(r, 8); }
 
+/* Exactly n bytes as a string, no NUL among them. */
 char *wire_get_strn(struct rbuf *r, size_t n)
 {
 	char *s;
@@ -120,6 +124,7 @@ char *wire_get_strn(struct rbuf *r, size_t n)
 	return s;
 }
 
+/* A length-prefixed string within max (and WIRE_MAX_STRING); NULL when absent. */
 char *wire_get_str(struct rbuf *r, size_t max)
 {
 	uint32_t n = wire_get_u32(r);
@@ -133,6 +138,7 @@ char *wire_get_str(struct rbuf *r, size_t max)
 	return wire_get_strn(r, n);
 }
 
+/* Exactly n bytes, copied out or skipped. */
 bool wire_get_raw(struct rbuf *r, void *out, size_t n)
 {
 	if (r->failed || r->len - r->off < n) {
@@ -145,6 +151,7 @@ bool wire_get_raw(struct rbuf *r, void *out, size_t n)
 	return true;
 }
 
+/* The next n bytes as a reader of their own. */
 bool wire_get_sub(struct rbuf *r, size_t n, struct rbuf *sub)
 {
 	size_t at = r->off;
@@ -158,6 +165,7 @@ bool wire_get_sub(struct rbuf *r, size_t n, struct rbuf *sub)
 	return true;
 }
 
+/* Bytes not yet read. */
 size_t wire_left(const struct rbuf *r)
 {
 	return r->failed ? 0 : r->len - r->off;
