@@ -80,7 +80,7 @@ srcs_of() {
 	sni)   echo "parse/sni parse/dns policy/addr" ;;
 	http)  echo "parse/http parse/dns policy/addr" ;;
 	frame) echo "net/gw net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
-		"policy/addr proto/msg proto/wire common/util" ;;
+		"policy/addr proto/msg proto/wire common/buf common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
