@@ -19,20 +19,27 @@ void dmsg_encode_hello(struct wbuf *w, uint32_t protocol, const char *build)
 	wire_put_str(w, build);
 }
 
-/* A client's hello: a build id must be there, at most DMSG_BUILD_MAX bytes. */
-int dmsg_decode_hello(const void *p, size_t len, uint32_t *protocol, char **build)
+/* The shape of a hello and an exit: u32, str within max (required: not absent), nothing more. */
+static int get_u32_str(const void *p, size_t len, uint32_t *u, char **s, size_t max,
+		       bool required)
 {
 	struct rbuf r;
 
 	rbuf_init(&r, p, len);
-	*protocol = wire_get_u32(&r);
-	*build = wire_get_str(&r, DMSG_BUILD_MAX);
-	if (!wire_done(&r) || !*build) {
-		free(*build);
-		*build = NULL;
+	*u = wire_get_u32(&r);
+	*s = wire_get_str(&r, max);
+	if (!wire_done(&r) || (required && !*s)) {
+		free(*s);
+		*s = NULL;
 		return -1;
 	}
 	return 0;
+}
+
+/* A client's hello: a build id must be there, at most DMSG_BUILD_MAX bytes. */
+int dmsg_decode_hello(const void *p, size_t len, uint32_t *protocol, char **build)
+{
+	return get_u32_str(p, len, protocol, build, DMSG_BUILD_MAX, true);
 }
 
 /* The welcome's fields, after a refusal's head or alone. */
@@ -232,17 +239,7 @@ void dmsg_encode_exit(struct wbuf *w, uint32_t code, const char *reason)
 /* An exit: the code, a reason or none, nothing more. */
 int dmsg_decode_exit(const void *p, size_t len, uint32_t *code, char **reason)
 {
-	struct rbuf r;
-
-	rbuf_init(&r, p, len);
-	*code = wire_get_u32(&r);
-	*reason = wire_get_str(&r, DMSG_WORDS_MAX);
-	if (!wire_done(&r)) {
-		free(*reason);
-		*reason = NULL;
-		return -1;
-	}
-	return 0;
+	return get_u32_str(p, len, code, reason, DMSG_WORDS_MAX, false);
 }
 
 /* MSG_LOSS: how many events the watcher lost. */
