@@ -42,6 +42,7 @@
 #include "policy/decide.h"
 #include "broker/netlog.h"
 #include "proto/netproto.h"
+#include "proto/outq.h"
 #include "broker/resolver.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -105,13 +106,6 @@ struct query {
 	char name[DNS_NAME_BUF];
 };
 
-struct outframe_b {
-	struct outframe_b *next;
-	int fd;                     /* descriptor to send with the first byte, or -1 */
-	size_t len, off;
-	uint8_t bytes[];
-};
-
 struct broker {
 	struct ev_loop *loop;
 	const struct runspec *rs;
@@ -128,8 +122,7 @@ struct broker {
 	int fd;                     /* control socket to boxy-net, -1 once ended */
 	ev_io rw, ww;
 	bool hello;
-	struct outframe_b *outq, *outq_tail;
-	size_t outq_bytes;
+	struct outq outq;           /* frames for boxy-net (proto/outq.h) */
 	/*
 	 * Dialling sockets are watched by an epoll set of our own, not by the
 	 * loop: a socket handed to boxy-net stays open there, and libev never
@@ -214,11 +207,9 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
 static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 		       const char *subject, const char *detail)
 {
-	struct event ev = {
-		.kind = "audit", .verdict = verdict, .layer = layer, .subject = subject,
-		.detail = detail, .mirror = true,
-	};
+	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
+	ev.mirror = true;
 	emit(b, &ev);
 }
 
@@ -230,11 +221,10 @@ static void emit_audit(struct broker *b, const char *layer, const char *verdict,
 static void emit_audit_name(struct broker *b, const char *layer, const char *name,
 			    const char *detail, const char *addr)
 {
-	struct event ev = {
-		.kind = "audit", .verdict = "deny", .layer = layer, .subject = name,
-		.detail = detail, .host = name, .addr = addr,
-	};
+	struct event ev = event_audit_make(layer, "deny", name, detail);
 
+	ev.host = name;
+	ev.addr = addr;
 	emit(b, &ev);
 }
 
@@ -277,52 +267,15 @@ static void broker_writable(struct ev_loop *loop, ev_io *w, int revents)
 /* Write the queue until the socket is full; a descriptor rides on its frame's first byte. */
 static void broker_flush(struct broker *b)
 {
-	while (b->outq && b->fd >= 0) {
-		struct outframe_b *o = b->outq;
-		union {
-			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int))];
-		} ctl;
-		struct iovec iov = { .iov_base = o->bytes + o->off, .iov_len = o->len - o->off };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n;
+	int rc = b->fd < 0 ? 0 : outq_flush(&b->outq, b->fd);
 
-		if (o->fd >= 0) {
-			struct cmsghdr *c;
-
-			memset(&ctl, 0, sizeof(ctl));
-			mh.msg_control = ctl.buf;
-			mh.msg_controllen = sizeof(ctl.buf);
-			c = CMSG_FIRSTHDR(&mh);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &o->fd, sizeof(int));
-		}
-		n = sendmsg(b->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			ev_io_start(b->loop, &b->ww);
-			return;
-		}
-		if (n < 0) {
-			broker_end(b, "boxy-net's control socket failed: %s", strerror(errno));
-			return;
-		}
-		if (o->fd >= 0) {
-			/* It is boxy-net's now; our copy goes. */
-			close(o->fd);
-			o->fd = -1;
-		}
-		o->off += (size_t)n;
-		b->outq_bytes -= (size_t)n;
-		if (o->off == o->len) {
-			b->outq = o->next;
-			if (!b->outq)
-				b->outq_tail = NULL;
-			free(o);
-		}
+	if (rc > 0) {
+		ev_io_start(b->loop, &b->ww);
+		return;
+	}
+	if (rc < 0) {
+		broker_end(b, "boxy-net's control socket failed: %s", strerror(errno));
+		return;
 	}
 	ev_io_stop(b->loop, &b->ww);
 }
@@ -330,36 +283,15 @@ static void broker_flush(struct broker *b)
 /* Queue one frame (header and payload, proto/msg.h's format), taking fd (-1: none). */
 static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, int fd)
 {
-	size_t len = w ? w->len : 0;
-	struct outframe_b *o;
-
 	if (b->fd < 0 || b->finishing) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	o = xmalloc(sizeof(*o) + MSG_HEADER_LEN + len);
-	o->next = NULL;
-	o->fd = fd;
-	o->off = 0;
-	o->len = MSG_HEADER_LEN + len;
-	for (int i = 0; i < 4; i++)
-		o->bytes[i] = (uint8_t)(len >> (8 * i));
-	o->bytes[4] = (uint8_t)type;
-	o->bytes[5] = (uint8_t)(type >> 8);
-	o->bytes[6] = fd >= 0 ? 1 : 0;
-	o->bytes[7] = 0;
-	if (len)
-		memcpy(o->bytes + MSG_HEADER_LEN, w->p, len);
-	if (b->outq_tail)
-		b->outq_tail->next = o;
-	else
-		b->outq = o;
-	b->outq_tail = o;
-	b->outq_bytes += o->len;
-	if (b->outq_bytes > BROKER_OUTQ_MAX) {
+	outq_push(&b->outq, type, w ? w->p : NULL, w ? w->len : 0, fd);
+	if (b->outq.bytes > BROKER_OUTQ_MAX) {
 		broker_end(b, "boxy-net stopped reading its control socket (%zu bytes queued)",
-			   b->outq_bytes);
+			   b->outq.bytes);
 		return;
 	}
 	broker_flush(b);
@@ -734,16 +666,7 @@ static void broker_disconnect(struct broker *b)
 		close(b->fd);
 		b->fd = -1;
 	}
-	while (b->outq) {
-		struct outframe_b *o = b->outq;
-
-		b->outq = o->next;
-		if (o->fd >= 0)
-			close(o->fd);
-		free(o);
-	}
-	b->outq_tail = NULL;
-	b->outq_bytes = 0;
+	outq_clear(&b->outq);
 	for (size_t i = 0; i < FLOW_BUCKETS; i++) {
 		while (b->flows[i]) {
 			struct flow *f = b->flows[i];

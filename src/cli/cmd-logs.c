@@ -25,6 +25,7 @@
 #include "client/client.h"
 #include "cli/cmd.h"
 #include "proto/msg.h"
+#include "proto/daemon-msg.h"
 #include "daemon/session-log.h"
 #include "store/store.h"
 #include "client/termfilter.h"
@@ -211,7 +212,7 @@ static int wait_daemon(const char *prefix)
 	if (fd < 0)
 		return -1;
 	wbuf_init(&w);
-	wire_put_str(&w, prefix);
+	dmsg_encode_target(&w, prefix);
 	msg_send(fd, MSG_WATCH, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
 	if (msg_recv(fd, &m, NULL) < 0 || m.type != MSG_STARTED) {
@@ -223,10 +224,13 @@ static int wait_daemon(const char *prefix)
 	msg_free(&m);
 	while (msg_recv(fd, &m, NULL) > 0) {
 		if (m.type == MSG_EXIT) {
-			struct rbuf r;
+			uint32_t exit_code;
+			char *reason;
 
-			rbuf_init(&r, m.payload, m.len);
-			code = (int)wire_get_u32(&r);
+			/* The code as far as it came; the reason is for boxy run to print. */
+			dmsg_decode_exit(m.payload, m.len, &exit_code, &reason);
+			code = (int)exit_code;
+			free(reason);
 			msg_free(&m);
 			break;
 		}

@@ -23,6 +23,7 @@
 #include "cli/cmd.h"
 #include "common/json.h"
 #include "proto/msg.h"
+#include "proto/daemon-msg.h"
 #include "proto/refusals.h"
 #include "store/store.h"
 #include "store/store-top.h"
@@ -216,7 +217,7 @@ static void data_open(void *ctx, struct top_model *m)
 			struct msg msg = { 0 };
 
 			wbuf_init(&w);
-			wire_put_str(&w, m->detail_id);
+			dmsg_encode_target(&w, m->detail_id);
 			msg_send(fd, MSG_WATCH, w.p, w.len, NULL, 0);
 			wbuf_free(&w);
 			if (msg_recv(fd, &msg, NULL) == 1 && msg.type == MSG_STARTED) {
@@ -266,10 +267,7 @@ static void data_live(void *ctx, struct top_model *m)
 				watch_event_strs_free(strs);
 			}
 		} else if (msg.type == MSG_LOSS) {
-			struct rbuf r;
-
-			rbuf_init(&r, msg.payload, msg.len);
-			d->wm.lost = wire_get_u64(&r);
+			d->wm.lost = dmsg_decode_loss(msg.payload, msg.len);
 			m->lost = d->wm.lost;
 		} else if (msg.type == MSG_EXIT) {
 			ended = true;

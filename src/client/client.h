@@ -11,60 +11,15 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-/* The directory holding daemon.sock: $XDG_RUNTIME_DIR/boxy, or the state
- * directory's run/ (~/.local/state/boxy/run) when XDG_RUNTIME_DIR is unset.
- * Created 0700; refused unless owned by the user, a real directory and 0700.
- * malloc'd path in *out. */
-int client_runtime_dir(char **out, char **err);
-/* The state directory: $XDG_STATE_HOME/boxy or ~/.local/state/boxy. malloc'd. */
-char *client_state_dir(void);
-/* The same, created (0700, with its parents) and checked: a directory of the
- * user's that nobody else can write. malloc'd path in *out. */
-int client_state_dir_make(char **out, char **err);
-
-/*
- * The address of a unix socket: path is a file name, or "@name" for an
- * abstract socket. A file name too long for sun_path is reached through
- * /proc/self/fd/N/NAME, N a descriptor of its directory returned in *dirfd
- * (-1 otherwise), which the caller closes after bind() or connect().
- */
-int client_sock_addr(const char *path, struct sockaddr_un *sa, socklen_t *len, int *dirfd);
-
-/*
- * The record of the daemon that serves a store: STATE/daemon.lock, which
- * that daemon holds an exclusive flock on for its whole life, and in which
- * it writes its pid, its socket file and its abstract socket's name:
- *     pid 1234
- *     socket /run/user/1000/boxy/daemon.sock
- *     abstract @boxy-1000-0123456789abcdef0123456789abcdef
- */
-struct daemon_record {
-	pid_t pid;
-	char *sock;                 /* NULL when absent */
-	char *abstract;             /* "@name", NULL when absent */
-};
-char *client_record_path(const char *state);
-int client_record_read(const char *state, struct daemon_record *r);
-void daemon_record_free(struct daemon_record *r);
+#include "proto/daemon-msg.h"
+#include "proto/place.h"
 
 /*
  * Register this user's daemon directories as ones no sandbox may write
- * (daemon/protected.h): the state directory, the runtime directory and the socket
+ * (common/protected.h): the state directory, the runtime directory and the socket
  * directory the store's record names. For a run without the daemon.
  */
 void client_protect_own_dirs(void);
-
-/* This executable's build id: 16 hex digits hashing the binary's bytes. */
-const char *build_id(void);
-
-struct daemon_info {
-	char *build;
-	uint32_t pid;
-	uint64_t started_ms;
-	uint32_t sessions;
-	uint32_t subscribers;
-	char *state_dir;        /* the daemon's state directory (its store), NULL on a refusal */
-};
 
 /*
  * Connect to the daemon and say hello. When start is true and none answers,
@@ -75,7 +30,6 @@ struct daemon_info {
  * Returns the connected socket, or -1 with *err.
  */
 int client_connect(bool start, bool replace_stale, struct daemon_info *info, char **err);
-void daemon_info_free(struct daemon_info *info);
 
 /* Ask the daemon to stop (refused while sessions run). */
 int client_stop_daemon(int fd, char **err);

@@ -39,6 +39,7 @@
 #include "client/client.h"
 #include "client/tty.h"
 #include "proto/msg.h"
+#include "proto/daemon-msg.h"
 #include "ui/dests.h"
 #include "client/termfilter.h"
 #include "common/util.h"
@@ -169,8 +170,7 @@ static void send_winsize(int fd)
 	if (ioctl(out_fd, TIOCGWINSZ, &ws) < 0)
 		return;
 	wbuf_init(&w);
-	wire_put_u16(&w, ws.ws_row);
-	wire_put_u16(&w, ws.ws_col);
+	dmsg_encode_winsize(&w, ws.ws_row, ws.ws_col);
 	msg_send(fd, MSG_WINSIZE, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
 }
@@ -251,15 +251,10 @@ static void print_alerts(void)
 /* Exit code and reason from a MSG_EXIT; prints a boxy failure's reason. */
 static int exit_from(const struct msg *m)
 {
-	struct rbuf r;
 	uint32_t code;
 	char *reason;
 
-	rbuf_init(&r, m->payload, m->len);
-	code = wire_get_u32(&r);
-	reason = wire_get_str(&r, 4096);
-	if (!wire_done(&r)) {
-		free(reason);
+	if (dmsg_decode_exit(m->payload, m->len, &code, &reason) < 0) {
 		fprintf(stderr, "boxy: malformed exit message from the daemon\n");
 		return EXIT_BOXY_FAILED;
 	}
@@ -306,8 +301,7 @@ int client_request_stop(const char *id, bool now, char **err)
 	if (fd < 0)
 		return -1;
 	wbuf_init(&w);
-	wire_put_str(&w, id);
-	wire_put_u8(&w, now);
+	dmsg_encode_stop(&w, id, now);
 	msg_send(fd, MSG_STOP, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
 	if (msg_recv(fd, &m, err) == 1) {
@@ -616,24 +610,12 @@ out:
 int client_local_pty(unsigned ttys, bool raw, int *slave, pid_t *relay, char **err)
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
-	char name[64];
 	int m, sl;
 	pid_t pid;
 
 	ioctl(client_terminal_fd(ttys), TIOCGWINSZ, &ws);
-	m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (m < 0)
-		return set_err_errno(err, "opening a pty");
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
-		close(m);
-		return set_err_errno(err, "preparing a pty");
-	}
-	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (sl < 0) {
-		close(m);
-		return set_err_errno(err, "opening %s", name);
-	}
-	ioctl(m, TIOCSWINSZ, &ws);
+	if (pty_open(&m, &sl, &ws, err) < 0)
+		return -1;
 	pid = fork();
 	if (pid < 0) {
 		close(m);

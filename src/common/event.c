@@ -17,8 +17,8 @@ void event_emit(const struct event_sink *sink, struct event *ev)
 	sink->emit(sink->ctx, ev);
 }
 
-void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
-		 const char *subject, const char *detail)
+struct event event_audit_make(const char *layer, const char *verdict, const char *subject,
+			      const char *detail)
 {
 	struct event ev = {
 		.kind = "audit",
@@ -27,6 +27,14 @@ void event_audit(const struct event_sink *sink, const char *layer, const char *v
 		.subject = subject,
 		.detail = detail,
 	};
+
+	return ev;
+}
+
+void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
+		 const char *subject, const char *detail)
+{
+	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
 	event_emit(sink, &ev);
 }

@@ -1,8 +1,9 @@
 /*
  * common/event.h — the one shape every policy decision and session change takes.
  *
- * The sandbox emits events into a sink; `boxy run` (direct path) plugs in
- * the audit-log writer, the daemon will plug in the store and the bus.
+ * The sandbox emits events into a sink: the daemon plugs in the bus
+ * (daemon/bus.c: the store, the watchers and --audit-log), `boxy run
+ * --no-daemon` the audit-log writer (daemon/audit.c) alone.
  * Strings are borrowed for the duration of the call only.
  */
 #ifndef BOXY_EVENT_H
@@ -40,6 +41,9 @@ struct event_sink {
 /* Emit through sink if it is set (sink may be NULL). t_ms is filled when 0. */
 void event_emit(const struct event_sink *sink, struct event *ev);
 
+/* An "audit" event's fields, for a caller that sets more of them before event_emit. */
+struct event event_audit_make(const char *layer, const char *verdict, const char *subject,
+			      const char *detail);
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
 		 const char *subject, const char *detail);

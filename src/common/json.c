@@ -19,27 +19,21 @@
 void jbuf_init(struct jbuf *b)
 {
 	memset(b, 0, sizeof(*b));
+	wbuf_init(&b->w);
 }
 
 void jbuf_free(struct jbuf *b)
 {
-	free(b->p);
+	wbuf_free(&b->w);
 	jbuf_init(b);
 }
 
+/* Append n bytes of text, keeping a NUL after them (not counted in len). */
 static void jbuf_put(struct jbuf *b, const char *s, size_t n)
 {
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		b->p = xrealloc(b->p, cap);
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	wbuf_reserve(&b->w, n + 1);
+	wbuf_put(&b->w, s, n);
+	b->w.p[b->w.len] = '\0';
 }
 
 char *jbuf_steal(struct jbuf *b)

@@ -12,9 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 struct jbuf {
-	char *p;
-	size_t len, cap;
+	union {
+		struct wbuf w;          /* the text so far, in common/buf.h's buffer */
+		struct {
+			char *p;        /* the same bytes as text: NUL-terminated once written */
+			size_t len, cap;
+		};
+	};
 	bool need_comma;    /* internal: a value was written at this level */
 };
 

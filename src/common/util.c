@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -574,4 +575,26 @@ char *text_sanitize(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+int pty_open(int *master, int *slave, const struct winsize *ws, char **err)
+{
+	char name[64];
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), sl;
+
+	if (m < 0)
+		return set_err_errno(err, "opening a pty");
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
+		close(m);
+		return set_err_errno(err, "preparing a pty");
+	}
+	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (sl < 0) {
+		close(m);
+		return set_err_errno(err, "opening %s", name);
+	}
+	ioctl(m, TIOCSWINSZ, ws);
+	*master = m;
+	*slave = sl;
+	return 0;
 }

@@ -132,4 +132,11 @@ bool unicode_is_control(uint32_t cp);
  */
 char *text_sanitize(const char *s);
 
+struct winsize;
+/*
+ * Open a pty pair sized ws: the master non-blocking, both close-on-exec and
+ * neither the caller's controlling terminal. -1 with *err (nothing left open).
+ */
+int pty_open(int *master, int *slave, const struct winsize *ws, char **err);
+
 #endif

@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "daemon/audit.h"
-#include "client/client.h"
+#include "proto/place.h"
 #include "common/json.h"
-#include "daemon/server.h"
+#include "daemon/bus.h"
+#include "daemon/clients.h"
+#include "proto/daemon-msg.h"
 #include "store/store.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -43,25 +45,6 @@ static void event_copy(struct event *dst, char **strs, const struct event *src)
 		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
 		*fields[i] = strs[i];
 	}
-}
-
-void event_encode(struct wbuf *w, const struct event *ev)
-{
-	wire_put_u64(w, ev->t_ms);
-	wire_put_u64(w, ev->t_rel_ms);
-	wire_put_str(w, ev->session);
-	wire_put_str(w, ev->kind);
-	wire_put_str(w, ev->verdict);
-	wire_put_str(w, ev->layer);
-	wire_put_str(w, ev->subject);
-	wire_put_str(w, ev->detail);
-	wire_put_str(w, ev->addr);
-	wire_put_u16(w, ev->port);
-	wire_put_str(w, ev->host);
-	wire_put_str(w, ev->sni);
-	wire_put_u32(w, ev->ttl);
-	wire_put_u64(w, ev->up);
-	wire_put_u64(w, ev->down);
 }
 
 static struct dest *dest_find(struct session *s, const char *name)
@@ -170,13 +153,13 @@ void bus_send_event(struct client *c, const struct event *ev)
 	}
 	if (c->lost && !c->lost_reported) {
 		wbuf_init(&w);
-		wire_put_u64(&w, c->lost);
+		dmsg_encode_loss(&w, c->lost);
 		client_send(c, MSG_LOSS, w.p, w.len);
 		wbuf_free(&w);
 		c->lost_reported = true;
 	}
 	wbuf_init(&w);
-	event_encode(&w, ev);
+	dmsg_encode_event(&w, ev);
 	client_send(c, MSG_EVENT, w.p, w.len);
 	wbuf_free(&w);
 }

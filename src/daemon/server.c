@@ -27,11 +27,12 @@
 #include <unistd.h>
 
 #include "daemon/activation.h"
-#include "client/client.h"
+#include "proto/place.h"
 #include "daemon/log.h"
-#include "daemon/protected.h"
+#include "common/protected.h"
 #include "sandbox/assemble.h"
 #include "daemon/server.h"
+#include "proto/daemon-msg.h"
 #include "store/store.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -39,62 +40,7 @@
 #define IDLE_EXIT_S  (10 * 60.0)    /* an idle daemon exits after this long */
 #define LOCK_WAIT_TRIES 100         /* 20 ms each: how long a new daemon waits for a stopping one */
 
-size_t server_nsubscribers(const struct server *srv)
-{
-	size_t n = 0;
-
-	for (const struct client *c = srv->clients; c; c = c->next)
-		n += c->role == CLIENT_WATCHING;
-	return n;
-}
-
-size_t server_nrunning(const struct server *srv)
-{
-	size_t n = 0;
-
-	for (const struct session *s = srv->sessions; s; s = s->next)
-		n += s->running;
-	return n;
-}
-
 /* ---- output ---------------------------------------------------------------- */
-
-/* Write what the client's queue holds without blocking; the rest waits for EV_WRITE. */
-void client_flush(struct client *c)
-{
-	while (c->outq) {
-		struct outframe *f = c->outq;
-		ssize_t n = send(c->fd, f->bytes + f->off, f->len - f->off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				break;
-			client_kill(c);
-			return;
-		}
-		f->off += (size_t)n;
-		if (f->off < f->len)
-			break;
-		c->outq = f->next;
-		if (!c->outq)
-			c->outq_tail = NULL;
-		c->outq_bytes -= f->len;
-		free(f);
-	}
-	if (c->outq) {
-		ev_io_start(c->srv->loop, &c->ww);
-	} else {
-		ev_io_stop(c->srv->loop, &c->ww);
-		if (c->role == CLIENT_ATTACHED && c->session)
-			session_resume_output(c->session);
-	}
-	/* Its replies are read again: so are its requests (see client_readable). */
-	if (c->read_paused && c->outq_bytes < CLIENT_OUTQ_MAX && c->role != CLIENT_DEAD) {
-		c->read_paused = false;
-		ev_io_start(c->srv->loop, &c->rw);
-	}
-}
 
 static void client_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -103,84 +49,19 @@ static void client_writable(struct ev_loop *loop, ev_io *w, int revents)
 	client_flush(w->data);
 }
 
-/*
- * Queue a frame. Never blocks: the daemon must not stall on a slow client.
- * Frames other than events are always queued; events (MSG_EVENT, MSG_SNAPSHOT)
- * are dropped and counted when the queue is full — daemon/bus.c decides that.
- */
-void client_send(struct client *c, uint16_t type, const void *p, size_t len)
-{
-	struct outframe *f;
-
-	if (c->role == CLIENT_DEAD)
-		return;
-	f = xmalloc(sizeof(*f) + MSG_HEADER_LEN + len);
-	f->next = NULL;
-	f->len = MSG_HEADER_LEN + len;
-	f->off = 0;
-	for (int i = 0; i < 4; i++)
-		f->bytes[i] = (uint8_t)(len >> (8 * i));
-	f->bytes[4] = (uint8_t)type;
-	f->bytes[5] = (uint8_t)(type >> 8);
-	f->bytes[6] = f->bytes[7] = 0;
-	if (len)
-		memcpy(f->bytes + MSG_HEADER_LEN, p, len);
-	if (c->outq_tail)
-		c->outq_tail->next = f;
-	else
-		c->outq = f;
-	c->outq_tail = f;
-	c->outq_bytes += f->len;
-	client_flush(c);
-}
-
-void client_send_error(struct client *c, int code, const char *fmt, ...)
-{
-	struct wbuf w;
-	va_list ap;
-	char *words;
-
-	va_start(ap, fmt);
-	words = xvasprintf(fmt, ap);
-	va_end(ap);
-	wbuf_init(&w);
-	wire_put_u16(&w, (uint16_t)code);
-	wire_put_str(&w, words);
-	client_send(c, MSG_ERROR, w.p, w.len);
-	wbuf_free(&w);
-	free(words);
-}
-
 static void send_ok(struct client *c, const char *words)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
-	wire_put_str(&w, words);
+	dmsg_encode_ok(&w, words);
 	client_send(c, MSG_OK, w.p, w.len);
 	wbuf_free(&w);
 }
 
-/* Mark a client dead; it is unlinked and freed from the prepare watcher. */
-void client_kill(struct client *c)
-{
-	if (c->role == CLIENT_DEAD)
-		return;
-	session_client_gone(c);
-	c->role = CLIENT_DEAD;
-	ev_io_stop(c->srv->loop, &c->rw);
-	ev_io_stop(c->srv->loop, &c->ww);
-	ev_prepare_start(c->srv->loop, &c->srv->reap_w);
-}
-
 static void client_free(struct client *c)
 {
-	while (c->outq) {
-		struct outframe *f = c->outq;
-
-		c->outq = f->next;
-		free(f);
-	}
+	outq_clear(&c->out);
 	msg_reader_reset(&c->rd);
 	close(c->fd);
 	free(c);
@@ -209,47 +90,59 @@ static void reap_clients(struct ev_loop *loop, ev_prepare *w, int revents)
 
 /* ---- requests -------------------------------------------------------------- */
 
+/* Who this daemon is: the welcome's fields (pointers into srv, not copies). */
+static struct daemon_info server_info(const struct server *srv)
+{
+	struct daemon_info info = {
+		.build = (char *)build_id(), .pid = (uint32_t)getpid(),
+		.started_ms = srv->started_ms, .sessions = (uint32_t)server_nrunning(srv),
+		.subscribers = (uint32_t)server_nsubscribers(srv), .state_dir = srv->state_dir,
+	};
+
+	return info;
+}
+
+/* MSG_WELCOME: the answer to a hello of this build, and to MSG_STATUS. */
+static void send_welcome(struct client *c)
+{
+	struct daemon_info info = server_info(c->srv);
+	struct wbuf w;
+
+	wbuf_init(&w);
+	dmsg_encode_welcome(&w, &info);
+	client_send(c, MSG_WELCOME, w.p, w.len);
+	wbuf_free(&w);
+}
+
 static void handle_hello(struct client *c, const struct msg *m)
 {
-	struct server *srv = c->srv;
-	struct rbuf r;
-	struct wbuf w;
 	uint32_t proto;
 	char *build;
 
-	rbuf_init(&r, m->payload, m->len);
-	proto = wire_get_u32(&r);
-	build = wire_get_str(&r, 64);
-	if (!wire_done(&r) || !build) {
-		free(build);
+	if (dmsg_decode_hello(m->payload, m->len, &proto, &build) < 0) {
 		dlog_msg("client pid %d: malformed hello; dropped", (int)c->pid);
 		client_kill(c);
 		return;
 	}
-	wbuf_init(&w);
 	if (proto != MSG_PROTOCOL || strcmp(build, build_id()) != 0) {
-		wire_put_u16(&w, proto != MSG_PROTOCOL ? REFUSE_PROTOCOL : REFUSE_BUILD);
-		wire_put_str(&w, proto != MSG_PROTOCOL ? "protocol version differs"
-			     : "the daemon is another build of boxy");
-	}
-	wire_put_str(&w, build_id());
-	wire_put_u32(&w, (uint32_t)getpid());
-	wire_put_u64(&w, srv->started_ms);
-	wire_put_u32(&w, (uint32_t)server_nrunning(srv));
-	wire_put_u32(&w, (uint32_t)server_nsubscribers(srv));
-	wire_put_str(&w, srv->state_dir);       /* the store it serves: a client checks it */
-	if (proto != MSG_PROTOCOL || strcmp(build, build_id()) != 0) {
+		struct daemon_info info = server_info(c->srv);
+		struct wbuf w;
+
+		wbuf_init(&w);
+		dmsg_encode_refuse(&w, proto != MSG_PROTOCOL ? REFUSE_PROTOCOL : REFUSE_BUILD,
+				   proto != MSG_PROTOCOL ? "protocol version differs"
+				   : "the daemon is another build of boxy", &info);
 		client_send(c, MSG_REFUSE, w.p, w.len);
+		wbuf_free(&w);
 		/*
 		 * It may still ask for status or a shutdown, nothing else: its run
 		 * request would be another build's (or protocol's) encoding.
 		 */
 		c->role = CLIENT_REFUSED;
 	} else {
-		client_send(c, MSG_WELCOME, w.p, w.len);
+		send_welcome(c);
 		c->role = CLIENT_READY;
 	}
-	wbuf_free(&w);
 	free(build);
 }
 
@@ -295,21 +188,10 @@ static void dispatch(struct client *c, struct msg *m)
 	case MSG_STOP:     session_handle_stop(c, m); return;
 	case MSG_WATCH:    session_handle_watch(c, m); return;
 	case MSG_SHUTDOWN: handle_shutdown(c); return;
-	case MSG_STATUS: {
+	case MSG_STATUS:
 		/* Status is the welcome again, for a client that is already in. */
-		struct wbuf w;
-
-		wbuf_init(&w);
-		wire_put_str(&w, build_id());
-		wire_put_u32(&w, (uint32_t)getpid());
-		wire_put_u64(&w, c->srv->started_ms);
-		wire_put_u32(&w, (uint32_t)server_nrunning(c->srv));
-		wire_put_u32(&w, (uint32_t)server_nsubscribers(c->srv));
-		wire_put_str(&w, c->srv->state_dir);
-		client_send(c, MSG_WELCOME, w.p, w.len);
-		wbuf_free(&w);
+		send_welcome(c);
 		return;
-	}
 	default:
 		break;
 	}
@@ -687,7 +569,7 @@ static void on_watch(struct ev_loop *loop, ev_timer *w, int revents)
 	dlog_tick();
 }
 
-/* Register the directories no sandbox may write (daemon/protected.h). */
+/* Register the directories no sandbox may write (common/protected.h). */
 static void protect_own_dirs(struct server *srv, const char *dbpath)
 {
 	char *dir;

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client/client.h"
+#include "proto/place.h"
 #include "daemon/session-log.h"
 #include "store/store.h"
 #include "common/util.h"

@@ -19,7 +19,7 @@
 #include "broker/netlog.h"
 #include "broker/resolver.h"
 #include "sandbox/assemble.h"
-#include "daemon/server.h"
+#include "daemon/daemon.h"
 #include "daemon/session-net.h"
 #include "common/util.h"
 

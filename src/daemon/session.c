@@ -32,9 +32,12 @@
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
-#include "daemon/server.h"
+#include "daemon/bus.h"
+#include "daemon/clients.h"
+#include "daemon/session.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
+#include "proto/daemon-msg.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
@@ -168,21 +171,13 @@ static void pty_readable(struct ev_loop *loop, ev_io *w, int revents)
 		ev_io_stop(loop, w);
 }
 
-/* Called by daemon/server.c when an attached client's queue has drained. */
-void session_resume_output(struct session *s)
-{
-	if (s->pty >= 0 && s->running)
-		ev_io_start(s->srv->loop, &s->pty_w);
-}
-
 /* MSG_STARTED: the client is now bound to session s (run, attach or watch). */
 static void send_started(struct client *c, const struct session *s)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
-	wire_put_str(&w, s->id);
-	wire_put_u8(&w, s->rs.raw_terminal);
+	dmsg_encode_started(&w, s->id, s->rs.raw_terminal);
 	client_send(c, MSG_STARTED, w.p, w.len);
 	wbuf_free(&w);
 }
@@ -192,8 +187,7 @@ static void send_exit(struct client *c, int code, const char *reason)
 	struct wbuf w;
 
 	wbuf_init(&w);
-	wire_put_u32(&w, (uint32_t)code);
-	wire_put_str(&w, reason);
+	dmsg_encode_exit(&w, (uint32_t)code, reason);
 	client_send(c, MSG_EXIT, w.p, w.len);
 	wbuf_free(&w);
 }
@@ -321,24 +315,8 @@ static void watch_suspend_key(struct session *s, const uint8_t *p, size_t n)
 static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char **err)
 {
 	struct winsize ws = { .ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80 };
-	char name[64];
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), sl;
 
-	if (m < 0)
-		return set_err_errno(err, "opening a pty");
-	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
-		close(m);
-		return set_err_errno(err, "preparing a pty");
-	}
-	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (sl < 0) {
-		close(m);
-		return set_err_errno(err, "opening %s", name);
-	}
-	ioctl(m, TIOCSWINSZ, &ws);
-	*master = m;
-	*slave = sl;
-	return 0;
+	return pty_open(master, slave, &ws, err);
 }
 
 /*
@@ -509,33 +487,18 @@ out:
 	run_request_free(&q);
 }
 
-static char *get_prefix(const struct msg *m, struct rbuf *r)
-{
-	char *prefix;
-
-	rbuf_init(r, m->payload, m->len);
-	prefix = wire_get_str(r, SESSION_ID_LEN);
-	if (prefix && strspn(prefix, "0123456789abcdef") != strlen(prefix)) {
-		free(prefix);
-		r->failed = true;
-		return NULL;
-	}
-	return prefix;
-}
-
 /*
- * The running session a request names (prefix, taken), after every field of
- * the request was read; NULL once the error reply has been sent.
+ * The running session a request names (prefix, taken; decoded says whether
+ * the request decoded); NULL once the error reply has been sent.
  */
-static struct session *requested_session(struct client *c, const struct rbuf *r, char *prefix,
+static struct session *requested_session(struct client *c, bool decoded, char *prefix,
 					 const char *what)
 {
 	struct session *s;
 	char *err = NULL;
 
-	if (!wire_done(r) || !prefix) {
+	if (!decoded) {
 		client_send_error(c, 2, "malformed %s request", what);
-		free(prefix);
 		return NULL;
 	}
 	s = session_find(c->srv, prefix, &err);
@@ -549,9 +512,9 @@ static struct session *requested_session(struct client *c, const struct rbuf *r,
 
 void session_handle_attach(struct client *c, const struct msg *m)
 {
-	struct rbuf r;
-	char *prefix = get_prefix(m, &r);
-	struct session *s = requested_session(c, &r, prefix, "attach");
+	char *prefix;
+	bool ok = dmsg_decode_attach(m->payload, m->len, &prefix) == 0;
+	struct session *s = requested_session(c, ok, prefix, "attach");
 
 	if (!s)
 		return;
@@ -584,10 +547,10 @@ void session_handle_attach(struct client *c, const struct msg *m)
 
 void session_handle_stop(struct client *c, const struct msg *m)
 {
-	struct rbuf r;
-	char *prefix = get_prefix(m, &r), *words;
-	bool now = wire_get_u8(&r) != 0;
-	struct session *s = requested_session(c, &r, prefix, "stop");
+	char *prefix, *words;
+	bool now;
+	bool ok = dmsg_decode_stop(m->payload, m->len, &prefix, &now) == 0;
+	struct session *s = requested_session(c, ok, prefix, "stop");
 
 	if (!s)
 		return;
@@ -608,7 +571,7 @@ void session_handle_stop(struct client *c, const struct msg *m)
 		struct wbuf w;
 
 		wbuf_init(&w);
-		wire_put_str(&w, words);
+		dmsg_encode_ok(&w, words);
 		client_send(c, MSG_OK, w.p, w.len);
 		wbuf_free(&w);
 	}
@@ -627,22 +590,17 @@ void session_snapshot(struct session *s, struct client *to)
 	if (to->outq_bytes >= CLIENT_OUTQ_MAX)
 		return;         /* the next one will do */
 	wbuf_init(&w);
-	wire_put_str(&w, s->id);
-	wire_put_str(&w, s->running ? "running" : "exited");
-	wire_put_strv(&w, s->rs.argv);
-	wire_put_u64(&w, now_real_ms() - s->started_ms);
-	wire_put_u64(&w, s->conns);
-	wire_put_u64(&w, s->denied);
-	wire_put_u64(&w, s->up);
-	wire_put_u64(&w, s->down);
-	wire_put_u32(&w, (uint32_t)s->ndests);
+	dmsg_encode_snapshot_head(&w, s->id, s->running ? "running" : "exited", s->rs.argv,
+				  now_real_ms() - s->started_ms, s->conns, s->denied, s->up, s->down,
+				  (uint32_t)s->ndests);
 	for (size_t i = 0; i < s->ndests; i++) {
-		wire_put_str(&w, s->dests[i].name);
-		wire_put_u64(&w, s->dests[i].conns);
-		wire_put_u64(&w, s->dests[i].denied);
-		wire_put_u64(&w, strv_len(s->dests[i].addrs));
-		wire_put_u64(&w, s->dests[i].up);
-		wire_put_u64(&w, s->dests[i].down);
+		const struct dest *d = &s->dests[i];
+		struct dmsg_dest wd = {
+			.name = d->name, .conns = d->conns, .denied = d->denied,
+			.addrs = strv_len(d->addrs), .up = d->up, .down = d->down,
+		};
+
+		dmsg_encode_dest(&w, &wd);
 	}
 	refusals_encode(&w, &s->refusals);
 	client_send(to, MSG_SNAPSHOT, w.p, w.len);
@@ -651,15 +609,11 @@ void session_snapshot(struct session *s, struct client *to)
 
 void session_handle_watch(struct client *c, const struct msg *m)
 {
-	struct rbuf r;
 	char *prefix, *err = NULL;
 	struct session *s;
 
-	rbuf_init(&r, m->payload, m->len);
-	prefix = wire_get_str(&r, SESSION_ID_LEN);
-	if (!wire_done(&r)) {
+	if (dmsg_decode_watch(m->payload, m->len, &prefix) < 0) {
 		client_send_error(c, 2, "malformed watch request");
-		free(prefix);
 		return;
 	}
 	s = session_find(c->srv, prefix, &err);
@@ -684,7 +638,6 @@ void session_handle_watch(struct client *c, const struct msg *m)
 void session_client_input(struct client *c, const struct msg *m)
 {
 	struct session *s = c->session;
-	struct rbuf r;
 
 	if (!s)
 		return;
@@ -699,11 +652,9 @@ void session_client_input(struct client *c, const struct msg *m)
 		break;
 	case MSG_WINSIZE: {
 		struct winsize ws = { 0 };
+		bool ok = dmsg_decode_winsize(m->payload, m->len, &ws.ws_row, &ws.ws_col) == 0;
 
-		rbuf_init(&r, m->payload, m->len);
-		ws.ws_row = wire_get_u16(&r);
-		ws.ws_col = wire_get_u16(&r);
-		if (wire_done(&r) && s->pty >= 0 && c->role == CLIENT_ATTACHED &&
+		if (ok && s->pty >= 0 && c->role == CLIENT_ATTACHED &&
 		    ws.ws_row && ws.ws_col)
 			ioctl(s->pty, TIOCSWINSZ, &ws);
 		break;
@@ -715,18 +666,4 @@ void session_client_input(struct client *c, const struct msg *m)
 	default:
 		break;
 	}
-}
-
-void session_client_gone(struct client *c)
-{
-	struct session *s = c->session;
-
-	if (!s)
-		return;
-	if (s->attached == c)
-		s->attached = NULL;
-	if (s->runner == c)
-		s->runner = NULL;
-	c->session = NULL;
-	session_resume_output(s);
 }

@@ -34,7 +34,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 #include "init/tap.h"
 #include "init/stages.h"
 #include "common/util.h"
@@ -44,18 +44,7 @@
 
 extern char **environ;
 
-#if defined(__SANITIZE_ADDRESS__)
-/*
- * LeakSanitizer examines the process with ptrace when it exits, which the
- * seccomp filter rightly kills, and boxy-init's environment is empty so
- * ASAN_OPTIONS cannot reach it: a sanitizer build does without leak checks here.
- */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "detect_leaks=0";
-}
-#endif
+/* A sanitizer build does without leak checks here: common/no-leak-check.c. */
 
 /* The signals init passes on to the payload (and SIGCHLD, which it handles itself). */
 static const int init_forwarded[] = {

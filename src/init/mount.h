@@ -13,7 +13,7 @@
 #include <sys/mount.h>
 #include <sys/types.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 
 #define MOUNT_MAX_SCRATCH    8
 #define MOUNT_MAX_GITDIRS    1024       /* gitdirs protected per run, at most (~5 mounts each) */

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 
 /* ---- mount (init/mount.c) ------------------------------------------ */
 

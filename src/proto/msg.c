@@ -21,7 +21,8 @@
 #include "proto/msg.h"
 #include "common/util.h"
 
-static void put_header(uint8_t *h, uint32_t len, uint16_t type, uint16_t nfds)
+/* The 8-byte frame header: u32 length, u16 type, u16 descriptors. */
+void msg_put_header(uint8_t *h, uint32_t len, uint16_t type, uint16_t nfds)
 {
 	for (int i = 0; i < 4; i++)
 		h[i] = (uint8_t)(len >> (8 * i));
@@ -55,7 +56,7 @@ int msg_send(int fd, uint16_t type, const void *payload, size_t len,
 		errno = EMSGSIZE;
 		return -1;
 	}
-	put_header(hdr, (uint32_t)len, type, (uint16_t)nfds);
+	msg_put_header(hdr, (uint32_t)len, type, (uint16_t)nfds);
 	while (sent < total) {
 		ssize_t n;
 

@@ -67,6 +67,8 @@ struct msg {
 	size_t nfds;
 };
 
+/* Pack a frame header (MSG_HEADER_LEN bytes at h): the one place its layout is written. */
+void msg_put_header(uint8_t *h, uint32_t len, uint16_t type, uint16_t nfds);
 /* Send one frame (blocking until written; the socket may be non-blocking: EAGAIN is waited out). */
 int msg_send(int fd, uint16_t type, const void *payload, size_t len,
 	     const int *fds, size_t nfds);

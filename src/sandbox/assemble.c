@@ -4,7 +4,7 @@
  *
  * The work is split across two processes so that the part that runs inside
  * the namespaces is a fresh, small executable (boxy-init, init/main.c)
- * rather than a fork of whatever called us — later the daemon, whose memory
+ * rather than a fork of whatever called us — the daemon, whose memory
  * holds other sessions. This file is the outside half:
  *
  *   1. resolve the run-spec into a plan (absolute paths, final environment,
@@ -17,8 +17,8 @@
  *      child to the run's cgroup, release it, send the plan;
  *   4. read one report record: "ready", or the stage that failed and why.
  *
- * Nothing here exits, prints or keeps global state: it runs inside `boxy
- * run` today and inside the daemon later. doc/internals-sandbox.md tells the
+ * Nothing here exits, prints or keeps global state: it runs inside the
+ * daemon (sandbox_start) and inside `boxy run --no-daemon` (sandbox_run). doc/internals-sandbox.md tells the
  * whole story, with the reasons for the order.
  */
 #include <config.h>
@@ -46,8 +46,8 @@
 #include "sandbox/limits.h"
 #include "policy/decide.h"
 #include "common/path-guard.h"
-#include "proto/plan.h"
-#include "daemon/protected.h"
+#include "init/plan.h"
+#include "common/protected.h"
 #include "sandbox/env.h"
 #include "init/stages.h"
 #include "sandbox/assemble.h"
@@ -91,15 +91,9 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err);
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
 			  const char *verdict, const char *subject, const char *detail)
 {
-	struct event ev = {
-		.session = session,
-		.kind = "audit",
-		.verdict = verdict,
-		.layer = layer,
-		.subject = subject,
-		.detail = detail,
-	};
+	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
+	ev.session = session;
 	event_emit(sink, &ev);
 }
 
@@ -316,8 +310,9 @@ static int child_lift_fd(int fd)
 }
 
 /*
- * The child between clone() and execve(): only async-signal-safe calls (the
- * caller may be multi-threaded later, and this is a copy of its memory).
+ * The child between clone() and execve(): only async-signal-safe calls (this
+ * is a copy of the caller's memory, and the caller must stay free to be
+ * multi-threaded).
  */
 static void __attribute__((noreturn)) child_exec(const struct child_fds *f)
 {
@@ -937,7 +932,7 @@ static char *sandbox_resolve_partial(const char *path)
 
 /*
  * A writable mount over the daemon's own store, log, lock or socket
- * directory (daemon/protected.h: as the daemon knows them, not as the client says)
+ * directory (common/protected.h: as the daemon knows them, not as the client says)
  * would let the payload delete the session records or take the socket over.
  */
 static int sandbox_refuse_protected(const char *path, const char *what, char **err)

@@ -1,8 +1,8 @@
 /*
  * sandbox/assemble.h — the sandbox assembly: a run-spec in, a running sandbox out.
  *
- * This is the entry point the daemon calls (and, until the daemon exists,
- * `boxy run` directly). sandbox_start() resolves the spec into a plan,
+ * This is the entry point the daemon calls (and `boxy run --no-daemon`
+ * directly, through sandbox_run). sandbox_start() resolves the spec into a plan,
  * clones the namespaces, writes the uid/gid maps, and execs boxy-init as
  * PID 1 of the new pid namespace; boxy-init builds the root, drops
  * privileges, applies Landlock and seccomp and runs the payload as its child.

@@ -17,7 +17,7 @@
 #define BOXY_SANDBOX_GITCHECK_H
 
 #include "common/event.h"
-#include "proto/plan.h"
+#include "init/plan.h"
 
 struct gitcheck;
 

@@ -1,6 +1,7 @@
 /*
  * sandbox/path-guard-store.c — filling a set of writable roots from the session
- * store. Apart from common/path-guard.c so that boxy-init, which links the walker,
+ * store (a run's own come from spec/runspec.h's mounts_add_writable_roots).
+ * Apart from common/path-guard.c so that boxy-init, which links the walker,
  * never links SQLite.
  */
 #include <config.h>

@@ -6,7 +6,7 @@
 #   tests/fuzz/run-fuzz.sh [SECONDS]      (default $BOXY_FUZZ_SECS, else 5)
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
-# "dns sni http frame termfilter msgrun"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# "dns sni http frame termfilter msgrun request msg plan"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun}
+targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -80,10 +80,13 @@ srcs_of() {
 	sni)   echo "parse/sni parse/dns policy/addr" ;;
 	http)  echo "parse/http parse/dns policy/addr" ;;
 	frame) echo "net/gw net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
-		"policy/addr proto/msg proto/wire common/util" ;;
+		"policy/addr proto/msg proto/wire common/buf common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	msgrun) echo "proto/msg-run proto/wire spec/options spec/values spec/runspec" \
-		"common/path-guard common/json common/util" ;;
+		"common/path-guard common/json common/buf common/util" ;;
+	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
+	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
+	plan)  echo "init/plan proto/wire common/buf common/util parse/dns policy/addr" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -91,7 +94,8 @@ srcs_of() {
 max_of() {
 	case $1 in
 	dns) echo 4096 ;; sni) echo 20000 ;; http) echo 9000 ;; frame) echo 16384 ;;
-	termfilter) echo 4096 ;; msgrun) echo 8192 ;;
+	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
+	plan) echo 16384 ;;
 	esac
 }
 for t in $targets; do

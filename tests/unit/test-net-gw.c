@@ -29,18 +29,8 @@
 #include "proto/netproto.h"
 #include "common/util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-/*
- * LeakSanitizer examines the process with ptrace when it exits (even from
- * _exit), which the lockdown's seccomp filter rightly kills: a sanitizer
- * build does without leak checks in this test, whose children lock themselves down.
- */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "detect_leaks=0";
-}
-#endif
+/* A sanitizer build does without leak checks in this test, whose children lock
+ * themselves down: common/no-leak-check.c. */
 
 static const uint8_t sb_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t gw_mac_c[6] = GW_MAC;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/plan.h"
+#include "init/plan.h"
 #include "sandbox/env.h"
 #include "common/util.h"
 
@@ -149,7 +149,7 @@ static void mb_base(struct mb *b)
 	plan_free(&p);
 }
 
-/* Field tags, as proto/plan.c numbers them (the wire format is part of the test). */
+/* Field tags, as init/plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
        T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
        T_DNS_SEARCH };

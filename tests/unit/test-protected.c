@@ -1,6 +1,6 @@
 /*
  * test-protected.c — the registry of directories no sandbox may write
- * (src/daemon/protected.c): a table of writable paths against registered
+ * (src/common/protected.c): a table of writable paths against registered
  * directories, by name, through symlinks resolved by the caller, for paths
  * that do not exist yet, and by (device, inode) when the same directory is
  * reached under another name (as a bind mount would show it: here the
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/protected.h"
+#include "common/protected.h"
 #include "common/util.h"
 
 static char root[64];

@@ -1,11 +1,12 @@
 /*
- * proto/plan.c — the wire form of a plan, the one message the parent sends to
+ * init/plan.c — the wire form of a plan, the one message the parent sends to
  * boxy-init.
  *
  * The encoding is deliberately dull: an 8-byte magic, a 32-bit version, then
- * a sequence of tagged fields, each "u16 tag, u32 length, value". Integers
- * are little-endian; a string is "u32 length, bytes" with no NUL inside; a
- * string vector is "u32 count" followed by that many strings. Parent and
+ * a sequence of tagged fields, each "u16 tag, u32 length, value", all in
+ * proto/wire.h's fields (its only codec). Integers are little-endian; a
+ * string is "u32 length, bytes" with no NUL inside; a string vector is
+ * "u32 count" followed by that many strings. Parent and
  * boxy-init always come from the same build, so an unknown tag or version is
  * an error rather than something to skip.
  *
@@ -22,9 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/dns.h"
-#include "proto/plan.h"
 #include "common/util.h"
+#include "parse/dns.h"
+#include "init/plan.h"
+#include "proto/wire.h"
 
 #define PLAN_MAGIC       "BOXYPLAN"
 #define PLAN_MAGIC_LEN   8
@@ -93,151 +95,70 @@ void plan_free(struct plan *p)
 	plan_init(p);
 }
 
-/* ---- encoding ---------------------------------------------------------- */
+/* ---- encoding (proto/wire.h fields) ------------------------------------ */
 
-struct obuf {
-	char *data;
-	size_t len, cap;
-	bool overflow;          /* the plan grew past PLAN_MAX_BYTES */
-};
-
-/* Append n bytes, growing geometrically; past the cap only remember that it overflowed. */
-static void obuf_put(struct obuf *b, const void *p, size_t n)
+/* Start a field: its tag, then a length filled in by wire_put_len_end. */
+static size_t field_begin(struct wbuf *w, enum plan_tag tag)
 {
-	if (b->overflow || n > PLAN_MAX_BYTES - b->len) {
-		b->overflow = true;
-		return;
-	}
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		b->data = xrealloc(b->data, cap);
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-/* Little-endian integers and length-prefixed strings. */
-static void obuf_u16(struct obuf *b, uint16_t v)
-{
-	uint8_t x[2] = { v & 0xff, v >> 8 };
-
-	obuf_put(b, x, sizeof(x));
-}
-
-static void obuf_u32(struct obuf *b, uint32_t v)
-{
-	uint8_t x[4];
-
-	for (int i = 0; i < 4; i++)
-		x[i] = (uint8_t)(v >> (8 * i));
-	obuf_put(b, x, sizeof(x));
-}
-
-static void obuf_u64(struct obuf *b, uint64_t v)
-{
-	uint8_t x[8];
-
-	for (int i = 0; i < 8; i++)
-		x[i] = (uint8_t)(v >> (8 * i));
-	obuf_put(b, x, sizeof(x));
-}
-
-static void obuf_str(struct obuf *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n > UINT32_MAX) {
-		b->overflow = true;
-		return;
-	}
-	obuf_u32(b, (uint32_t)n);
-	obuf_put(b, s, n);
-}
-
-/* Start a field; returns the offset of its length, patched by field_end(). */
-static size_t field_begin(struct obuf *b, enum plan_tag tag)
-{
-	size_t at;
-
-	obuf_u16(b, (uint16_t)tag);
-	at = b->len;
-	obuf_u32(b, 0);
-	return at;
-}
-
-/* Patch the length of the field started at `at` now that its value is written. */
-static void field_end(struct obuf *b, size_t at)
-{
-	size_t n;
-
-	if (b->overflow)
-		return;
-	n = b->len - at - 4;
-	for (int i = 0; i < 4; i++)
-		b->data[at + i] = (char)(uint8_t)(n >> (8 * i));
+	wire_put_u16(w, (uint16_t)tag);
+	return wire_put_len_begin(w);
 }
 
 /* One field per value type; a NULL string or vector is left out. */
-static void field_str(struct obuf *b, enum plan_tag tag, const char *s)
+static void field_str(struct wbuf *w, enum plan_tag tag, const char *s)
 {
 	size_t at;
 
 	if (!s)
 		return;         /* absent: plan_decode will say which field is missing */
-	at = field_begin(b, tag);
-	obuf_put(b, s, strlen(s));
-	field_end(b, at);
+	at = field_begin(w, tag);
+	wire_put_raw(w, s, strlen(s));
+	wire_put_len_end(w, at);
 }
 
-static void field_strv(struct obuf *b, enum plan_tag tag, char *const *v)
+static void field_strv(struct wbuf *w, enum plan_tag tag, char *const *v)
 {
-	size_t at, n = strv_len(v);
+	size_t at;
 
 	if (!v)
 		return;
-	at = field_begin(b, tag);
-	obuf_u32(b, (uint32_t)(n > UINT32_MAX ? UINT32_MAX : n));
-	for (size_t i = 0; i < n; i++)
-		obuf_str(b, v[i]);
-	field_end(b, at);
+	at = field_begin(w, tag);
+	wire_put_strv(w, v);
+	wire_put_len_end(w, at);
 }
 
-static void field_u32(struct obuf *b, enum plan_tag tag, uint32_t v)
+static void field_u32(struct wbuf *w, enum plan_tag tag, uint32_t v)
 {
-	size_t at = field_begin(b, tag);
+	size_t at = field_begin(w, tag);
 
-	obuf_u32(b, v);
-	field_end(b, at);
+	wire_put_u32(w, v);
+	wire_put_len_end(w, at);
 }
 
-static void field_u64(struct obuf *b, enum plan_tag tag, uint64_t v)
+static void field_u64(struct wbuf *w, enum plan_tag tag, uint64_t v)
 {
-	size_t at = field_begin(b, tag);
+	size_t at = field_begin(w, tag);
 
-	obuf_u64(b, v);
-	field_end(b, at);
+	wire_put_u64(w, v);
+	wire_put_len_end(w, at);
 }
 
-static void field_bool(struct obuf *b, enum plan_tag tag, bool v)
+static void field_bool(struct wbuf *w, enum plan_tag tag, bool v)
 {
-	size_t at = field_begin(b, tag);
-	uint8_t x = v ? 1 : 0;
+	size_t at = field_begin(w, tag);
 
-	obuf_put(b, &x, 1);
-	field_end(b, at);
+	wire_put_u8(w, v ? 1 : 0);
+	wire_put_len_end(w, at);
 }
 
 /* Tags in a fixed order; plan_decode accepts any order, but this one is what tests see. */
 int plan_encode(const struct plan *p, char **buf, size_t *len)
 {
-	struct obuf b = { 0 };
+	struct wbuf b;
 
-	obuf_put(&b, PLAN_MAGIC, PLAN_MAGIC_LEN);
-	obuf_u32(&b, PLAN_VERSION);
+	wbuf_init(&b);
+	wire_put_raw(&b, PLAN_MAGIC, PLAN_MAGIC_LEN);
+	wire_put_u32(&b, PLAN_VERSION);
 	field_strv(&b, TAG_ARGV, p->argv);
 	field_strv(&b, TAG_ENVP, p->envp);
 	field_str(&b, TAG_WORKDIR, p->workdir);
@@ -250,10 +171,10 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 		const struct mount_spec *m = &p->mounts[i];
 		size_t at = field_begin(&b, TAG_MOUNT);
 
-		obuf_u32(&b, (uint32_t)m->kind);
-		obuf_str(&b, m->src ? m->src : "");
-		obuf_str(&b, m->dst ? m->dst : (m->src ? m->src : ""));
-		field_end(&b, at);
+		wire_put_u32(&b, (uint32_t)m->kind);
+		wire_put_str(&b, m->src ? m->src : "");
+		wire_put_str(&b, m->dst ? m->dst : (m->src ? m->src : ""));
+		wire_put_len_end(&b, at);
 	}
 	field_bool(&b, TAG_ALLOW_GIT_WRITE, p->allow_git_write);
 	field_u32(&b, TAG_NET, (uint32_t)p->net);
@@ -266,8 +187,8 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 		size_t at = field_begin(&b, TAG_PORTS);
 
 		for (size_t i = 0; i < p->nports; i++)
-			obuf_u16(&b, p->ports[i]);
-		field_end(&b, at);
+			wire_put_u16(&b, p->ports[i]);
+		wire_put_len_end(&b, at);
 	}
 	field_u32(&b, TAG_LANDLOCK_ABI, (uint32_t)(p->landlock_abi < 0 ? 0 : p->landlock_abi));
 	field_bool(&b, TAG_NEW_SESSION, p->new_session);
@@ -275,88 +196,24 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 	if (p->roots)
 		field_strv(&b, TAG_ROOTS, p->roots);
 
-	if (b.overflow) {
-		free(b.data);
+	if (b.len > PLAN_MAX_BYTES) {
+		wbuf_free(&b);
 		errno = E2BIG;
 		return -1;
 	}
-	*buf = b.data;
+	*buf = (char *)b.p;
 	*len = b.len;
 	return 0;
 }
 
 /* ---- decoding ---------------------------------------------------------- */
 
-/* A read cursor over untrusted bytes: every take checks what remains. */
-struct cursor {
-	const uint8_t *p;
-	size_t left;
-};
-
-static bool cur_take(struct cursor *c, void *out, size_t n)
+/* A length-prefixed string; NULL (and r failed) when short or holding a NUL. */
+static char *get_str(struct rbuf *r)
 {
-	if (n > c->left)
-		return false;
-	if (out)
-		memcpy(out, c->p, n);
-	c->p += n;
-	c->left -= n;
-	return true;
-}
+	uint32_t n = wire_get_u32(r);
 
-/* Little-endian integers off the cursor; false when too few bytes remain. */
-static bool cur_u8(struct cursor *c, uint8_t *v)
-{
-	return cur_take(c, v, 1);
-}
-
-static bool cur_u16(struct cursor *c, uint16_t *v)
-{
-	uint8_t x[2];
-
-	if (!cur_take(c, x, 2))
-		return false;
-	*v = (uint16_t)(x[0] | (x[1] << 8));
-	return true;
-}
-
-static bool cur_u32(struct cursor *c, uint32_t *v)
-{
-	uint8_t x[4];
-
-	if (!cur_take(c, x, 4))
-		return false;
-	*v = (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
-	return true;
-}
-
-static bool cur_u64(struct cursor *c, uint64_t *v)
-{
-	uint32_t lo, hi;
-
-	if (!cur_u32(c, &lo) || !cur_u32(c, &hi))
-		return false;
-	*v = (uint64_t)hi << 32 | lo;
-	return true;
-}
-
-/* n bytes as a new NUL-terminated string; fails on short input or an embedded NUL. */
-static bool cur_bytes_str(struct cursor *c, size_t n, char **out)
-{
-	if (n > c->left || memchr(c->p, '\0', n))
-		return false;
-	*out = xstrndup((const char *)c->p, n);
-	c->p += n;
-	c->left -= n;
-	return true;
-}
-
-/* A length-prefixed string. */
-static bool cur_str(struct cursor *c, char **out)
-{
-	uint32_t n;
-
-	return cur_u32(c, &n) && cur_bytes_str(c, n, out);
+	return r->failed ? NULL : wire_get_strn(r, n);
 }
 
 /*
@@ -374,7 +231,7 @@ static bool plan_dns_name_ok(const char *s)
 }
 
 /* Decode the value of one field (c covers exactly the field's bytes). */
-static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, char **err)
+static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char **err)
 {
 	uint32_t u32, n;
 	uint8_t u8;
@@ -404,13 +261,14 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 		str = &p->hostname;
 		break;
 	case TAG_DNS_SEARCH:
-		if (c->left > DNS_NAME_MAX)
+		if (wire_left(c) > DNS_NAME_MAX)
 			return set_err(err, "plan: the DNS search domain is too long");
 		str = &p->dns_search;
 		break;
 	case TAG_UID:
 	case TAG_GID:
-		if (!cur_u32(c, &u32))
+		u32 = wire_get_u32(c);
+		if (c->failed)
 			return set_err(err, "plan: truncated %s", tag == TAG_UID ? "uid" : "gid");
 		if (u32 == UINT32_MAX)  /* (uid_t)-1 means "no change" to the kernel */
 			return set_err(err, "plan: invalid %s", tag == TAG_UID ? "uid" : "gid");
@@ -421,11 +279,13 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 
 		if (p->nmounts >= PLAN_MAX_MOUNTS)
 			return set_err(err, "plan: more than %u mounts", PLAN_MAX_MOUNTS);
-		if (!cur_u32(c, &u32) || u32 > MOUNT_COPY_RO)
+		u32 = wire_get_u32(c);
+		if (c->failed || u32 > MOUNT_COPY_RO)
 			return set_err(err, "plan: mount %zu: bad kind", p->nmounts + 1);
 		m.kind = (enum mount_kind)u32;
-		if (!cur_str(c, &m.src) || !cur_str(c, &m.dst) ||
-		    m.src[0] != '/' || m.dst[0] != '/') {
+		m.src = get_str(c);
+		m.dst = get_str(c);
+		if (c->failed || m.src[0] != '/' || m.dst[0] != '/') {
 			free(m.src);
 			free(m.dst);
 			return set_err(err, "plan: mount %zu: bad path", p->nmounts + 1);
@@ -437,7 +297,8 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 	case TAG_TTY:
 	case TAG_FOREGROUND:
 	case TAG_NEW_SESSION:
-		if (!cur_u8(c, &u8) || u8 > 1)
+		u8 = wire_get_u8(c);
+		if (c->failed || u8 > 1)
 			return set_err(err, "plan: bad boolean in field %d", (int)tag);
 		if (tag == TAG_ALLOW_GIT_WRITE)
 			p->allow_git_write = u8;
@@ -449,42 +310,49 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 			p->new_session = u8;
 		break;
 	case TAG_NET:
-		if (!cur_u32(c, &u32) || u32 > NET_NONE)
+		u32 = wire_get_u32(c);
+		if (c->failed || u32 > NET_NONE)
 			return set_err(err, "plan: bad network mode");
 		p->net = (enum net_mode)u32;
 		break;
 	case TAG_SECCOMP:
-		if (!cur_u32(c, &u32) || u32 < SECCOMP_STRICT || u32 > SECCOMP_COMPAT)
+		u32 = wire_get_u32(c);
+		if (c->failed || u32 < SECCOMP_STRICT || u32 > SECCOMP_COMPAT)
 			return set_err(err, "plan: bad seccomp mode");
 		p->seccomp = (enum seccomp_mode)u32;
 		break;
 	case TAG_TMPFS_SIZE:
-		if (!cur_u64(c, &p->tmpfs_size))
+		p->tmpfs_size = wire_get_u64(c);
+		if (c->failed)
 			return set_err(err, "plan: truncated tmpfs size");
 		break;
 	case TAG_PIDS:
-		if (!cur_u64(c, &p->pids))
+		p->pids = wire_get_u64(c);
+		if (c->failed)
 			return set_err(err, "plan: truncated pids");
 		break;
 	case TAG_PORTS:
-		if (c->left == 0 || c->left % 2 != 0)
+		if (wire_left(c) == 0 || wire_left(c) % 2 != 0)
 			return set_err(err, "plan: bad port list");
-		p->nports = c->left / 2;
+		p->nports = wire_left(c) / 2;
 		p->ports = xcalloc(p->nports, sizeof(*p->ports));
 		for (size_t i = 0; i < p->nports; i++) {
-			if (!cur_u16(c, &p->ports[i]) || p->ports[i] == 0)
+			p->ports[i] = wire_get_u16(c);
+			if (c->failed || p->ports[i] == 0)
 				return set_err(err, "plan: bad port");
 		}
 		break;
 	case TAG_LANDLOCK_ABI:
-		if (!cur_u32(c, &u32) || u32 > 1000)
+		u32 = wire_get_u32(c);
+		if (c->failed || u32 > 1000)
 			return set_err(err, "plan: bad Landlock ABI");
 		p->landlock_abi = (int)u32;
 		break;
 	}
 
 	if (str) {
-		if (!cur_bytes_str(c, c->left, str))
+		*str = wire_get_strn(c, wire_left(c));
+		if (!*str)
 			return set_err(err, "plan: bad string in field %d", (int)tag);
 		if ((*str)[0] == '\0')
 			return set_err(err, "plan: empty string in field %d", (int)tag);
@@ -497,11 +365,13 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 	}
 	if (strv) {
 		/* Each entry needs at least its 4-byte length: bound the count, then allocate. */
-		if (!cur_u32(c, &n) || n > PLAN_MAX_STRV || n > c->left / 4)
+		n = wire_get_u32(c);
+		if (c->failed || n > PLAN_MAX_STRV || n > wire_left(c) / 4)
 			return set_err(err, "plan: bad vector count in field %d", (int)tag);
 		*strv = xcalloc((size_t)n + 1, sizeof(char *));
 		for (uint32_t i = 0; i < n; i++) {
-			if (!cur_str(c, &(*strv)[i]))
+			(*strv)[i] = get_str(c);
+			if (!(*strv)[i])
 				return set_err(err, "plan: bad vector entry %u in field %d",
 					       i, (int)tag);
 		}
@@ -521,7 +391,7 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 			}
 		}
 	}
-	if (c->left != 0)
+	if (wire_left(c) != 0)
 		return set_err(err, "plan: trailing bytes in field %d", (int)tag);
 	return 0;
 }
@@ -529,7 +399,7 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct cursor *c, cha
 /* Header, then fields until the bytes end; then every required field must have come. */
 int plan_decode(const char *buf, size_t len, struct plan *p, char **err)
 {
-	struct cursor c = { (const uint8_t *)buf, len };
+	struct rbuf c;
 	bool seen[TAG_LAST + 1] = { false };
 	char magic[PLAN_MAGIC_LEN];
 	uint32_t version;
@@ -537,17 +407,19 @@ int plan_decode(const char *buf, size_t len, struct plan *p, char **err)
 	plan_init(p);
 	if (len > PLAN_MAX_BYTES)
 		return set_err(err, "plan: larger than %u bytes", PLAN_MAX_BYTES);
-	if (!cur_take(&c, magic, sizeof(magic)) || memcmp(magic, PLAN_MAGIC, sizeof(magic)) != 0)
+	rbuf_init(&c, buf, len);
+	if (!wire_get_raw(&c, magic, sizeof(magic)) || memcmp(magic, PLAN_MAGIC, sizeof(magic)) != 0)
 		return set_err(err, "plan: bad magic");
-	if (!cur_u32(&c, &version) || version != PLAN_VERSION)
+	version = wire_get_u32(&c);
+	if (c.failed || version != PLAN_VERSION)
 		return set_err(err, "plan: unsupported version");
 
-	while (c.left > 0) {
-		uint16_t tag;
-		uint32_t flen;
-		struct cursor field;
+	while (wire_left(&c) > 0) {
+		uint16_t tag = wire_get_u16(&c);
+		uint32_t flen = wire_get_u32(&c);
+		struct rbuf field;
 
-		if (!cur_u16(&c, &tag) || !cur_u32(&c, &flen))
+		if (c.failed)
 			goto truncated;
 		if (tag < TAG_ARGV || tag > TAG_LAST) {
 			set_err(err, "plan: unknown field %u", tag);
@@ -558,11 +430,8 @@ int plan_decode(const char *buf, size_t len, struct plan *p, char **err)
 			goto fail;
 		}
 		seen[tag] = true;
-		if (flen > c.left)
+		if (!wire_get_sub(&c, flen, &field))
 			goto truncated;
-		field.p = c.p;
-		field.left = flen;
-		cur_take(&c, NULL, flen);
 		if (decode_field(p, (enum plan_tag)tag, &field, err) < 0)
 			goto fail;
 	}

@@ -1,6 +1,6 @@
 /*
- * daemon/protected.c — the registry of directories no sandbox may write (see
- * daemon/protected.h). It is filled once, by the daemon's start, before any
+ * common/protected.c — the registry of directories no sandbox may write (see
+ * common/protected.h). It is filled once, by the daemon's start, before any
  * session exists, and only read afterwards, so it needs no lock.
  *
  * Each entry keeps the directory's resolved path and the (device, inode)
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon/protected.h"
+#include "common/protected.h"
 #include "common/util.h"
 
 #define PROTECTED_MAX  8

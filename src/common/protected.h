@@ -1,5 +1,5 @@
 /*
- * daemon/protected.h — the directories no sandbox may write: the daemon's own
+ * common/protected.h — the directories no sandbox may write: the daemon's own
  * session store, log, lock and socket directories, as the daemon knows them.
  *
  * The daemon registers them once at start (after resolving symlinks), and

@@ -1,7 +1,7 @@
 /*
- * proto/plan.h — a run-spec resolved against the caller: absolute paths, the final
- * environment, the user's identity. The parent (boxy run, later the daemon)
- * builds it and sends it to boxy-init, the sandbox's stage 2, over a pipe;
+ * init/plan.h — a run-spec resolved against the caller: absolute paths, the final
+ * environment, the user's identity. The parent (the daemon, or `boxy run
+ * --no-daemon`) builds it and sends it to boxy-init, the sandbox's stage 2, over a pipe;
  * boxy-init trusts nothing in it it has not decoded and bounds-checked.
  */
 #ifndef BOXY_PLAN_H
@@ -41,7 +41,7 @@ struct plan {
 
 	uint64_t tmpfs_size;        /* bytes for /tmp and $HOME each */
 	uint64_t pids;              /* RLIMIT_NPROC fallback when no pids controller: 0 none */
-	uint16_t *ports;            /* TCP ports the Landlock net rules allow (later) */
+	uint16_t *ports;            /* TCP ports the Landlock net rules allow (ABI 4) */
 	size_t nports;
 	int landlock_abi;           /* ABI the parent probed; stage 2 uses at most this */
 	char **roots;               /* NULL-terminated: every host directory some sandbox could
