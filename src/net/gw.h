@@ -16,7 +16,7 @@
  *   fd00:b0c5::2, gateway MAC 02:b0:c5:00:00:02. The gateway answers ARP
  *   and neighbour solicitations for every on-link address but the sandbox's.
  *
- * Only net/gw.c includes lwIP's headers.
+ * Only net/lwip.c includes lwIP's headers; net/flow.h lists the parts.
  */
 #ifndef BOXY_NET_GW_H
 #define BOXY_NET_GW_H
@@ -117,6 +117,14 @@ enum gw_verdict gw_filter_frame(const uint8_t *frame, size_t len, struct gw_pack
  * GW_DROP_VNET; a frame gw_filter_frame refuses keeps that verdict.
  */
 #define GW_VNET_HLEN    10
+/* struct virtio_net_hdr's values (linux/virtio_net.h), spelled here so no part needs a kernel header. */
+#define VNET_F_NEEDS_CSUM   1
+#define VNET_F_DATA_VALID   2
+#define VNET_GSO_NONE       0
+#define VNET_GSO_TCPV4      1
+#define VNET_GSO_TCPV6      4
+#define VNET_GSO_ECN        0x80
+
 enum gw_verdict gw_filter_vnet(const uint8_t *buf, size_t len, struct gw_packet *pkt);
 /* Words for a verdict ("destination is loopback"). */
 const char *gw_verdict_words(enum gw_verdict v);
@@ -165,6 +173,17 @@ bool gw_raise_synack_mss(uint8_t *frame, size_t len);
 
 /* Internet checksum of a buffer, folded, with a starting sum (pure). */
 uint16_t gw_checksum(const void *p, size_t len, uint32_t sum);
+
+/* The gateway's own addresses (GW_GATEWAY_V4, GW_GATEWAY_V6) as bytes. */
+extern const uint8_t gw_gateway4[4];
+extern const uint8_t gw_gateway6[16];
+/* The Ethernet header of a frame from the gateway to dst_mac (pure). */
+void gw_eth_header(uint8_t *out, const uint8_t dst_mac[6], uint16_t type);
+/* The ARP reply to a request, and the neighbour advertisement answering a
+ * solicitation, as whole frames at out (GW_ETH_HLEN + 72 bytes will do);
+ * return the length. Pure. */
+size_t gw_build_arp_reply(const struct gw_packet *req, uint8_t *out);
+size_t gw_build_neighbour_advert(const struct gw_packet *ns, uint8_t *out);
 
 struct gw;
 struct ev_loop;

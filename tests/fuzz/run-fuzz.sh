@@ -79,7 +79,8 @@ srcs_of() {
 	dns)   echo "parse/dns policy/addr" ;;
 	sni)   echo "parse/sni parse/dns policy/addr" ;;
 	http)  echo "parse/http parse/dns policy/addr" ;;
-	frame) echo "net/gw net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
+	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
+		"net/broker-msg net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
 		"policy/addr proto/msg proto/wire common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	*)     return 1 ;;
@@ -152,18 +153,17 @@ build_obj() {
 		{ rm -f "$o.o"; return 1; }
 }
 
-# Every object, in two lanes of about equal cost (net/gw.c alone costs about
-# as much as five of the others); the probe runs beside the first lane.
-lane0='' lane1='' w0=0 w1=0
+# Every object, in two lanes of about equal size (boxy-net's gateway is split
+# by concern, so no one object dominates); the probe runs beside the first lane.
+lane0='' lane1='' n=0
 all=$(for t in $targets; do echo "fuzz-$t"; srcs_of "$t"; done | tr ' ' '\n' | sort -u)
-for o in $(echo "$all" | grep -x net/gw) $(echo "$all" | grep -vx net/gw); do
-	w=1
-	[ "$o" = net/gw ] && w=5
-	if [ "$w0" -le "$w1" ]; then
-		lane0="$lane0 $o" w0=$((w0 + w))
+for o in $all; do
+	if [ $((n % 2)) = 0 ]; then
+		lane0="$lane0 $o"
 	else
-		lane1="$lane1 $o" w1=$((w1 + w))
+		lane1="$lane1 $o"
 	fi
+	n=$((n + 1))
 done
 for o in $lane0; do build_obj "$o"; done &
 probe_ok=1

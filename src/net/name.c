@@ -1,0 +1,51 @@
+/*
+ * net/name.c — what the first bytes a sandboxed client sent on a held TCP
+ * flow name, for NET_FLOW_NAME (allowlist mode) and NET_FLOW_SEEN (public
+ * mode): a TLS ClientHello's server_name (parse/sni.c) or an HTTP request's
+ * Host (parse/http.c). Pure; the rules, and why nothing a payload can
+ * arrange comes out as NONE, are in net/gw.h.
+ */
+#include <config.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/gw.h"
+#include "policy/decide.h"
+#include "proto/netproto.h"
+
+/* What the first bytes name, for NET_FLOW_NAME (see net/gw.h for the rules and why). */
+int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
+		     bool *ech)
+{
+	int kind;
+
+	name[0] = '\0';
+	*ech = false;
+	if (n == 0)
+		return give_up ? NETNAME_NONE : -1;
+	switch (net_flow_read_name(p, n, name, ech, NULL)) {
+	case NET_NAME_PENDING:
+		if (!give_up)
+			return -1;
+		kind = NETNAME_MALFORMED;
+		break;
+	case NET_NAME_SNI:
+		return NETNAME_SNI;             /* "" without server_name; ech as offered */
+	case NET_NAME_HOST:
+		kind = NETNAME_HOST;
+		break;
+	case NET_NAME_NONE:
+		kind = NETNAME_NONE;
+		break;
+	default:
+		kind = NETNAME_MALFORMED;
+		break;
+	}
+	/* The protocol: only SNI carries the ECH flag; NONE and MALFORMED no name. */
+	*ech = false;
+	if (kind != NETNAME_HOST)
+		name[0] = '\0';
+	return kind;
+}
