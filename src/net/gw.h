@@ -27,6 +27,7 @@
 
 #include "parse/dns.h"
 #include "net/pcap.h"
+#include "policy/decide.h"    /* enum net_name_kind */
 
 #define GW_SANDBOX_V4   "10.0.2.15"
 #define GW_GATEWAY_V4   "10.0.2.2"
@@ -156,6 +157,19 @@ size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
  */
 int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
 		     bool *ech);
+
+/*
+ * Classify the first len bytes a sandboxed TCP client sent (gw_name_classify's
+ * reading): NET_NAME_PENDING while the ClientHello or request head is
+ * incomplete (*need, if not NULL, is then the stream length to wait for, or
+ * 0 when unknown), NET_NAME_SNI / NET_NAME_HOST with the name copied into
+ * name (DNS_NAME_BUF bytes; "" when absent; an HTTP Host may be an IP
+ * literal, which no binding will match) and *ech set, NET_NAME_MALFORMED, or
+ * NET_NAME_NONE for bytes that are neither TLS nor HTTP. Pure; calls
+ * sni_parse then http_parse.
+ */
+enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
+				      size_t *need);
 
 /*
  * The MSS option of a TCP header (tcp: len bytes from the TCP header on),

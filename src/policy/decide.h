@@ -107,18 +107,6 @@ struct net_verdict {
 				 * points into the bindings, the policy or the flow */
 };
 
-/*
- * Classify the first len bytes a sandboxed TCP client sent, for
- * net_flow.name_kind: NET_NAME_PENDING while the ClientHello or request head
- * is incomplete (*need, if not NULL, is then the stream length to wait for,
- * or 0 when unknown), NET_NAME_SNI / NET_NAME_HOST with the name copied into
- * name (DNS_NAME_BUF bytes; "" when absent; an HTTP Host may be an IP
- * literal, which no binding will match) and *ech set, NET_NAME_MALFORMED, or NET_NAME_NONE for bytes
- * that are neither TLS nor HTTP. Pure; calls sni_parse then http_parse.
- */
-enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
-				      size_t *need);
-
 /* Fill a policy that borrows the runspec's lists. */
 void net_policy_from_runspec(struct net_policy *p, const struct runspec *rs);
 
