@@ -905,7 +905,7 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 	struct flow *f;
 	const char *use = NULL;
 
-	if (!wire_done(r) || kind > NETNAME_MALFORMED || ech > 1 ||
+	if (!wire_done(r) || kind == NET_NAME_PENDING || kind > NET_NAME_WIRE_MAX || ech > 1 ||
 	    (name && !name_chars_ok(name))) {
 		broker_end(b, "malformed NET_FLOW_NAME from boxy-net");
 		goto out;
@@ -915,14 +915,13 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_NAME for flow %u, which is not waiting for a name", id);
 		goto out;
 	}
-	if ((kind == NETNAME_NONE || kind == NETNAME_MALFORMED) && ((name && name[0]) || ech)) {
+	if ((kind == NET_NAME_NONE || kind == NET_NAME_MALFORMED) && ((name && name[0]) || ech)) {
 		broker_end(b, "NET_FLOW_NAME without a name carries one");
 		goto out;
 	}
 	/* TLS without server_name arrives as SNI with "": use stays NULL and the
 	 * policy refuses it as no-SNI (or as ECH when ECH was offered). */
-	nk = kind == NETNAME_SNI ? NET_NAME_SNI : kind == NETNAME_HOST ? NET_NAME_HOST :
-	     kind == NETNAME_MALFORMED ? NET_NAME_MALFORMED : NET_NAME_NONE;
+	nk = (enum net_name_kind)kind;
 	if (name && name[0]) {
 		free(f->sni);
 		f->sni = xstrdup(name);
@@ -951,7 +950,7 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
 	struct flow *f;
 
-	if (!wire_done(r) || (kind != NETNAME_SNI && kind != NETNAME_HOST) || !name ||
+	if (!wire_done(r) || (kind != NET_NAME_SNI && kind != NET_NAME_HOST) || !name ||
 	    !name[0] || !name_chars_ok(name)) {
 		broker_end(b, "malformed NET_FLOW_SEEN from boxy-net");
 		goto out;
@@ -973,7 +972,7 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 		free(f->host);
 		f->host = xstrdup(name);
 	}
-	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
+	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ?
 		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
 		  0, 0);
 	netlog_set_names(b->log, f->nl, f->host, f->sni);

@@ -78,27 +78,27 @@ void send_flow_counts(struct gw *gw, struct flow *f, uint16_t type)
 }
 
 /* NET_FLOW_NAME: what the first bytes of a flow waiting for its name named. */
-void send_flow_name(struct gw *gw, struct flow *f, uint8_t kind, bool ech,
+void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool ech,
 		    const char *name)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, f->id);
-	wire_put_u8(&w, kind);
+	wire_put_u8(&w, (uint8_t)kind);
 	wire_put_u8(&w, ech ? 1 : 0);
 	wire_put_str(&w, name);
 	broker_send(gw, NET_FLOW_NAME, &w);
 }
 
 /* NET_FLOW_SEEN (public mode): what an open flow's first bytes named, for the record. */
-void send_flow_seen(struct gw *gw, struct flow *f, uint8_t kind, const char *name)
+void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, f->id);
-	wire_put_u8(&w, kind);
+	wire_put_u8(&w, (uint8_t)kind);
 	wire_put_str(&w, name);
 	broker_send(gw, NET_FLOW_SEEN, &w);
 }

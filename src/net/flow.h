@@ -251,8 +251,9 @@ void dns_expire(struct gw *gw, ev_tstamp now);
 void broker_log(struct gw *gw, const char *words);
 void send_flow_open(struct gw *gw, struct flow *f);
 void send_flow_counts(struct gw *gw, struct flow *f, uint16_t type);
-void send_flow_name(struct gw *gw, struct flow *f, uint8_t kind, bool ech, const char *name);
-void send_flow_seen(struct gw *gw, struct flow *f, uint8_t kind, const char *name);
+void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool ech,
+		    const char *name);
+void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
 void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
 /* The broker socket's watcher. */
 void broker_cb(struct ev_loop *loop, ev_io *w, int revents);

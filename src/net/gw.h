@@ -27,7 +27,7 @@
 
 #include "parse/dns.h"
 #include "net/pcap.h"
-#include "policy/decide.h"    /* enum net_name_kind */
+#include "parse/name.h"
 
 #define GW_SANDBOX_V4   "10.0.2.15"
 #define GW_GATEWAY_V4   "10.0.2.2"
@@ -140,7 +140,7 @@ size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
 
 /*
  * Allowlist mode: what the first n bytes a sandboxed client sent on a held
- * TCP flow name, as a NETNAME_* kind for NET_FLOW_NAME, or -1 to wait for
+ * TCP flow name, as the kind for NET_FLOW_NAME, or -1 to wait for
  * more. give_up says the gateway will not wait (name timeout, client EOF,
  * peek buffer full). Fills name (DNS_NAME_BUF bytes, "" when none) and *ech.
  * Nothing a payload can arrange comes out as NONE, which policy allows on

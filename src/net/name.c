@@ -15,8 +15,6 @@
 #include "net/gw.h"
 #include "parse/http.h"
 #include "parse/sni.h"
-#include "policy/decide.h"
-#include "proto/netproto.h"
 
 /* Reads the name off the first bytes of a TCP stream (see net/gw.h). */
 enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
@@ -63,33 +61,23 @@ enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, 
 int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAME_BUF],
 		     bool *ech)
 {
-	int kind;
+	enum net_name_kind kind;
 
 	name[0] = '\0';
 	*ech = false;
 	if (n == 0)
-		return give_up ? NETNAME_NONE : -1;
-	switch (net_flow_read_name(p, n, name, ech, NULL)) {
-	case NET_NAME_PENDING:
+		return give_up ? NET_NAME_NONE : -1;
+	kind = net_flow_read_name(p, n, name, ech, NULL);
+	if (kind == NET_NAME_SNI)
+		return kind;            /* "" without server_name; ech as offered */
+	if (kind == NET_NAME_PENDING) {
 		if (!give_up)
 			return -1;
-		kind = NETNAME_MALFORMED;
-		break;
-	case NET_NAME_SNI:
-		return NETNAME_SNI;             /* "" without server_name; ech as offered */
-	case NET_NAME_HOST:
-		kind = NETNAME_HOST;
-		break;
-	case NET_NAME_NONE:
-		kind = NETNAME_NONE;
-		break;
-	default:
-		kind = NETNAME_MALFORMED;
-		break;
+		kind = NET_NAME_MALFORMED;
 	}
 	/* The protocol: only SNI carries the ECH flag; NONE and MALFORMED no name. */
 	*ech = false;
-	if (kind != NETNAME_HOST)
+	if (kind != NET_NAME_HOST)
 		name[0] = '\0';
 	return kind;
 }

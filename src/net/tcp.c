@@ -196,8 +196,8 @@ static void tcp_name_flow(struct gw *gw, struct flow *f)
 
 	if (kind < 0)
 		return;
-	send_flow_name(gw, f, (uint8_t)kind, ech, name);
-	f->late_name = kind == NETNAME_NONE && n == 0;
+	send_flow_name(gw, f, (enum net_name_kind)kind, ech, name);
+	f->late_name = kind == NET_NAME_NONE && n == 0;
 	f->state = FS_NAME_SENT;
 	f->deadline = ev_now(gw->loop) + GW_HELD_TIMEOUT;
 }
@@ -217,9 +217,9 @@ static void tcp_observe_flow(struct gw *gw, struct flow *f)
 	int kind = gw_name_classify(gw->rbuf, n, true, name, &ech);
 
 	f->observed = true;
-	if ((kind != NETNAME_SNI && kind != NETNAME_HOST) || !name[0])
+	if ((kind != NET_NAME_SNI && kind != NET_NAME_HOST) || !name[0])
 		return;
-	send_flow_seen(gw, f, (uint8_t)kind, name);
+	send_flow_seen(gw, f, (enum net_name_kind)kind, name);
 }
 
 /* One spliced TCP flow: move bytes both ways, propagate half-closes, end it when done. */
@@ -252,13 +252,13 @@ void tcp_service(struct gw *gw, struct flow *f)
 		int kind = gw_name_classify(gw->rbuf, n, f->up_eof || n >= GW_NAME_PEEK, name,
 					    &ech);
 
-		if (kind >= 0 && kind != NETNAME_NONE) {
+		if (kind >= 0 && kind != NET_NAME_NONE) {
 			broker_log(gw, "a flow allowed without a name (silent past the name "
 				   "timeout) then sent TLS or HTTP: reset");
 			flow_kill(f, true);
 			return;
 		}
-		if (kind == NETNAME_NONE)
+		if (kind == NET_NAME_NONE)
 			f->late_name = false;
 	}
 	if (gw->observe && !f->observed && f->upq_len)

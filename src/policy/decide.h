@@ -33,6 +33,7 @@
 #include "policy/addr.h"
 #include "policy/bind.h"
 #include "parse/dns.h"
+#include "parse/name.h"
 #include "spec/runspec.h"
 
 /* Ports allowed in allowlist mode when the run names none (--allow-port). */
@@ -57,20 +58,11 @@ enum net_proto {
 	NET_PROTO_UDP = 17,
 };
 
-/* What the first bytes of a TCP stream said about its name. */
-enum net_name_kind {
-	NET_NAME_PENDING = 0,   /* not read yet (SYN time) */
-	NET_NAME_NONE,          /* neither TLS nor HTTP: no name on the wire */
-	NET_NAME_SNI,           /* a TLS ClientHello; name is its SNI or NULL */
-	NET_NAME_HOST,          /* an HTTP request; name is its Host or NULL */
-	NET_NAME_MALFORMED,     /* TLS or HTTP that the parser refused */
-};
-
 struct net_flow {
 	enum net_proto proto;
 	struct net_addr dst;
 	uint16_t port;
-	enum net_name_kind name_kind;
+	enum net_name_kind name_kind;   /* parse/name.h; name: SNI or Host, else NULL */
 	const char *name;       /* SNI or Host, validated lower-case; NULL if absent */
 	bool ech;               /* the ClientHello offered Encrypted ClientHello */
 };

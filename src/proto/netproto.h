@@ -27,7 +27,9 @@
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
 
-#define NETPROTO_VERSION 2
+#include "parse/name.h"
+
+#define NETPROTO_VERSION 3
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
@@ -37,14 +39,15 @@ enum netproto_type {
 				 *             addr src, u16 sport */
 	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;
 				 *             1 descriptor with NETV_DIALLED */
-	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (NETNAME_*), u8 ech, str name */
+	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (enum net_name_kind, never
+				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
 	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
 	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
-	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NETNAME_SNI
-				 *             or NETNAME_HOST), str name — what an open flow's
+	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI
+				 *             or NET_NAME_HOST), str name — what an open flow's
 				 *             first bytes named; recorded, never a decision */
 };
 
@@ -52,14 +55,6 @@ enum netproto_verdict {
 	NETV_REFUSED = 0,       /* answer the payload with RST (TCP) or drop (UDP) */
 	NETV_DIALLED = 1,       /* a connected socket is attached */
 	NETV_NEED_NAME = 2,     /* complete the handshake, then send NET_FLOW_NAME */
-};
-
-enum netproto_name_kind {
-	NETNAME_NONE = 0,       /* neither TLS nor HTTP, or no client byte by the name timeout */
-	NETNAME_SNI = 1,        /* TLS ClientHello server_name ("" when it has none) */
-	NETNAME_HOST = 2,       /* HTTP Host header */
-	NETNAME_MALFORMED = 3,  /* TLS or HTTP the parser refused, or still incomplete when
-				 * boxy-net stopped waiting; carries no name and no ECH */
 };
 
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */

@@ -190,7 +190,7 @@ static void on_name(int fd, struct msg *m)
 	if (!wire_done(&r))
 		fatal("malformed FLOW_NAME");
 	printf("name %u %s ech=%u %s\n", id,
-	       kind == NETNAME_SNI ? "sni" : kind == NETNAME_HOST ? "host" : "none", ech,
+	       kind == NET_NAME_SNI ? "sni" : kind == NET_NAME_HOST ? "host" : "none", ech,
 	       name ? name : "");
 	p = &names[id % 256];
 	for (size_t i = 0; i < nrefuse_names; i++)

@@ -593,7 +593,7 @@ static void h_duplicate_flow(struct fx *x)
 
 static void h_name_unknown_flow(struct fx *x)
 {
-	flow_name(x, 99, NETNAME_SNI, false, "example.test");
+	flow_name(x, 99, NET_NAME_SNI, false, "example.test");
 }
 
 static void h_stats_unknown_flow(struct fx *x)
@@ -685,7 +685,7 @@ static void h_bad_frame(struct fx *x)
 	assert_int_equal(write(x->net, hdr, sizeof(hdr)), 8);
 }
 
-static void h_name_kind_4(struct fx *x)
+static void h_name_kind_past_last(struct fx *x)
 {
 	char *layer;
 	int fd;
@@ -695,7 +695,21 @@ static void h_name_kind_4(struct fx *x)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(x, 7, NETNAME_MALFORMED + 1, false, "example.test");
+	flow_name(x, 7, NET_NAME_MALFORMED + 1, false, "example.test");
+}
+
+/* PENDING is the policy's "nothing read yet": a name kind, but never one boxy-net may send. */
+static void h_name_kind_pending(struct fx *x)
+{
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	flow_open(x, 7, 6, "127.0.0.1", 443);
+	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(x, 7, NET_NAME_PENDING, false, "");
 }
 
 /* MALFORMED, like NONE, is sent without a name and without the ECH flag. */
@@ -709,7 +723,7 @@ static void h_malformed_with(struct fx *x, bool ech, const char *name)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(x, 7, NETNAME_MALFORMED, ech, name);
+	flow_name(x, 7, NET_NAME_MALFORMED, ech, name);
 }
 
 static void h_malformed_with_name(struct fx *x)
@@ -732,12 +746,12 @@ static void h_none_with_name(struct fx *x)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(x, 7, NETNAME_NONE, false, "example.test");
+	flow_name(x, 7, NET_NAME_NONE, false, "example.test");
 }
 
 static void h_seen_in_allowlist(struct fx *x)
 {
-	flow_seen(x, 1, NETNAME_SNI, "example.test");
+	flow_seen(x, 1, NET_NAME_SNI, "example.test");
 }
 
 static void h_close_refused_twice(struct fx *x)
@@ -778,7 +792,8 @@ static const struct hostile hostile_rows[] = {
 	{ "a descriptor from boxy-net", true, h_descriptor },
 	{ "an over-long log line", true, h_log_too_long },
 	{ "a frame over the size cap", true, h_bad_frame },
-	{ "name kind 4", true, h_name_kind_4 },
+	{ "a name kind past the last", true, h_name_kind_past_last },
+	{ "name kind PENDING", true, h_name_kind_pending },
 	{ "kind malformed with a name", true, h_malformed_with_name },
 	{ "kind malformed with the ECH flag", true, h_malformed_with_ech },
 	{ "kind none with a name", true, h_none_with_name },
@@ -1011,14 +1026,14 @@ static void test_allowlist_dial(void **state)
 	flow_open(&x, 10, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(&x, 10, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 10, NETNAME_SNI, false, "other.test");
+	flow_name(&x, 10, NET_NAME_SNI, false, "other.test");
 	expect_refused(&x, 10, "net.sni");
 
 	/* ECH refused even with the right outer name. */
 	flow_open(&x, 11, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(&x, 11, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 11, NETNAME_SNI, true, "example.test");
+	flow_name(&x, 11, NET_NAME_SNI, true, "example.test");
 	expect_refused(&x, 11, "net.sni");
 
 	/* A port the host was not given: the port is an address-layer objection. */
@@ -1056,7 +1071,7 @@ static void test_allowlist_dial(void **state)
 	flow_open(&x, 20, 6, "127.0.0.1", x.lport);
 	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 20, NETNAME_SNI, false, "example.test");
+	flow_name(&x, 20, NET_NAME_SNI, false, "example.test");
 	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_DIALLED);
 	assert_string_equal(layer, "net.sni");
 	free(layer);
@@ -1121,17 +1136,17 @@ static void test_name_refusals(void **state)
 		const char *name;
 		const char *words;
 	} rows[] = {
-		{ "malformed ClientHello or HTTP head (two Host headers)", NETNAME_MALFORMED,
+		{ "malformed ClientHello or HTTP head (two Host headers)", NET_NAME_MALFORMED,
 		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
-		{ "half a ClientHello when the gateway stopped waiting", NETNAME_MALFORMED,
+		{ "half a ClientHello when the gateway stopped waiting", NET_NAME_MALFORMED,
 		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
-		{ "TLS without SNI", NETNAME_SNI, false, "",
+		{ "TLS without SNI", NET_NAME_SNI, false, "",
 		  "TLS ClientHello without a server name" },
-		{ "ECH without SNI", NETNAME_SNI, true, "", "Encrypted ClientHello refused" },
-		{ "ECH with the right outer name", NETNAME_SNI, true, "example.test",
+		{ "ECH without SNI", NET_NAME_SNI, true, "", "Encrypted ClientHello refused" },
+		{ "ECH with the right outer name", NET_NAME_SNI, true, "example.test",
 		  "Encrypted ClientHello refused" },
-		{ "HTTP without Host", NETNAME_HOST, false, "", "HTTP request without a Host" },
-		{ "an IPv6 literal as Host", NETNAME_HOST, false, "::1",
+		{ "HTTP without Host", NET_NAME_HOST, false, "", "HTTP request without a Host" },
+		{ "an IPv6 literal as Host", NET_NAME_HOST, false, "::1",
 		  "malformed or incomplete ClientHello or HTTP request head" },
 	};
 	struct fx x;
@@ -1251,7 +1266,7 @@ static void test_public_names(void **state)
 	assert_non_null(r->host);
 	assert_string_equal(r->host, "www.example.test");
 
-	flow_seen(&x, 1, NETNAME_SNI, "www.example.test");
+	flow_seen(&x, 1, NET_NAME_SNI, "www.example.test");
 	pump(&x, 4);
 	r = find_rec("tcp", "sni");
 	assert_non_null(r);
@@ -1271,7 +1286,7 @@ static void test_public_names(void **state)
 	free(layer);
 	peer = accept(x.listener, NULL, NULL);
 	recs_clear();
-	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	flow_seen(&x, 2, NET_NAME_HOST, "elsewhere.test");
 	pump(&x, 4);
 	r = find_rec("tcp", "sni");
 	assert_non_null(r);
@@ -1280,7 +1295,7 @@ static void test_public_names(void **state)
 	assert_true(broker_alive(x.b));
 
 	/* Named twice is impossible: boxy-net is not trusted further. */
-	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	flow_seen(&x, 2, NET_NAME_HOST, "elsewhere.test");
 	pump(&x, 4);
 	assert_false(broker_alive(x.b));
 	close(peer);
