@@ -391,11 +391,8 @@ static void send_answer(struct broker *b, uint32_t query, uint8_t rcode, uint32_
 	wire_put_u8(&w, rcode);
 	wire_put_u32(&w, ttl);
 	wire_put_u32(&w, (uint32_t)n);
-	for (size_t i = 0; i < n; i++) {
-		wire_put_u8(&w, addrs[i].family == AF_INET6 ? 6 : 4);
-		for (int j = 0; j < 16; j++)
-			wire_put_u8(&w, addrs[i].a[j]);
-	}
+	for (size_t i = 0; i < n; i++)
+		netproto_put_addr(&w, &addrs[i]);
 	broker_send(b, NET_ANSWER, &w, -1);
 	wbuf_free(&w);
 }
@@ -783,29 +780,6 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 
 /* ---- messages from boxy-net ------------------------------------------------------ */
 
-/* An address field: family 4 or 6, 16 bytes, IPv4's unused 12 zero. */
-static bool get_addr(struct rbuf *r, struct net_addr *a)
-{
-	uint8_t fam = wire_get_u8(r), bytes[16];
-
-	for (int i = 0; i < 16; i++)
-		bytes[i] = wire_get_u8(r);
-	if (r->failed)
-		return false;
-	if (fam == 4) {
-		for (int i = 4; i < 16; i++)
-			if (bytes[i])
-				return false;
-		net_addr_set_v4(a, bytes);
-		return true;
-	}
-	if (fam == 6) {
-		net_addr_set_v6(a, bytes);
-		return true;
-	}
-	return false;
-}
-
 /* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
 static void on_hello(struct broker *b, struct rbuf *r)
 {
@@ -840,11 +814,11 @@ static void on_flow_open(struct broker *b, struct rbuf *r)
 	uint8_t proto = wire_get_u8(r);
 	struct net_addr dst, src;
 	uint16_t dport, sport;
-	bool ok_dst = get_addr(r, &dst);
+	bool ok_dst = netproto_get_addr(r, &dst);
 	struct flow *f;
 
 	dport = wire_get_u16(r);
-	ok_dst = get_addr(r, &src) && ok_dst;
+	ok_dst = netproto_get_addr(r, &src) && ok_dst;
 	sport = wire_get_u16(r);
 	if (!wire_done(r) || !ok_dst) {
 		broker_end(b, "malformed NET_FLOW_OPEN from boxy-net");

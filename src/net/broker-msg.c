@@ -14,17 +14,21 @@
 
 #include "common/util.h"
 #include "net/flow.h"
-#include "policy/addr.h"
+#include "common/netaddr.h"
 #include "proto/msg.h"
 #include "proto/netproto.h"
 #include "proto/wire.h"
 
-/* proto/netproto.h's address: family byte, then 16 bytes (IPv4 in the first 4, zeros after). */
-static void wire_put_addr(struct wbuf *w, int family, const uint8_t *a)
+/* A flow's address (the frame filter's family 4 or 6 and bytes) for netproto_put_addr. */
+static void put_flow_addr(struct wbuf *w, int family, const uint8_t *b)
 {
-	wire_put_u8(w, (uint8_t)family);
-	for (size_t i = 0; i < 16; i++)
-		wire_put_u8(w, family == 4 && i >= 4 ? 0 : a[i]);
+	struct net_addr a;
+
+	if (family == 4)
+		net_addr_set_v4(&a, b);
+	else
+		net_addr_set_v6(&a, b);
+	netproto_put_addr(w, &a);
 }
 
 /* Send a frame; a broker that cannot be written to ends the process's purpose. */
@@ -55,9 +59,9 @@ void send_flow_open(struct gw *gw, struct flow *f)
 	wbuf_init(&w);
 	wire_put_u32(&w, f->id);
 	wire_put_u8(&w, f->proto);
-	wire_put_addr(&w, f->family, f->dst);
+	put_flow_addr(&w, f->family, f->dst);
 	wire_put_u16(&w, f->dport);
-	wire_put_addr(&w, f->family, f->src);
+	put_flow_addr(&w, f->family, f->src);
 	wire_put_u16(&w, f->sport);
 	broker_send(gw, NET_FLOW_OPEN, &w);
 	f->opened = true;
@@ -115,22 +119,6 @@ void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
 	broker_send(gw, NET_RESOLVE, &w);
 }
 
-/* proto/netproto.h's address, as struct net_addr; false when malformed. */
-static bool rbuf_get_addr(struct rbuf *r, struct net_addr *a)
-{
-	uint8_t fam = wire_get_u8(r), b[16];
-
-	for (size_t i = 0; i < 16; i++)
-		b[i] = wire_get_u8(r);
-	if (fam == 4)
-		net_addr_set_v4(a, b);
-	else if (fam == 6)
-		net_addr_set_v6(a, b);
-	else
-		return false;
-	return !r->failed;
-}
-
 /* NET_VERDICT: refuse (RST / drop), admit for naming, or splice to the socket attached. */
 static int on_verdict(struct gw *gw, struct msg *m)
 {
@@ -185,7 +173,7 @@ static int on_answer(struct gw *gw, struct msg *m)
 	if (n > DNS_ANSWER_MAX)
 		return -1;
 	for (uint32_t i = 0; i < n; i++)
-		if (!rbuf_get_addr(&r, &addrs[i]))
+		if (!netproto_get_addr(&r, &addrs[i]))
 			return -1;
 	if (!wire_done(&r) || rcode > 15)
 		return -1;

@@ -32,7 +32,7 @@
 #include "net/gw.h"
 #include "parse/dns.h"
 #include "parse/sni.h"
-#include "policy/addr.h"
+#include "common/netaddr.h"
 
 struct tcp_pcb;
 struct udp_pcb;

@@ -10,7 +10,9 @@
  * message from boxy-net is treated as a compromised boxy-net: the broker
  * records it and ends the session's network.
  *
- * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4).
+ * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4, the
+ * other twelve zero), written and read only by netproto_put_addr and
+ * netproto_get_addr (proto/netproto.c), which refuses any other form.
  *
  * TCP, public mode:    FLOW_OPEN (at the SYN)       → VERDICT dialled+fd | refused
  * TCP, allowlist mode: FLOW_OPEN (at the SYN)       → VERDICT need_name | refused
@@ -27,7 +29,11 @@
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
 
+#include <stdbool.h>
+
+#include "common/netaddr.h"
 #include "parse/name.h"
+#include "proto/wire.h"
 
 #define NETPROTO_VERSION 3
 
@@ -60,5 +66,9 @@ enum netproto_verdict {
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
 #define NETPROTO_MAX_NAME 253
+
+/* The address field, both ways; get is strict (false: malformed, the peer is lying). */
+void netproto_put_addr(struct wbuf *w, const struct net_addr *a);
+bool netproto_get_addr(struct rbuf *r, struct net_addr *a);
 
 #endif

@@ -76,12 +76,12 @@ finish() {
 # gateway with what it links (as tests/unit/test-net-gw does, less lwIP/libev).
 srcs_of() {
 	case $1 in
-	dns)   echo "parse/dns policy/addr" ;;
-	sni)   echo "parse/sni parse/dns policy/addr" ;;
-	http)  echo "parse/http parse/dns policy/addr" ;;
+	dns)   echo "parse/dns common/netaddr" ;;
+	sni)   echo "parse/sni parse/dns common/netaddr" ;;
+	http)  echo "parse/http parse/dns common/netaddr" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
-		"net/broker-msg net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
-		"policy/addr proto/msg proto/wire common/util" ;;
+		"net/broker-msg net/pcap parse/sni parse/http parse/dns common/netaddr" \
+		"proto/netproto proto/msg proto/wire common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	*)     return 1 ;;
 	esac
@@ -155,15 +155,14 @@ build_obj() {
 
 # Every object, in two lanes of about equal size (boxy-net's gateway is split
 # by concern, so no one object dominates); the probe runs beside the first lane.
-lane0='' lane1='' n=0
+lane0='' lane1='' odd=0
 all=$(for t in $targets; do echo "fuzz-$t"; srcs_of "$t"; done | tr ' ' '\n' | sort -u)
 for o in $all; do
-	if [ $((n % 2)) = 0 ]; then
-		lane0="$lane0 $o"
+	if [ "$odd" = 0 ]; then
+		lane0="$lane0 $o" odd=1
 	else
-		lane1="$lane1 $o"
+		lane1="$lane1 $o" odd=0
 	fi
-	n=$((n + 1))
 done
 for o in $lane0; do build_obj "$o"; done &
 probe_ok=1

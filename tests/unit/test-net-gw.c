@@ -24,8 +24,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ev.h>
+
 #include "net/gw.h"
 #include "net/pcap.h"
+#include "proto/msg.h"
+#include "proto/netproto.h"
+#include "proto/wire.h"
 #include "proto/netproto.h"
 #include "common/util.h"
 
@@ -575,6 +580,75 @@ static void test_pcap_write_error(void **state)
 	close(p[1]);
 }
 
+/* ---- the broker's messages --------------------------------------------------- */
+
+/* A NET_ANSWER as the broker might send it: one address, written byte by byte. */
+struct answer_row {
+	const char *what;
+	uint8_t family;
+	uint8_t addr[16];
+	int want;                       /* boxy-net's exit status: 0 still running, 1 ended */
+};
+
+static const struct answer_row answer_rows[] = {
+	{ "an IPv4 answer", 4, { 192, 0, 2, 10 }, 0 },
+	{ "an IPv6 answer", 6, { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x10 }, 0 },
+	{ "an IPv4 address with a byte in its unused twelve", 4, { 192, 0, 2, 10, [15] = 1 }, 1 },
+	{ "an IPv4 address with its fifth byte set", 4, { 192, 0, 2, 10, 7 }, 1 },
+	{ "family 0", 0, { 192, 0, 2, 10 }, 1 },
+	{ "family 5", 5, { 192, 0, 2, 10 }, 1 },
+};
+
+/* Feed one NET_ANSWER to a gateway in a child; return its exit status afterwards. */
+static int answer_child(const struct answer_row *r)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], tap = open("/dev/null", O_RDWR);
+		struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+		struct wbuf w;
+		struct gw *gw;
+
+		if (tap < 0 || !loop || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			_exit(90);
+		gw = gw_create(loop, sv[0], tap, NULL);
+		gw_start(gw);
+		wbuf_init(&w);
+		wire_put_u32(&w, 1);            /* a query nobody asked: dropped if well-formed */
+		wire_put_u8(&w, 0);
+		wire_put_u32(&w, 60);
+		wire_put_u32(&w, 1);
+		wire_put_u8(&w, r->family);
+		for (size_t i = 0; i < 16; i++)
+			wire_put_u8(&w, r->addr[i]);
+		if (msg_send(sv[1], NET_ANSWER, w.p, w.len, NULL, 0) < 0)
+			_exit(91);
+		wbuf_free(&w);
+		for (int i = 0; i < 3; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		_exit(gw_exit_status(gw));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* boxy-net reads the broker's addresses as strictly as the broker reads its own. */
+static void test_answer_addr_strict(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(answer_rows); i++) {
+		int got = answer_child(&answer_rows[i]);
+
+		if (got != answer_rows[i].want)
+			fail_msg("%s: exit status %d, want %d", answer_rows[i].what, got,
+				 answer_rows[i].want);
+	}
+}
+
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
@@ -965,6 +1039,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
 		cmocka_unit_test(test_read_name),
