@@ -365,17 +365,14 @@ static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, i
 	broker_flush(b);
 }
 
-/* NET_VERDICT for flow, with the connected socket when fd >= 0. */
-static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, const char *layer,
-			 const char *reason, int fd)
+/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code, no words. */
+static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, int fd)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, flow);
 	wire_put_u8(&w, verdict);
-	wire_put_str(&w, layer ? layer : "");
-	wire_put_str(&w, reason ? reason : "");
 	broker_send(b, NET_VERDICT, &w, fd);
 	wbuf_free(&w);
 }
@@ -523,7 +520,7 @@ static void flow_refuse(struct broker *b, struct flow *f, const char *layer, con
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
 	refused_add(b, id);
 	/* Last: a send that overflows ends the network, which frees every flow. */
-	send_verdict(b, id, NETV_REFUSED, layer, words, -1);
+	send_verdict(b, id, NETV_REFUSED, -1);
 }
 
 /* The upstream socket is connected: hand it over. */
@@ -540,7 +537,7 @@ static void flow_dialled(struct broker *b, struct flow *f)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
-	send_verdict(b, f->id, NETV_DIALLED, f->layer, f->exception, fd);
+	send_verdict(b, f->id, NETV_DIALLED, fd);
 	/* Last, and without f: a send that overflows ends the network and frees it. */
 	if (slot)
 		dial_slot_free(b);
@@ -678,7 +675,7 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 		f->exception = xasprintf("range exception: %s", v.addr.exception);
 	if (v.need_name) {
 		f->state = FLOW_NAME;
-		send_verdict(b, f->id, NETV_NEED_NAME, v.layer, "a name is needed", -1);
+		send_verdict(b, f->id, NETV_NEED_NAME, -1);
 		return;
 	}
 	free(f->host);

@@ -125,17 +125,12 @@ static int on_verdict(struct gw *gw, struct msg *m)
 	struct rbuf r;
 	uint32_t id;
 	uint8_t v;
-	char *layer, *reason;
 	struct flow *f;
 	int fd = -1;
 
 	rbuf_init(&r, m->payload, m->len);
 	id = wire_get_u32(&r);
 	v = wire_get_u8(&r);
-	layer = wire_get_str(&r, 256);
-	reason = wire_get_str(&r, 4096);
-	free(layer);
-	free(reason);
 	if (!wire_done(&r) || v > NETV_NEED_NAME || (v == NETV_DIALLED) != (m->nfds == 1))
 		return -1;
 	f = flow_find_id(gw, id);

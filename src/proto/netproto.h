@@ -35,7 +35,7 @@
 #include "parse/name.h"
 #include "proto/wire.h"
 
-#define NETPROTO_VERSION 3
+#define NETPROTO_VERSION 4
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
@@ -43,8 +43,9 @@ enum netproto_type {
 				 *             [, u64 pcap size cap; absent: 1 GiB] */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
-	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;
-				 *             1 descriptor with NETV_DIALLED */
+	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*); 1 descriptor with
+				 *             NETV_DIALLED. The layer and the reason are the
+				 *             broker's to word (events, audit log, net-log). */
 	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (enum net_name_kind, never
 				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */

@@ -55,6 +55,34 @@ struct rec {
 static struct rec recs[512];
 static size_t nrecs;
 
+/*
+ * NET_VERDICT is a code: the layer that decided is worded on the flow's
+ * event, which the broker emits just before it sends the verdict (deny on
+ * refusal, allow on a dialled flow). So the layers of those events, in
+ * order, are the layers of the REFUSED and DIALLED verdicts, in order:
+ * read_verdict takes the next one, whatever record() had room to keep.
+ */
+static char verdict_layers[8192][16];
+static size_t vl_head, vl_tail;
+
+/* Called from record(): a tcp/udp deny or allow event announces a verdict. */
+static void verdict_layer_push(const struct event *ev)
+{
+	if ((strcmp(ev->kind, "tcp") != 0 && strcmp(ev->kind, "udp") != 0) ||
+	    (strcmp(ev->verdict, "deny") != 0 && strcmp(ev->verdict, "allow") != 0))
+		return;
+	assert_true(vl_tail - vl_head < ARRAY_SIZE(verdict_layers));
+	snprintf(verdict_layers[vl_tail++ % ARRAY_SIZE(verdict_layers)], 16, "%s",
+		 ev->layer ? ev->layer : "");
+}
+
+/* The layer of the next REFUSED or DIALLED verdict (caller frees). */
+static char *verdict_layer_take(void)
+{
+	assert_true(vl_head < vl_tail);
+	return xstrdup(verdict_layers[vl_head++ % ARRAY_SIZE(verdict_layers)]);
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
@@ -65,6 +93,7 @@ static void record(void *ctx, const struct event *ev)
 	struct rec *r;
 
 	(void)ctx;
+	verdict_layer_push(ev);
 	if (nrecs >= ARRAY_SIZE(recs))
 		return;
 	r = &recs[nrecs++];
@@ -236,6 +265,7 @@ static void fx_open(struct fx *x, enum net_mode mode)
 
 	memset(x, 0, sizeof(*x));
 	recs_clear();
+	vl_head = vl_tail = 0;
 	x->loop = ev_loop_new(EVFLAG_AUTO);
 	runspec_init(&x->rs);
 	x->rs.net = mode;
@@ -348,23 +378,23 @@ static void flow_name(struct fx *x, uint32_t id, uint8_t kind, bool ech, const c
 	wbuf_free(&w);
 }
 
-/* Read a verdict; returns its code, fills layer (caller frees) and *fd (or -1). */
+/*
+ * Read a verdict; returns its code, fills layer (caller frees: the layer its
+ * event named, "" for NEED_NAME, which has no event) and *fd (or -1).
+ */
 static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
 {
 	struct msg m;
 	struct rbuf r;
 	uint8_t v;
-	char *reason;
 
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_VERDICT);
 	rbuf_init(&r, m.payload, m.len);
 	assert_int_equal(wire_get_u32(&r), id);
 	v = wire_get_u8(&r);
-	*layer = wire_get_str(&r, 64);
-	reason = wire_get_str(&r, 1024);
 	assert_true(wire_done(&r));
-	free(reason);
+	*layer = v == NETV_NEED_NAME ? xstrdup("") : verdict_layer_take();
 	*fd = -1;
 	if (v == NETV_DIALLED) {
 		assert_int_equal(m.nfds, 1);
@@ -489,8 +519,6 @@ static void h_broker_type(struct fx *x)
 	wbuf_init(&w);
 	wire_put_u32(&w, 1);
 	wire_put_u8(&w, NETV_DIALLED);
-	wire_put_str(&w, "net.ip");
-	wire_put_str(&w, "");
 	send_frame(x, NET_VERDICT, &w);
 	wbuf_free(&w);
 }
