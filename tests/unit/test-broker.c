@@ -605,8 +605,8 @@ static void h_mixed_families(struct fx *x)
 	wbuf_free(&w);
 }
 
-/* Flow 7 is kept (waiting for its name); opening 7 again is impossible for a sane boxy-net. */
-static void h_duplicate_flow(struct fx *x)
+/* Flow 7, to a resolved address in allowlist mode, admitted and waiting for its name. */
+static void flow_7_waiting(struct fx *x)
 {
 	char *layer;
 	int fd;
@@ -616,6 +616,12 @@ static void h_duplicate_flow(struct fx *x)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
+}
+
+/* Flow 7 is kept (waiting for its name); opening 7 again is impossible for a sane boxy-net. */
+static void h_duplicate_flow(struct fx *x)
+{
+	flow_7_waiting(x);
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 }
 
@@ -715,42 +721,21 @@ static void h_bad_frame(struct fx *x)
 
 static void h_name_kind_past_last(struct fx *x)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
+	flow_7_waiting(x);
 	flow_name(x, 7, NET_NAME_MALFORMED + 1, false, "example.test");
 }
 
 /* PENDING is the policy's "nothing read yet": a name kind, but never one boxy-net may send. */
 static void h_name_kind_pending(struct fx *x)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
+	flow_7_waiting(x);
 	flow_name(x, 7, NET_NAME_PENDING, false, "");
 }
 
 /* MALFORMED, like NONE, is sent without a name and without the ECH flag. */
 static void h_malformed_with(struct fx *x, bool ech, const char *name)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
+	flow_7_waiting(x);
 	flow_name(x, 7, NET_NAME_MALFORMED, ech, name);
 }
 
@@ -766,14 +751,7 @@ static void h_malformed_with_ech(struct fx *x)
 
 static void h_none_with_name(struct fx *x)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
+	flow_7_waiting(x);
 	flow_name(x, 7, NET_NAME_NONE, false, "example.test");
 }
 

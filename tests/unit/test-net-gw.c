@@ -868,32 +868,6 @@ static size_t hello(uint8_t *b, const char *host, bool ech)
 
 enum hello_kind { H_TEXT, H_SNI, H_NO_SNI, H_ECH_NO_SNI, H_ECH_SNI };
 
-/* A minimal ClientHello record carrying host as SNI (and ECH if asked). */
-static size_t tiny_hello(uint8_t *b, const char *host, bool ech)
-{
-	size_t hl = strlen(host), n = 0, ext_len = 9 + hl + (ech ? 6 : 0);
-	size_t body = 2 + 32 + 1 + 4 + 2 + 2 + ext_len;
-
-	b[n++] = 0x16; b[n++] = 3; b[n++] = 1;
-	b[n++] = (uint8_t)((body + 4) >> 8); b[n++] = (uint8_t)(body + 4);
-	b[n++] = 1; b[n++] = 0; b[n++] = (uint8_t)(body >> 8); b[n++] = (uint8_t)body;
-	b[n++] = 3; b[n++] = 3;
-	memset(b + n, 7, 32); n += 32;
-	b[n++] = 0;                                     /* session id */
-	b[n++] = 0; b[n++] = 2; b[n++] = 0x13; b[n++] = 0x01;
-	b[n++] = 1; b[n++] = 0;                         /* compression */
-	b[n++] = (uint8_t)(ext_len >> 8); b[n++] = (uint8_t)ext_len;
-	b[n++] = 0; b[n++] = 0;                         /* server_name */
-	b[n++] = (uint8_t)((hl + 5) >> 8); b[n++] = (uint8_t)(hl + 5);
-	b[n++] = (uint8_t)((hl + 3) >> 8); b[n++] = (uint8_t)(hl + 3);
-	b[n++] = 0; b[n++] = (uint8_t)(hl >> 8); b[n++] = (uint8_t)hl;
-	memcpy(b + n, host, hl); n += hl;
-	if (ech) {
-		b[n++] = 0xfe; b[n++] = 0x0d; b[n++] = 0; b[n++] = 2; b[n++] = 0; b[n++] = 0;
-	}
-	return n;
-}
-
 /* The gateway's first-bytes helper: TLS, HTTP, other, incomplete, broken. */
 static void test_read_name(void **state)
 {
@@ -931,13 +905,13 @@ static void test_read_name(void **state)
 			 NET_NAME_PENDING);
 	assert_int_equal(need, 5);
 
-	n = tiny_hello(b, "registry.npmjs.org", false);
+	n = hello(b, "registry.npmjs.org", false);
 	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
 	assert_string_equal(name, "registry.npmjs.org");
 	assert_false(ech);
 	assert_int_equal(net_flow_read_name(b, n - 1, name, &ech, &need), NET_NAME_PENDING);
 	assert_int_equal(need, n);
-	n = tiny_hello(b, "public.example", true);
+	n = hello(b, "public.example", true);
 	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
 	assert_true(ech);
 	assert_string_equal(name, "public.example");
