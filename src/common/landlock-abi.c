@@ -31,7 +31,7 @@ struct ll_ruleset_attr {
 /* The 13 filesystem rights of ABI 1. */
 #define LL_FS_ABI1 ((1ULL << 13) - 1)
 
-/* The rights an ABI knows: every one of them is handled by boxy's rulesets. */
+/* The rights an ABI knows (see the header). */
 void landlock_abi_masks(int abi, struct landlock_info *info)
 {
 	memset(info, 0, sizeof(*info));

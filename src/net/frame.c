@@ -296,6 +296,7 @@ static uint16_t get16le(const uint8_t *p)
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
+/* The virtio-net header, then the frame behind it (the rules are in net/gw.h). */
 enum gw_verdict gw_filter_vnet(const uint8_t *buf, size_t len, struct gw_packet *pkt)
 {
 	uint8_t flags, gso;
@@ -442,6 +443,7 @@ static const uint8_t *tcp_mss_field(const uint8_t *tcp, size_t len)
 	return NULL;
 }
 
+/* The MSS option's value, or 0. */
 uint16_t gw_tcp_mss_option(const uint8_t *tcp, size_t len)
 {
 	const uint8_t *m = tcp_mss_field(tcp, len);
@@ -449,6 +451,7 @@ uint16_t gw_tcp_mss_option(const uint8_t *tcp, size_t len)
 	return m ? get16(m) : 0;
 }
 
+/* A SYN-ACK to the sandbox offers the link's MSS, not lwIP's 1460 (see net/gw.h). */
 bool gw_raise_synack_mss(uint8_t *frame, size_t len)
 {
 	size_t ip_len, l4;

@@ -181,6 +181,7 @@ static err_t netif_setup(struct netif *nif)
  */
 static struct pbuf *csum_trusted;
 
+/* lwIP's pseudo-header checksum, answering "verified" once for the segment being fed. */
 u16_t ip_chksum_pseudo(struct pbuf *p, u8_t proto, u16_t proto_len, const ip_addr_t *src,
 		       const ip_addr_t *dest)
 {
@@ -324,6 +325,7 @@ static void pcb_detach(struct tcp_pcb *pcb)
 
 /* ---- TCP ---------------------------------------------------------------------- */
 
+/* lwIP delivered bytes from the sandbox (NULL: its FIN): queue them for upstream. */
 static err_t tcp_on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct flow *f = arg;
