@@ -297,17 +297,14 @@ static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, i
 	broker_flush(b);
 }
 
-/* NET_VERDICT for flow, with the connected socket when fd >= 0. */
-static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, const char *layer,
-			 const char *reason, int fd)
+/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code, no words. */
+static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, int fd)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, flow);
 	wire_put_u8(&w, verdict);
-	wire_put_str(&w, layer ? layer : "");
-	wire_put_str(&w, reason ? reason : "");
 	broker_send(b, NET_VERDICT, &w, fd);
 	wbuf_free(&w);
 }
@@ -323,11 +320,8 @@ static void send_answer(struct broker *b, uint32_t query, uint8_t rcode, uint32_
 	wire_put_u8(&w, rcode);
 	wire_put_u32(&w, ttl);
 	wire_put_u32(&w, (uint32_t)n);
-	for (size_t i = 0; i < n; i++) {
-		wire_put_u8(&w, addrs[i].family == AF_INET6 ? 6 : 4);
-		for (int j = 0; j < 16; j++)
-			wire_put_u8(&w, addrs[i].a[j]);
-	}
+	for (size_t i = 0; i < n; i++)
+		netproto_put_addr(&w, &addrs[i]);
 	broker_send(b, NET_ANSWER, &w, -1);
 	wbuf_free(&w);
 }
@@ -458,7 +452,7 @@ static void flow_refuse(struct broker *b, struct flow *f, const char *layer, con
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
 	refused_add(b, id);
 	/* Last: a send that overflows ends the network, which frees every flow. */
-	send_verdict(b, id, NETV_REFUSED, layer, words, -1);
+	send_verdict(b, id, NETV_REFUSED, -1);
 }
 
 /* The upstream socket is connected: hand it over. */
@@ -475,7 +469,7 @@ static void flow_dialled(struct broker *b, struct flow *f)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
-	send_verdict(b, f->id, NETV_DIALLED, f->layer, f->exception, fd);
+	send_verdict(b, f->id, NETV_DIALLED, fd);
 	/* Last, and without f: a send that overflows ends the network and frees it. */
 	if (slot)
 		dial_slot_free(b);
@@ -613,7 +607,7 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 		f->exception = xasprintf("range exception: %s", v.addr.exception);
 	if (v.need_name) {
 		f->state = FLOW_NAME;
-		send_verdict(b, f->id, NETV_NEED_NAME, v.layer, "a name is needed", -1);
+		send_verdict(b, f->id, NETV_NEED_NAME, -1);
 		return;
 	}
 	free(f->host);
@@ -706,29 +700,6 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 
 /* ---- messages from boxy-net ------------------------------------------------------ */
 
-/* An address field: family 4 or 6, 16 bytes, IPv4's unused 12 zero. */
-static bool get_addr(struct rbuf *r, struct net_addr *a)
-{
-	uint8_t fam = wire_get_u8(r), bytes[16];
-
-	for (int i = 0; i < 16; i++)
-		bytes[i] = wire_get_u8(r);
-	if (r->failed)
-		return false;
-	if (fam == 4) {
-		for (int i = 4; i < 16; i++)
-			if (bytes[i])
-				return false;
-		net_addr_set_v4(a, bytes);
-		return true;
-	}
-	if (fam == 6) {
-		net_addr_set_v6(a, bytes);
-		return true;
-	}
-	return false;
-}
-
 /* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
 static void on_hello(struct broker *b, struct rbuf *r)
 {
@@ -763,11 +734,11 @@ static void on_flow_open(struct broker *b, struct rbuf *r)
 	uint8_t proto = wire_get_u8(r);
 	struct net_addr dst, src;
 	uint16_t dport, sport;
-	bool ok_dst = get_addr(r, &dst);
+	bool ok_dst = netproto_get_addr(r, &dst);
 	struct flow *f;
 
 	dport = wire_get_u16(r);
-	ok_dst = get_addr(r, &src) && ok_dst;
+	ok_dst = netproto_get_addr(r, &src) && ok_dst;
 	sport = wire_get_u16(r);
 	if (!wire_done(r) || !ok_dst) {
 		broker_end(b, "malformed NET_FLOW_OPEN from boxy-net");
@@ -828,7 +799,7 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 	struct flow *f;
 	const char *use = NULL;
 
-	if (!wire_done(r) || kind > NETNAME_MALFORMED || ech > 1 ||
+	if (!wire_done(r) || kind == NET_NAME_PENDING || kind > NET_NAME_WIRE_MAX || ech > 1 ||
 	    (name && !name_chars_ok(name))) {
 		broker_end(b, "malformed NET_FLOW_NAME from boxy-net");
 		goto out;
@@ -838,14 +809,13 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_NAME for flow %u, which is not waiting for a name", id);
 		goto out;
 	}
-	if ((kind == NETNAME_NONE || kind == NETNAME_MALFORMED) && ((name && name[0]) || ech)) {
+	if ((kind == NET_NAME_NONE || kind == NET_NAME_MALFORMED) && ((name && name[0]) || ech)) {
 		broker_end(b, "NET_FLOW_NAME without a name carries one");
 		goto out;
 	}
 	/* TLS without server_name arrives as SNI with "": use stays NULL and the
 	 * policy refuses it as no-SNI (or as ECH when ECH was offered). */
-	nk = kind == NETNAME_SNI ? NET_NAME_SNI : kind == NETNAME_HOST ? NET_NAME_HOST :
-	     kind == NETNAME_MALFORMED ? NET_NAME_MALFORMED : NET_NAME_NONE;
+	nk = (enum net_name_kind)kind;
 	if (name && name[0]) {
 		free(f->sni);
 		f->sni = xstrdup(name);
@@ -874,7 +844,7 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
 	struct flow *f;
 
-	if (!wire_done(r) || (kind != NETNAME_SNI && kind != NETNAME_HOST) || !name ||
+	if (!wire_done(r) || (kind != NET_NAME_SNI && kind != NET_NAME_HOST) || !name ||
 	    !name[0] || !name_chars_ok(name)) {
 		broker_end(b, "malformed NET_FLOW_SEEN from boxy-net");
 		goto out;
@@ -896,7 +866,7 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 		free(f->host);
 		f->host = xstrdup(name);
 	}
-	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
+	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ?
 		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
 		  0, 0);
 	netlog_set_names(b->log, f->nl, f->host, f->sni);

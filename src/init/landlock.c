@@ -26,8 +26,10 @@
  * unix-socket restriction (ABI 9): landlock_mask_sockets() covers the
  * sockets found under read-only paths at start.
  *
- * Raw syscalls: glibc has no wrappers, and Debian 12's headers stop at ABI 1,
- * so the structures are declared here with the kernel's layout.
+ * The ABI probe and the ruleset calls are common/landlock-abi.c's (boxy-net
+ * uses them too); adding rules is a raw syscall here, glibc having no
+ * wrapper and Debian 12's headers stopping at ABI 1, so the rule structures
+ * are declared with the kernel's layout.
  */
 #include <config.h>
 
@@ -46,26 +48,12 @@
 #include "init/stages.h"
 #include "common/util.h"
 
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
 #ifndef SYS_landlock_add_rule
 #define SYS_landlock_add_rule 445
 #endif
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
 
-#define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
 #define LL_RULE_NET_PORT 2
-
-/* struct landlock_ruleset_attr as of ABI 6; older kernels get a shorter prefix. */
-struct ll_ruleset_attr {
-	uint64_t handled_access_fs;
-	uint64_t handled_access_net;        /* ABI 4 */
-	uint64_t scoped;                    /* ABI 6 */
-};
 
 struct ll_path_beneath_attr {
 	uint64_t allowed_access;
@@ -76,9 +64,6 @@ struct ll_net_port_attr {
 	uint64_t allowed_access;
 	uint64_t port;
 };
-
-/* The 13 filesystem rights of ABI 1. */
-#define LL_FS_ABI1 ((1ULL << 13) - 1)
 
 /* Read-only use of a tree: read, list, run. */
 #define LL_FS_READ_EXEC (LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE)
@@ -100,42 +85,6 @@ static const char *const system_dirs[] = {
 static const char *const rw_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts",
 };
-
-void landlock_abi_masks(int abi, struct landlock_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->abi = abi;
-	if (abi < 1)
-		return;
-	info->fs_handled = LL_FS_ABI1;
-	if (abi >= 2)
-		info->fs_handled |= LL_FS_REFER;
-	if (abi >= 3)
-		info->fs_handled |= LL_FS_TRUNCATE;
-	if (abi >= 4)
-		info->net_handled = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
-	if (abi >= 5)
-		info->fs_handled |= LL_FS_IOCTL_DEV;
-	if (abi >= 6)
-		info->scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
-	/* ABI 7 adds audit-logging flags and ABI 8 thread synchronisation:
-	 * neither is a right boxy's policy depends on. */
-	if (abi >= 9)
-		info->fs_handled |= LL_FS_RESOLVE_UNIX;
-}
-
-int landlock_probe(struct landlock_info *info)
-{
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-
-	if (abi < 0) {
-		/* ENOSYS: not built in; EOPNOTSUPP: built in but not in lsm=. */
-		landlock_abi_masks(0, info);
-		return -1;
-	}
-	landlock_abi_masks((int)abi, info);
-	return 0;
-}
 
 /* What each ABI step brings that boxy relies on, worded as what is lost without it. */
 static const struct {
@@ -326,10 +275,10 @@ out:
 int landlock_apply(const struct plan *plan, char **err)
 {
 	struct landlock_info info;
-	struct ll_ruleset_attr attr;
 	struct landlock_rule *rules = NULL;
 	uint16_t *ports = NULL;
-	size_t nrules = 0, nports = 0, attr_size;
+	uint64_t net_handled;
+	size_t nrules = 0, nports = 0;
 	int abi, ruleset = -1, rc = -1;
 
 	if (landlock_probe(&info) < 0)
@@ -340,15 +289,8 @@ int landlock_apply(const struct plan *plan, char **err)
 		abi = plan->landlock_abi;
 	landlock_abi_masks(abi, &info);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = info.fs_handled;
-	landlock_plan_net(plan, abi, &attr.handled_access_net, &ports, &nports);
-	attr.scoped = info.scoped;
-	/* An older kernel rejects a structure longer than it knows unless the
-	 * tail is zero; pass exactly the prefix this ABI defines. */
-	attr_size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
-
-	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	landlock_plan_net(plan, abi, &net_handled, &ports, &nports);
+	ruleset = landlock_ruleset_create(abi, info.fs_handled, net_handled, info.scoped);
 	if (ruleset < 0) {
 		set_err_errno(err, "landlock_create_ruleset (ABI %d)", abi);
 		goto out;
@@ -366,7 +308,7 @@ int landlock_apply(const struct plan *plan, char **err)
 		}
 	}
 	/* Needs no_new_privs (caps_drop_all set it) since there is no CAP_SYS_ADMIN left. */
-	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0) {
+	if (landlock_ruleset_enforce(ruleset) < 0) {
 		set_err_errno(err, "landlock_restrict_self");
 		goto out;
 	}

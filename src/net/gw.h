@@ -16,7 +16,7 @@
  *   fd00:b0c5::2, gateway MAC 02:b0:c5:00:00:02. The gateway answers ARP
  *   and neighbour solicitations for every on-link address but the sandbox's.
  *
- * Only net/gw.c includes lwIP's headers.
+ * Only net/lwip.c includes lwIP's headers; net/flow.h lists the parts.
  */
 #ifndef BOXY_NET_GW_H
 #define BOXY_NET_GW_H
@@ -27,6 +27,7 @@
 
 #include "parse/dns.h"
 #include "net/pcap.h"
+#include "parse/name.h"
 
 #define GW_SANDBOX_V4   "10.0.2.15"
 #define GW_GATEWAY_V4   "10.0.2.2"
@@ -117,6 +118,14 @@ enum gw_verdict gw_filter_frame(const uint8_t *frame, size_t len, struct gw_pack
  * GW_DROP_VNET; a frame gw_filter_frame refuses keeps that verdict.
  */
 #define GW_VNET_HLEN    10
+/* struct virtio_net_hdr's values (linux/virtio_net.h), spelled here so no part needs a kernel header. */
+#define VNET_F_NEEDS_CSUM   1
+#define VNET_F_DATA_VALID   2
+#define VNET_GSO_NONE       0
+#define VNET_GSO_TCPV4      1
+#define VNET_GSO_TCPV6      4
+#define VNET_GSO_ECN        0x80
+
 enum gw_verdict gw_filter_vnet(const uint8_t *buf, size_t len, struct gw_packet *pkt);
 /* Words for a verdict ("destination is loopback"). */
 const char *gw_verdict_words(enum gw_verdict v);
@@ -131,7 +140,7 @@ size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
 
 /*
  * Allowlist mode: what the first n bytes a sandboxed client sent on a held
- * TCP flow name, as a NETNAME_* kind for NET_FLOW_NAME, or -1 to wait for
+ * TCP flow name, as the kind for NET_FLOW_NAME, or -1 to wait for
  * more. give_up says the gateway will not wait (name timeout, client EOF,
  * peek buffer full). Fills name (DNS_NAME_BUF bytes, "" when none) and *ech.
  * Nothing a payload can arrange comes out as NONE, which policy allows on
@@ -150,6 +159,19 @@ int gw_name_classify(const uint8_t *p, size_t n, bool give_up, char name[DNS_NAM
 		     bool *ech);
 
 /*
+ * Classify the first len bytes a sandboxed TCP client sent (gw_name_classify's
+ * reading): NET_NAME_PENDING while the ClientHello or request head is
+ * incomplete (*need, if not NULL, is then the stream length to wait for, or
+ * 0 when unknown), NET_NAME_SNI / NET_NAME_HOST with the name copied into
+ * name (DNS_NAME_BUF bytes; "" when absent; an HTTP Host may be an IP
+ * literal, which no binding will match) and *ech set, NET_NAME_MALFORMED, or
+ * NET_NAME_NONE for bytes that are neither TLS nor HTTP. Pure; calls
+ * sni_parse then http_parse.
+ */
+enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
+				      size_t *need);
+
+/*
  * The MSS option of a TCP header (tcp: len bytes from the TCP header on),
  * or 0 when it has none or the header is malformed. Pure.
  */
@@ -165,6 +187,17 @@ bool gw_raise_synack_mss(uint8_t *frame, size_t len);
 
 /* Internet checksum of a buffer, folded, with a starting sum (pure). */
 uint16_t gw_checksum(const void *p, size_t len, uint32_t sum);
+
+/* The gateway's own addresses (GW_GATEWAY_V4, GW_GATEWAY_V6) as bytes. */
+extern const uint8_t gw_gateway4[4];
+extern const uint8_t gw_gateway6[16];
+/* The Ethernet header of a frame from the gateway to dst_mac (pure). */
+void gw_eth_header(uint8_t *out, const uint8_t dst_mac[6], uint16_t type);
+/* The ARP reply to a request, and the neighbour advertisement answering a
+ * solicitation, as whole frames at out (GW_ETH_HLEN + 72 bytes will do);
+ * return the length. Pure. */
+size_t gw_build_arp_reply(const struct gw_packet *req, uint8_t *out);
+size_t gw_build_neighbour_advert(const struct gw_packet *ns, uint8_t *out);
 
 struct gw;
 struct ev_loop;

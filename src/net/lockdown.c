@@ -25,26 +25,11 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "net/gw.h"
-#include "init/stages.h"
+#include "common/landlock-abi.h"
 #include "common/util.h"
-
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
-
-/* struct landlock_ruleset_attr with the fields of ABI 6 (Debian 12's header has only ABI 1's). */
-struct net_ll_attr {
-	uint64_t handled_access_fs;
-	uint64_t handled_access_net;
-	uint64_t scoped;
-};
+#include "net/gw.h"
 
 /*
  * Landlock with every right the kernel knows handled and no rule added: no
@@ -54,22 +39,16 @@ struct net_ll_attr {
 static int lockdown_landlock(char **note, char **err)
 {
 	struct landlock_info info;
-	struct net_ll_attr attr = { 0 };
-	size_t size;
 	int fd;
 
 	if (landlock_probe(&info) < 0 || info.abi < 1) {
 		*note = xstrdup("Landlock is unavailable: boxy-net is confined by seccomp alone");
 		return 0;
 	}
-	attr.handled_access_fs = info.fs_handled;
-	attr.handled_access_net = info.net_handled;
-	attr.scoped = info.scoped;
-	size = info.abi >= 6 ? sizeof(attr) : info.abi >= 4 ? 16 : 8;
-	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	fd = landlock_ruleset_create(info.abi, info.fs_handled, info.net_handled, info.scoped);
 	if (fd < 0)
 		return set_err_errno(err, "landlock_create_ruleset (ABI %d)", info.abi);
-	if (syscall(SYS_landlock_restrict_self, fd, 0) < 0) {
+	if (landlock_ruleset_enforce(fd) < 0) {
 		close(fd);
 		return set_err_errno(err, "landlock_restrict_self");
 	}

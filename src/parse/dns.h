@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/addr.h"
+#include "common/netaddr.h"
 
 #define DNS_NAME_MAX     253
 #define DNS_NAME_BUF     (DNS_NAME_MAX + 1)

@@ -1,6 +1,6 @@
 /*
- * policy/addr.c — addresses, and the range denylist that applies to every
- * destination whatever the mode.
+ * policy/addr.c — the range denylist that applies to every destination
+ * whatever the mode (the address type itself is common/netaddr.c's).
  *
  * The tables below are the IANA IPv4 and IPv6 Special-Purpose Address
  * Registries (every entry, whether or not IANA marks it globally reachable:
@@ -19,7 +19,6 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -136,57 +135,6 @@ const char *net_embed_words(enum net_embed e)
 	case NET_EMBED_TEREDO_CLIENT: return "Teredo client";
 	}
 	return "";
-}
-
-/* Fills out with an IPv4 address. */
-void net_addr_set_v4(struct net_addr *out, const uint8_t b[4])
-{
-	memset(out, 0, sizeof(*out));
-	out->family = AF_INET;
-	memcpy(out->a, b, 4);
-}
-
-/* Fills out with an IPv6 address. */
-void net_addr_set_v6(struct net_addr *out, const uint8_t b[16])
-{
-	memset(out, 0, sizeof(*out));
-	out->family = AF_INET6;
-	memcpy(out->a, b, 16);
-}
-
-/* Parses the text form; inet_pton is strict (no octal, no short forms). */
-int net_addr_parse(const char *s, struct net_addr *out)
-{
-	uint8_t b[16];
-
-	if (s == NULL)
-		return -1;
-	if (inet_pton(AF_INET, s, b) == 1) {
-		net_addr_set_v4(out, b);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, b) == 1) {
-		net_addr_set_v6(out, b);
-		return 0;
-	}
-	return -1;
-}
-
-/* Formats an address; an unknown family formats as "?". */
-char *net_addr_format(const struct net_addr *a, char *buf)
-{
-	if ((a->family != AF_INET && a->family != AF_INET6) ||
-	    inet_ntop(a->family, a->a, buf, NET_ADDR_STRLEN) == NULL)
-		strcpy(buf, "?");
-	return buf;
-}
-
-/* Compares family and the bytes the family uses. */
-bool net_addr_equal(const struct net_addr *x, const struct net_addr *y)
-{
-	if (x->family != y->family)
-		return false;
-	return memcmp(x->a, y->a, x->family == AF_INET ? 4 : 16) == 0;
 }
 
 /* True if the first len bits of a and prefix agree. */

@@ -1,5 +1,6 @@
 /*
- * policy/addr.h — IP addresses and the always-on range denylist.
+ * policy/addr.h — the always-on range denylist over IP addresses
+ * (common/netaddr.h).
  *
  * Every destination the sandbox dials, and every address an upstream DNS
  * answer returns, is classified here before anything else looks at it. The
@@ -18,15 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/netaddr.h"
 #include "spec/runspec.h"   /* struct cidr */
-
-/* Long enough for any IPv6 text form plus NUL (INET6_ADDRSTRLEN). */
-#define NET_ADDR_STRLEN 46
-
-struct net_addr {
-	int family;         /* AF_INET or AF_INET6 */
-	uint8_t a[16];      /* network order; IPv4 uses a[0..3], the rest zero */
-};
 
 /* Why an address is refused. NET_RANGE_PUBLIC means it is not. */
 enum net_range {
@@ -80,14 +74,6 @@ struct net_addr_class {
 				     * through (points into the cidr or a constant); else NULL */
 };
 
-/* Parse "192.0.2.1" or "2001:db8::1" (no brackets, no zone). 0, or -1 if invalid. */
-int net_addr_parse(const char *s, struct net_addr *out);
-/* Canonical text form into buf (at least NET_ADDR_STRLEN bytes). Returns buf. */
-char *net_addr_format(const struct net_addr *a, char *buf);
-/* Build from 4 or 16 network-order bytes. */
-void net_addr_set_v4(struct net_addr *out, const uint8_t b[4]);
-void net_addr_set_v6(struct net_addr *out, const uint8_t b[16]);
-bool net_addr_equal(const struct net_addr *x, const struct net_addr *y);
 /* True if a lies inside c (families must match). */
 bool net_addr_in_cidr(const struct net_addr *a, const struct cidr *c);
 

@@ -14,9 +14,7 @@
 #include "common/util.h"
 
 #include "parse/dns.h"
-#include "parse/http.h"
 #include "policy/decide.h"
-#include "parse/sni.h"
 
 static const struct {
 	const char *code;
@@ -403,45 +401,4 @@ size_t net_policy_filter_addrs(const struct net_policy *p, struct net_addr *addr
 	if (ndropped != NULL)
 		*ndropped = nd;
 	return kept;
-}
-
-/* Reads the name off the first bytes of a TCP stream (see the header). */
-enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
-				      size_t *need)
-{
-	struct sni_result sr;
-	struct http_result hr;
-
-	name[0] = '\0';
-	*ech = false;
-	if (need != NULL)
-		*need = 0;
-	switch (sni_parse(p, len, &sr)) {
-	case SNI_OK:
-		*ech = sr.ech;
-		if (sr.has_sni)
-			memcpy(name, sr.host, DNS_NAME_BUF);
-		return NET_NAME_SNI;
-	case SNI_MALFORMED:
-		return NET_NAME_MALFORMED;
-	case SNI_NEED_MORE:
-		if (need != NULL)
-			*need = sr.need;
-		return NET_NAME_PENDING;
-	case SNI_NOT_TLS:
-		break;
-	}
-	switch (http_parse(p, len, &hr)) {
-	case HTTP_OK:
-		if (hr.has_host)
-			memcpy(name, hr.host, DNS_NAME_BUF);
-		return NET_NAME_HOST;
-	case HTTP_MALFORMED:
-		return NET_NAME_MALFORMED;
-	case HTTP_NEED_MORE:
-		return NET_NAME_PENDING;
-	case HTTP_NOT_HTTP:
-		break;
-	}
-	return NET_NAME_NONE;
 }

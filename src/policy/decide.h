@@ -33,6 +33,7 @@
 #include "policy/addr.h"
 #include "policy/bind.h"
 #include "parse/dns.h"
+#include "parse/name.h"
 #include "spec/runspec.h"
 
 /* Ports allowed in allowlist mode when the run names none (--allow-port). */
@@ -57,20 +58,11 @@ enum net_proto {
 	NET_PROTO_UDP = 17,
 };
 
-/* What the first bytes of a TCP stream said about its name. */
-enum net_name_kind {
-	NET_NAME_PENDING = 0,   /* not read yet (SYN time) */
-	NET_NAME_NONE,          /* neither TLS nor HTTP: no name on the wire */
-	NET_NAME_SNI,           /* a TLS ClientHello; name is its SNI or NULL */
-	NET_NAME_HOST,          /* an HTTP request; name is its Host or NULL */
-	NET_NAME_MALFORMED,     /* TLS or HTTP that the parser refused */
-};
-
 struct net_flow {
 	enum net_proto proto;
 	struct net_addr dst;
 	uint16_t port;
-	enum net_name_kind name_kind;
+	enum net_name_kind name_kind;   /* parse/name.h; name: SNI or Host, else NULL */
 	const char *name;       /* SNI or Host, validated lower-case; NULL if absent */
 	bool ech;               /* the ClientHello offered Encrypted ClientHello */
 };
@@ -106,18 +98,6 @@ struct net_verdict {
 	const char *host;       /* the permitted name the flow was matched to, if any;
 				 * points into the bindings, the policy or the flow */
 };
-
-/*
- * Classify the first len bytes a sandboxed TCP client sent, for
- * net_flow.name_kind: NET_NAME_PENDING while the ClientHello or request head
- * is incomplete (*need, if not NULL, is then the stream length to wait for,
- * or 0 when unknown), NET_NAME_SNI / NET_NAME_HOST with the name copied into
- * name (DNS_NAME_BUF bytes; "" when absent; an HTTP Host may be an IP
- * literal, which no binding will match) and *ech set, NET_NAME_MALFORMED, or NET_NAME_NONE for bytes
- * that are neither TLS nor HTTP. Pure; calls sni_parse then http_parse.
- */
-enum net_name_kind net_flow_read_name(const uint8_t *p, size_t len, char *name, bool *ech,
-				      size_t *need);
 
 /* Fill a policy that borrows the runspec's lists. */
 void net_policy_from_runspec(struct net_policy *p, const struct runspec *rs);

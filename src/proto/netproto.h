@@ -10,7 +10,9 @@
  * message from boxy-net is treated as a compromised boxy-net: the broker
  * records it and ends the session's network.
  *
- * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4).
+ * Addresses are 1 byte family (4 or 6) + 16 bytes (IPv4 in the first 4, the
+ * other twelve zero), written and read only by netproto_put_addr and
+ * netproto_get_addr (proto/netproto.c), which refuses any other form.
  *
  * TCP, public mode:    FLOW_OPEN (at the SYN)       → VERDICT dialled+fd | refused
  * TCP, allowlist mode: FLOW_OPEN (at the SYN)       → VERDICT need_name | refused
@@ -27,7 +29,13 @@
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
 
-#define NETPROTO_VERSION 2
+#include <stdbool.h>
+
+#include "common/netaddr.h"
+#include "parse/name.h"
+#include "proto/wire.h"
+
+#define NETPROTO_VERSION 4
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
@@ -35,16 +43,18 @@ enum netproto_type {
 				 *             [, u64 pcap size cap; absent: 1 GiB] */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
-	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), str layer, str reason;
-				 *             1 descriptor with NETV_DIALLED */
-	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (NETNAME_*), u8 ech, str name */
+	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*); 1 descriptor with
+				 *             NETV_DIALLED. The layer and the reason are the
+				 *             broker's to word (events, audit log, net-log). */
+	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (enum net_name_kind, never
+				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
 	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
 	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
-	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NETNAME_SNI
-				 *             or NETNAME_HOST), str name — what an open flow's
+	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI
+				 *             or NET_NAME_HOST), str name — what an open flow's
 				 *             first bytes named; recorded, never a decision */
 };
 
@@ -54,16 +64,12 @@ enum netproto_verdict {
 	NETV_NEED_NAME = 2,     /* complete the handshake, then send NET_FLOW_NAME */
 };
 
-enum netproto_name_kind {
-	NETNAME_NONE = 0,       /* neither TLS nor HTTP, or no client byte by the name timeout */
-	NETNAME_SNI = 1,        /* TLS ClientHello server_name ("" when it has none) */
-	NETNAME_HOST = 2,       /* HTTP Host header */
-	NETNAME_MALFORMED = 3,  /* TLS or HTTP the parser refused, or still incomplete when
-				 * boxy-net stopped waiting; carries no name and no ECH */
-};
-
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
 #define NETPROTO_MAX_NAME 253
+
+/* The address field, both ways; get is strict (false: malformed, the peer is lying). */
+void netproto_put_addr(struct wbuf *w, const struct net_addr *a);
+bool netproto_get_addr(struct rbuf *r, struct net_addr *a);
 
 #endif

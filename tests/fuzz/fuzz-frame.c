@@ -1,6 +1,7 @@
 /*
  * fuzz-frame.c — libFuzzer target for boxy-net's frame input path: the
- * ingress filter and then lwIP itself (src/net/gw.c), as a payload writing
+ * ingress filter (src/net/frame.c) and then lwIP itself (src/net/lwip.c and
+ * the flows above it), as a payload writing
  * arbitrary frames to tap0 would drive them.
  *
  * One gateway lives for the whole run, so lwIP's state (listening pcbs,

@@ -76,17 +76,18 @@ finish() {
 # gateway with what it links (as tests/unit/test-net-gw does, less lwIP/libev).
 srcs_of() {
 	case $1 in
-	dns)   echo "parse/dns policy/addr" ;;
-	sni)   echo "parse/sni parse/dns policy/addr" ;;
-	http)  echo "parse/http parse/dns policy/addr" ;;
-	frame) echo "net/gw net/pcap policy/decide policy/bind parse/sni parse/http parse/dns" \
-		"policy/addr proto/msg proto/wire common/buf common/util" ;;
+	dns)   echo "parse/dns common/netaddr" ;;
+	sni)   echo "parse/sni parse/dns common/netaddr" ;;
+	http)  echo "parse/http parse/dns common/netaddr" ;;
+	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
+		"net/broker-msg net/pcap parse/sni parse/http parse/dns common/netaddr" \
+		"proto/netproto proto/msg proto/wire common/buf common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	msgrun) echo "proto/msg-run proto/wire spec/options spec/values spec/runspec" \
 		"common/path-guard common/json common/buf common/util" ;;
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
-	plan)  echo "init/plan proto/wire common/buf common/util parse/dns policy/addr" ;;
+	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -158,17 +159,15 @@ build_obj() {
 		{ rm -f "$o.o"; return 1; }
 }
 
-# Every object, in two lanes of about equal cost (net/gw.c alone costs about
-# as much as five of the others); the probe runs beside the first lane.
-lane0='' lane1='' w0=0 w1=0
+# Every object, in two lanes of about equal size (boxy-net's gateway is split
+# by concern, so no one object dominates); the probe runs beside the first lane.
+lane0='' lane1='' odd=0
 all=$(for t in $targets; do echo "fuzz-$t"; srcs_of "$t"; done | tr ' ' '\n' | sort -u)
-for o in $(echo "$all" | grep -x net/gw) $(echo "$all" | grep -vx net/gw); do
-	w=1
-	[ "$o" = net/gw ] && w=5
-	if [ "$w0" -le "$w1" ]; then
-		lane0="$lane0 $o" w0=$((w0 + w))
+for o in $all; do
+	if [ "$odd" = 0 ]; then
+		lane0="$lane0 $o" odd=1
 	else
-		lane1="$lane1 $o" w1=$((w1 + w))
+		lane1="$lane1 $o" odd=0
 	fi
 done
 for o in $lane0; do build_obj "$o"; done &

@@ -85,16 +85,15 @@ static const char *addr_text(int fam, const uint8_t *a, char *buf)
 	return buf;
 }
 
-/* Send NET_VERDICT, with the dialled socket when there is one. */
-static void verdict(int fd, uint32_t id, uint8_t v, const char *reason, int sock)
+/* Send NET_VERDICT, with the dialled socket when there is one (why: for the reader only). */
+static void verdict(int fd, uint32_t id, uint8_t v, const char *why, int sock)
 {
 	struct wbuf w;
 
+	(void)why;
 	wbuf_init(&w);
 	wire_put_u32(&w, id);
 	wire_put_u8(&w, v);
-	wire_put_str(&w, "net.test");
-	wire_put_str(&w, reason);
 	msg_send(fd, NET_VERDICT, w.p, w.len, &sock, sock >= 0 ? 1 : 0);
 	wbuf_free(&w);
 	if (sock >= 0)
@@ -190,7 +189,7 @@ static void on_name(int fd, struct msg *m)
 	if (!wire_done(&r))
 		fatal("malformed FLOW_NAME");
 	printf("name %u %s ech=%u %s\n", id,
-	       kind == NETNAME_SNI ? "sni" : kind == NETNAME_HOST ? "host" : "none", ech,
+	       kind == NET_NAME_SNI ? "sni" : kind == NET_NAME_HOST ? "host" : "none", ech,
 	       name ? name : "");
 	p = &names[id % 256];
 	for (size_t i = 0; i < nrefuse_names; i++)

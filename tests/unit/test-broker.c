@@ -55,6 +55,34 @@ struct rec {
 static struct rec recs[512];
 static size_t nrecs;
 
+/*
+ * NET_VERDICT is a code: the layer that decided is worded on the flow's
+ * event, which the broker emits just before it sends the verdict (deny on
+ * refusal, allow on a dialled flow). So the layers of those events, in
+ * order, are the layers of the REFUSED and DIALLED verdicts, in order:
+ * read_verdict takes the next one, whatever record() had room to keep.
+ */
+static char verdict_layers[8192][16];
+static size_t vl_head, vl_tail;
+
+/* Called from record(): a tcp/udp deny or allow event announces a verdict. */
+static void verdict_layer_push(const struct event *ev)
+{
+	if ((strcmp(ev->kind, "tcp") != 0 && strcmp(ev->kind, "udp") != 0) ||
+	    (strcmp(ev->verdict, "deny") != 0 && strcmp(ev->verdict, "allow") != 0))
+		return;
+	assert_true(vl_tail - vl_head < ARRAY_SIZE(verdict_layers));
+	snprintf(verdict_layers[vl_tail++ % ARRAY_SIZE(verdict_layers)], 16, "%s",
+		 ev->layer ? ev->layer : "");
+}
+
+/* The layer of the next REFUSED or DIALLED verdict (caller frees). */
+static char *verdict_layer_take(void)
+{
+	assert_true(vl_head < vl_tail);
+	return xstrdup(verdict_layers[vl_head++ % ARRAY_SIZE(verdict_layers)]);
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
@@ -65,6 +93,7 @@ static void record(void *ctx, const struct event *ev)
 	struct rec *r;
 
 	(void)ctx;
+	verdict_layer_push(ev);
 	if (nrecs >= ARRAY_SIZE(recs))
 		return;
 	r = &recs[nrecs++];
@@ -236,6 +265,7 @@ static void fx_open(struct fx *x, enum net_mode mode)
 
 	memset(x, 0, sizeof(*x));
 	recs_clear();
+	vl_head = vl_tail = 0;
 	x->loop = ev_loop_new(EVFLAG_AUTO);
 	runspec_init(&x->rs);
 	x->rs.net = mode;
@@ -348,23 +378,23 @@ static void flow_name(struct fx *x, uint32_t id, uint8_t kind, bool ech, const c
 	wbuf_free(&w);
 }
 
-/* Read a verdict; returns its code, fills layer (caller frees) and *fd (or -1). */
+/*
+ * Read a verdict; returns its code, fills layer (caller frees: the layer its
+ * event named, "" for NEED_NAME, which has no event) and *fd (or -1).
+ */
 static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
 {
 	struct msg m;
 	struct rbuf r;
 	uint8_t v;
-	char *reason;
 
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_VERDICT);
 	rbuf_init(&r, m.payload, m.len);
 	assert_int_equal(wire_get_u32(&r), id);
 	v = wire_get_u8(&r);
-	*layer = wire_get_str(&r, 64);
-	reason = wire_get_str(&r, 1024);
 	assert_true(wire_done(&r));
-	free(reason);
+	*layer = v == NETV_NEED_NAME ? xstrdup("") : verdict_layer_take();
 	*fd = -1;
 	if (v == NETV_DIALLED) {
 		assert_int_equal(m.nfds, 1);
@@ -489,8 +519,6 @@ static void h_broker_type(struct fx *x)
 	wbuf_init(&w);
 	wire_put_u32(&w, 1);
 	wire_put_u8(&w, NETV_DIALLED);
-	wire_put_str(&w, "net.ip");
-	wire_put_str(&w, "");
 	send_frame(x, NET_VERDICT, &w);
 	wbuf_free(&w);
 }
@@ -577,8 +605,8 @@ static void h_mixed_families(struct fx *x)
 	wbuf_free(&w);
 }
 
-/* Flow 7 is kept (waiting for its name); opening 7 again is impossible for a sane boxy-net. */
-static void h_duplicate_flow(struct fx *x)
+/* Flow 7, to a resolved address in allowlist mode, admitted and waiting for its name. */
+static void flow_7_waiting(struct fx *x)
 {
 	char *layer;
 	int fd;
@@ -588,12 +616,18 @@ static void h_duplicate_flow(struct fx *x)
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
+}
+
+/* Flow 7 is kept (waiting for its name); opening 7 again is impossible for a sane boxy-net. */
+static void h_duplicate_flow(struct fx *x)
+{
+	flow_7_waiting(x);
 	flow_open(x, 7, 6, "127.0.0.1", 443);
 }
 
 static void h_name_unknown_flow(struct fx *x)
 {
-	flow_name(x, 99, NETNAME_SNI, false, "example.test");
+	flow_name(x, 99, NET_NAME_SNI, false, "example.test");
 }
 
 static void h_stats_unknown_flow(struct fx *x)
@@ -685,31 +719,24 @@ static void h_bad_frame(struct fx *x)
 	assert_int_equal(write(x->net, hdr, sizeof(hdr)), 8);
 }
 
-static void h_name_kind_4(struct fx *x)
+static void h_name_kind_past_last(struct fx *x)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
+	flow_7_waiting(x);
+	flow_name(x, 7, NET_NAME_MALFORMED + 1, false, "example.test");
+}
 
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
-	flow_name(x, 7, NETNAME_MALFORMED + 1, false, "example.test");
+/* PENDING is the policy's "nothing read yet": a name kind, but never one boxy-net may send. */
+static void h_name_kind_pending(struct fx *x)
+{
+	flow_7_waiting(x);
+	flow_name(x, 7, NET_NAME_PENDING, false, "");
 }
 
 /* MALFORMED, like NONE, is sent without a name and without the ECH flag. */
 static void h_malformed_with(struct fx *x, bool ech, const char *name)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
-	flow_name(x, 7, NETNAME_MALFORMED, ech, name);
+	flow_7_waiting(x);
+	flow_name(x, 7, NET_NAME_MALFORMED, ech, name);
 }
 
 static void h_malformed_with_name(struct fx *x)
@@ -724,20 +751,13 @@ static void h_malformed_with_ech(struct fx *x)
 
 static void h_none_with_name(struct fx *x)
 {
-	char *layer;
-	int fd;
-	uint32_t n;
-
-	assert_int_equal(resolve(x, 70, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
-	flow_open(x, 7, 6, "127.0.0.1", 443);
-	assert_int_equal(read_verdict(x, 7, &layer, &fd), NETV_NEED_NAME);
-	free(layer);
-	flow_name(x, 7, NETNAME_NONE, false, "example.test");
+	flow_7_waiting(x);
+	flow_name(x, 7, NET_NAME_NONE, false, "example.test");
 }
 
 static void h_seen_in_allowlist(struct fx *x)
 {
-	flow_seen(x, 1, NETNAME_SNI, "example.test");
+	flow_seen(x, 1, NET_NAME_SNI, "example.test");
 }
 
 static void h_close_refused_twice(struct fx *x)
@@ -778,7 +798,8 @@ static const struct hostile hostile_rows[] = {
 	{ "a descriptor from boxy-net", true, h_descriptor },
 	{ "an over-long log line", true, h_log_too_long },
 	{ "a frame over the size cap", true, h_bad_frame },
-	{ "name kind 4", true, h_name_kind_4 },
+	{ "a name kind past the last", true, h_name_kind_past_last },
+	{ "name kind PENDING", true, h_name_kind_pending },
 	{ "kind malformed with a name", true, h_malformed_with_name },
 	{ "kind malformed with the ECH flag", true, h_malformed_with_ech },
 	{ "kind none with a name", true, h_none_with_name },
@@ -1011,14 +1032,14 @@ static void test_allowlist_dial(void **state)
 	flow_open(&x, 10, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(&x, 10, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 10, NETNAME_SNI, false, "other.test");
+	flow_name(&x, 10, NET_NAME_SNI, false, "other.test");
 	expect_refused(&x, 10, "net.sni");
 
 	/* ECH refused even with the right outer name. */
 	flow_open(&x, 11, 6, "127.0.0.1", 443);
 	assert_int_equal(read_verdict(&x, 11, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 11, NETNAME_SNI, true, "example.test");
+	flow_name(&x, 11, NET_NAME_SNI, true, "example.test");
 	expect_refused(&x, 11, "net.sni");
 
 	/* A port the host was not given: the port is an address-layer objection. */
@@ -1056,7 +1077,7 @@ static void test_allowlist_dial(void **state)
 	flow_open(&x, 20, 6, "127.0.0.1", x.lport);
 	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_NEED_NAME);
 	free(layer);
-	flow_name(&x, 20, NETNAME_SNI, false, "example.test");
+	flow_name(&x, 20, NET_NAME_SNI, false, "example.test");
 	assert_int_equal(read_verdict(&x, 20, &layer, &fd), NETV_DIALLED);
 	assert_string_equal(layer, "net.sni");
 	free(layer);
@@ -1121,17 +1142,17 @@ static void test_name_refusals(void **state)
 		const char *name;
 		const char *words;
 	} rows[] = {
-		{ "malformed ClientHello or HTTP head (two Host headers)", NETNAME_MALFORMED,
+		{ "malformed ClientHello or HTTP head (two Host headers)", NET_NAME_MALFORMED,
 		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
-		{ "half a ClientHello when the gateway stopped waiting", NETNAME_MALFORMED,
+		{ "half a ClientHello when the gateway stopped waiting", NET_NAME_MALFORMED,
 		  false, "", "malformed or incomplete ClientHello or HTTP request head" },
-		{ "TLS without SNI", NETNAME_SNI, false, "",
+		{ "TLS without SNI", NET_NAME_SNI, false, "",
 		  "TLS ClientHello without a server name" },
-		{ "ECH without SNI", NETNAME_SNI, true, "", "Encrypted ClientHello refused" },
-		{ "ECH with the right outer name", NETNAME_SNI, true, "example.test",
+		{ "ECH without SNI", NET_NAME_SNI, true, "", "Encrypted ClientHello refused" },
+		{ "ECH with the right outer name", NET_NAME_SNI, true, "example.test",
 		  "Encrypted ClientHello refused" },
-		{ "HTTP without Host", NETNAME_HOST, false, "", "HTTP request without a Host" },
-		{ "an IPv6 literal as Host", NETNAME_HOST, false, "::1",
+		{ "HTTP without Host", NET_NAME_HOST, false, "", "HTTP request without a Host" },
+		{ "an IPv6 literal as Host", NET_NAME_HOST, false, "::1",
 		  "malformed or incomplete ClientHello or HTTP request head" },
 	};
 	struct fx x;
@@ -1251,7 +1272,7 @@ static void test_public_names(void **state)
 	assert_non_null(r->host);
 	assert_string_equal(r->host, "www.example.test");
 
-	flow_seen(&x, 1, NETNAME_SNI, "www.example.test");
+	flow_seen(&x, 1, NET_NAME_SNI, "www.example.test");
 	pump(&x, 4);
 	r = find_rec("tcp", "sni");
 	assert_non_null(r);
@@ -1271,7 +1292,7 @@ static void test_public_names(void **state)
 	free(layer);
 	peer = accept(x.listener, NULL, NULL);
 	recs_clear();
-	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	flow_seen(&x, 2, NET_NAME_HOST, "elsewhere.test");
 	pump(&x, 4);
 	r = find_rec("tcp", "sni");
 	assert_non_null(r);
@@ -1280,7 +1301,7 @@ static void test_public_names(void **state)
 	assert_true(broker_alive(x.b));
 
 	/* Named twice is impossible: boxy-net is not trusted further. */
-	flow_seen(&x, 2, NETNAME_HOST, "elsewhere.test");
+	flow_seen(&x, 2, NET_NAME_HOST, "elsewhere.test");
 	pump(&x, 4);
 	assert_false(broker_alive(x.b));
 	close(peer);

@@ -24,8 +24,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ev.h>
+
 #include "net/gw.h"
 #include "net/pcap.h"
+#include "proto/msg.h"
+#include "proto/netproto.h"
+#include "proto/wire.h"
 #include "proto/netproto.h"
 #include "common/util.h"
 
@@ -565,6 +570,75 @@ static void test_pcap_write_error(void **state)
 	close(p[1]);
 }
 
+/* ---- the broker's messages --------------------------------------------------- */
+
+/* A NET_ANSWER as the broker might send it: one address, written byte by byte. */
+struct answer_row {
+	const char *what;
+	uint8_t family;
+	uint8_t addr[16];
+	int want;                       /* boxy-net's exit status: 0 still running, 1 ended */
+};
+
+static const struct answer_row answer_rows[] = {
+	{ "an IPv4 answer", 4, { 192, 0, 2, 10 }, 0 },
+	{ "an IPv6 answer", 6, { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x10 }, 0 },
+	{ "an IPv4 address with a byte in its unused twelve", 4, { 192, 0, 2, 10, [15] = 1 }, 1 },
+	{ "an IPv4 address with its fifth byte set", 4, { 192, 0, 2, 10, 7 }, 1 },
+	{ "family 0", 0, { 192, 0, 2, 10 }, 1 },
+	{ "family 5", 5, { 192, 0, 2, 10 }, 1 },
+};
+
+/* Feed one NET_ANSWER to a gateway in a child; return its exit status afterwards. */
+static int answer_child(const struct answer_row *r)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], tap = open("/dev/null", O_RDWR);
+		struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+		struct wbuf w;
+		struct gw *gw;
+
+		if (tap < 0 || !loop || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			_exit(90);
+		gw = gw_create(loop, sv[0], tap, NULL);
+		gw_start(gw);
+		wbuf_init(&w);
+		wire_put_u32(&w, 1);            /* a query nobody asked: dropped if well-formed */
+		wire_put_u8(&w, 0);
+		wire_put_u32(&w, 60);
+		wire_put_u32(&w, 1);
+		wire_put_u8(&w, r->family);
+		for (size_t i = 0; i < 16; i++)
+			wire_put_u8(&w, r->addr[i]);
+		if (msg_send(sv[1], NET_ANSWER, w.p, w.len, NULL, 0) < 0)
+			_exit(91);
+		wbuf_free(&w);
+		for (int i = 0; i < 3; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		_exit(gw_exit_status(gw));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* boxy-net reads the broker's addresses as strictly as the broker reads its own. */
+static void test_answer_addr_strict(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(answer_rows); i++) {
+		int got = answer_child(&answer_rows[i]);
+
+		if (got != answer_rows[i].want)
+			fail_msg("%s: exit status %d, want %d", answer_rows[i].what, got,
+				 answer_rows[i].want);
+	}
+}
+
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
@@ -784,6 +858,55 @@ static size_t hello(uint8_t *b, const char *host, bool ech)
 
 enum hello_kind { H_TEXT, H_SNI, H_NO_SNI, H_ECH_NO_SNI, H_ECH_SNI };
 
+/* The gateway's first-bytes helper: TLS, HTTP, other, incomplete, broken. */
+static void test_read_name(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *bytes;
+		enum net_name_kind kind;
+		const char *name;
+	} rows[] = {
+		{ "HTTP", "GET / HTTP/1.1\r\nHost: Registry.npmjs.org:80\r\n\r\n", NET_NAME_HOST,
+		  "registry.npmjs.org" },
+		{ "HTTP/1.0 without Host", "GET / HTTP/1.0\r\n\r\n", NET_NAME_HOST, "" },
+		{ "HTTP with an IP literal", "GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n", NET_NAME_HOST,
+		  "::1" },
+		{ "two Hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", NET_NAME_MALFORMED, "" },
+		{ "SSH", "SSH-2.0-OpenSSH_9.2\r\n", NET_NAME_NONE, "" },
+		{ "half a request", "GET / HTTP/1.1\r\n", NET_NAME_PENDING, "" },
+		{ "nothing", "", NET_NAME_PENDING, "" },
+		{ "a ServerHello", "\x16\x03\x01\x01\x10\x02", NET_NAME_MALFORMED, "" },
+	};
+	uint8_t b[512];
+	char name[DNS_NAME_BUF];
+	bool ech = true;
+	size_t need = 99, n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		enum net_name_kind k = net_flow_read_name((const uint8_t *)rows[i].bytes,
+							  strlen(rows[i].bytes), name, &ech, &need);
+		if (k != rows[i].kind || strcmp(name, rows[i].name) != 0)
+			fail_msg("%s: kind %d name '%s'", rows[i].what, (int)k, name);
+		assert_false(ech);
+	}
+	assert_int_equal(net_flow_read_name((const uint8_t *)"", 0, name, &ech, &need),
+			 NET_NAME_PENDING);
+	assert_int_equal(need, 5);
+
+	n = hello(b, "registry.npmjs.org", false);
+	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
+	assert_string_equal(name, "registry.npmjs.org");
+	assert_false(ech);
+	assert_int_equal(net_flow_read_name(b, n - 1, name, &ech, &need), NET_NAME_PENDING);
+	assert_int_equal(need, n);
+	n = hello(b, "public.example", true);
+	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
+	assert_true(ech);
+	assert_string_equal(name, "public.example");
+}
+
 /*
  * What a held flow is reported as. The bypass rows: each used to reach the
  * broker as NONE, which policy allows on address and port alone.
@@ -802,33 +925,33 @@ static void test_name_classify(void **state)
 	} rows[] = {
 		{ "no byte yet: wait", H_TEXT, "", 0, false, -1, "", false },
 		{ "no byte at the timeout (ssh: the server speaks first)", H_TEXT, "", 0, true,
-		  NETNAME_NONE, "", false },
+		  NET_NAME_NONE, "", false },
 		{ "SSH banner: neither TLS nor HTTP", H_TEXT, "SSH-2.0-OpenSSH_9.2\r\n", 0, false,
-		  NETNAME_NONE, "", false },
-		{ "ClientHello with SNI", H_SNI, NULL, 0, false, NETNAME_SNI,
+		  NET_NAME_NONE, "", false },
+		{ "ClientHello with SNI", H_SNI, NULL, 0, false, NET_NAME_SNI,
 		  "registry.npmjs.org", false },
 		{ "half a ClientHello: wait", H_SNI, NULL, 20, false, -1, "", false },
 		{ "bypass: half a ClientHello at the timeout", H_SNI, NULL, 20, true,
-		  NETNAME_MALFORMED, "", false },
+		  NET_NAME_MALFORMED, "", false },
 		{ "bypass: one handshake byte at the timeout", H_SNI, NULL, 1, true,
-		  NETNAME_MALFORMED, "", false },
-		{ "bypass: TLS without SNI", H_NO_SNI, NULL, 0, false, NETNAME_SNI, "", false },
-		{ "bypass: ECH without SNI", H_ECH_NO_SNI, NULL, 0, false, NETNAME_SNI, "", true },
-		{ "ECH with an outer SNI", H_ECH_SNI, NULL, 0, false, NETNAME_SNI,
+		  NET_NAME_MALFORMED, "", false },
+		{ "bypass: TLS without SNI", H_NO_SNI, NULL, 0, false, NET_NAME_SNI, "", false },
+		{ "bypass: ECH without SNI", H_ECH_NO_SNI, NULL, 0, false, NET_NAME_SNI, "", true },
+		{ "ECH with an outer SNI", H_ECH_SNI, NULL, 0, false, NET_NAME_SNI,
 		  "registry.npmjs.org", true },
 		{ "bypass: a ServerHello", H_TEXT, "\x16\x03\x01\x01\x10\x02", 0, false,
-		  NETNAME_MALFORMED, "", false },
+		  NET_NAME_MALFORMED, "", false },
 		{ "HTTP with Host", H_TEXT, "GET / HTTP/1.1\r\nHost: Registry.npmjs.org\r\n\r\n",
-		  0, false, NETNAME_HOST, "registry.npmjs.org", false },
+		  0, false, NET_NAME_HOST, "registry.npmjs.org", false },
 		{ "HTTP/1.0 without Host", H_TEXT, "GET / HTTP/1.0\r\n\r\n", 0, false,
-		  NETNAME_HOST, "", false },
+		  NET_NAME_HOST, "", false },
 		{ "bypass: two Host headers", H_TEXT,
 		  "GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", 0, false,
-		  NETNAME_MALFORMED, "", false },
+		  NET_NAME_MALFORMED, "", false },
 		{ "half a request head: wait", H_TEXT, "GET / HTTP/1.1\r\nHost: a.te", 0, false,
 		  -1, "", false },
 		{ "bypass: half a request head at the timeout", H_TEXT,
-		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NETNAME_MALFORMED, "", false },
+		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NET_NAME_MALFORMED, "", false },
 	};
 	uint8_t b[1024];
 	char name[DNS_NAME_BUF];
@@ -880,8 +1003,10 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
+		cmocka_unit_test(test_read_name),
 		cmocka_unit_test(test_name_classify),
 	};
 

@@ -637,81 +637,6 @@ static void test_from_runspec(void **state)
 	assert_int_equal(p.nports, 0);
 }
 
-/* A minimal ClientHello record carrying host as SNI (and ECH if asked). */
-static size_t tiny_hello(uint8_t *b, const char *host, bool ech)
-{
-	size_t hl = strlen(host), n = 0, ext_len = 9 + hl + (ech ? 6 : 0);
-	size_t body = 2 + 32 + 1 + 4 + 2 + 2 + ext_len;
-
-	b[n++] = 0x16; b[n++] = 3; b[n++] = 1;
-	b[n++] = (uint8_t)((body + 4) >> 8); b[n++] = (uint8_t)(body + 4);
-	b[n++] = 1; b[n++] = 0; b[n++] = (uint8_t)(body >> 8); b[n++] = (uint8_t)body;
-	b[n++] = 3; b[n++] = 3;
-	memset(b + n, 7, 32); n += 32;
-	b[n++] = 0;                                     /* session id */
-	b[n++] = 0; b[n++] = 2; b[n++] = 0x13; b[n++] = 0x01;
-	b[n++] = 1; b[n++] = 0;                         /* compression */
-	b[n++] = (uint8_t)(ext_len >> 8); b[n++] = (uint8_t)ext_len;
-	b[n++] = 0; b[n++] = 0;                         /* server_name */
-	b[n++] = (uint8_t)((hl + 5) >> 8); b[n++] = (uint8_t)(hl + 5);
-	b[n++] = (uint8_t)((hl + 3) >> 8); b[n++] = (uint8_t)(hl + 3);
-	b[n++] = 0; b[n++] = (uint8_t)(hl >> 8); b[n++] = (uint8_t)hl;
-	memcpy(b + n, host, hl); n += hl;
-	if (ech) {
-		b[n++] = 0xfe; b[n++] = 0x0d; b[n++] = 0; b[n++] = 2; b[n++] = 0; b[n++] = 0;
-	}
-	return n;
-}
-
-/* The gateway's first-bytes helper: TLS, HTTP, other, incomplete, broken. */
-static void test_read_name(void **state)
-{
-	static const struct {
-		const char *what;
-		const char *bytes;
-		enum net_name_kind kind;
-		const char *name;
-	} rows[] = {
-		{ "HTTP", "GET / HTTP/1.1\r\nHost: Registry.npmjs.org:80\r\n\r\n", NET_NAME_HOST,
-		  "registry.npmjs.org" },
-		{ "HTTP/1.0 without Host", "GET / HTTP/1.0\r\n\r\n", NET_NAME_HOST, "" },
-		{ "HTTP with an IP literal", "GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n", NET_NAME_HOST,
-		  "::1" },
-		{ "two Hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", NET_NAME_MALFORMED, "" },
-		{ "SSH", "SSH-2.0-OpenSSH_9.2\r\n", NET_NAME_NONE, "" },
-		{ "half a request", "GET / HTTP/1.1\r\n", NET_NAME_PENDING, "" },
-		{ "nothing", "", NET_NAME_PENDING, "" },
-		{ "a ServerHello", "\x16\x03\x01\x01\x10\x02", NET_NAME_MALFORMED, "" },
-	};
-	uint8_t b[512];
-	char name[DNS_NAME_BUF];
-	bool ech = true;
-	size_t need = 99, n;
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		enum net_name_kind k = net_flow_read_name((const uint8_t *)rows[i].bytes,
-							  strlen(rows[i].bytes), name, &ech, &need);
-		if (k != rows[i].kind || strcmp(name, rows[i].name) != 0)
-			fail_msg("%s: kind %d name '%s'", rows[i].what, (int)k, name);
-		assert_false(ech);
-	}
-	assert_int_equal(net_flow_read_name((const uint8_t *)"", 0, name, &ech, &need),
-			 NET_NAME_PENDING);
-	assert_int_equal(need, 5);
-
-	n = tiny_hello(b, "registry.npmjs.org", false);
-	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
-	assert_string_equal(name, "registry.npmjs.org");
-	assert_false(ech);
-	assert_int_equal(net_flow_read_name(b, n - 1, name, &ech, &need), NET_NAME_PENDING);
-	assert_int_equal(need, n);
-	n = tiny_hello(b, "public.example", true);
-	assert_int_equal(net_flow_read_name(b, n, name, &ech, NULL), NET_NAME_SNI);
-	assert_true(ech);
-	assert_string_equal(name, "public.example");
-}
-
 /*
  * Many names on one address: a wildcard-listed name answered by one IP lets a
  * payload bind as many names as it likes to that address. The one listed
@@ -767,7 +692,6 @@ int main(void)
 		cmocka_unit_test(test_tailnet_alias_flows),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_from_runspec),
-		cmocka_unit_test(test_read_name),
 		cmocka_unit_test(test_landlock_ports),
 		cmocka_unit_test(test_many_names),
 	};
