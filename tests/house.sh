@@ -158,6 +158,10 @@ while read -r f; do
 	net) ok="libnet_a_SOURCES boxy_net_SOURCES" ;;
 	*) ok="lib${room}_a_SOURCES" ;;
 	esac
+	# A link-time hook (the sanitizer's options): linked by name into the programs
+	# that lock themselves down, never through a library, so listed in each.
+	once=1
+	case $f in src/common/no-leak-check.c) ok="boxy_init_SOURCES boxy_net_SOURCES" once=0 ;; esac
 	vars=$(awk -v f="$f" '$1 == f && $2 !~ /^(tests|bench)_/ { print $2 }' "$tmp/listed" | sort -u)
 	if [ -z "$vars" ]; then
 		echo "$f is not in Makefile.am (room $room: $ok)"
@@ -166,7 +170,7 @@ while read -r f; do
 	for v in $vars; do
 		case " $ok " in *" $v "*) ;; *) echo "$f is in $v, not its room's ($ok)" ;; esac
 	done
-	[ "$(echo "$vars" | wc -l)" = 1 ] || echo "$f is listed twice: $(echo $vars)"
+	[ "$once" = 0 ] || [ "$(echo "$vars" | wc -l)" = 1 ] || echo "$f is listed twice: $(echo $vars)"
 done <"$tmp/files" >"$tmp/diag"
 report "$([ -s "$tmp/diag" ]; echo $((!$?)))" "Makefile.am lists every source file in its room's section" "$tmp/diag"
 

@@ -31,19 +31,6 @@
 #include "common/util.h"
 #include "proto/wire.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-/*
- * LeakSanitizer examines the process with ptrace when it exits (even from
- * _exit), which the lockdown's seccomp filter rightly kills: a sanitizer
- * build does without leak checks in boxy-net.
- */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "detect_leaks=0";
-}
-#endif
-
 #define FD_BROKER 3
 #define FD_TAP    4
 #define FD_PCAP   5
