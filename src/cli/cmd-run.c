@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "daemon/audit.h"
+#include "daemon/seal.h"
 #include "client/client.h"
 #include "client/run.h"
 #include "client/tty.h"
@@ -794,6 +795,14 @@ static int cmd_run(int argc, char **argv)
 	}
 out:
 	path_roots_free(&run_roots);
+	if (audit) {
+		char *why = NULL;
+
+		/* --no-daemon: the log's own chain, sealed here (doc/verify.md). */
+		if (seal_session(NULL, NULL, audit, now_real_ms(), &why) < 0)
+			warnx_(_("--audit-log: not sealed: %s"), why);
+		free(why);
+	}
 	audit_log_free(audit);
 	free(err);
 	free(workdir);
