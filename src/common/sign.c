@@ -102,39 +102,42 @@ out:
 	return rc;
 }
 
-/* Open the key file, refusing a link, a non-file, another owner, or group/other access. */
+int sign_key_check_stat(const char *path, const struct stat *st, uid_t me, char **err)
+{
+	if (!S_ISREG(st->st_mode))
+		return set_err(err, _("signing key %s is not a regular file: refusing it"), path);
+	if (st->st_uid != me)
+		return set_err(err, _("signing key %s belongs to uid %u, not to you: refusing it"),
+			       path, (unsigned)st->st_uid);
+	if ((st->st_mode & 077) != 0 || (st->st_mode & 0400) == 0)
+		return set_err(err, _("signing key %s has mode %04o; it must be 0600 (no access for "
+				      "group or others): refusing it"), path,
+			       (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+/* Open the key file, refusing a link and whatever sign_key_check_stat refuses (-2). */
 static int key_open_checked(const char *path, char **err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
-	if (fd < 0 && errno == ELOOP)
-		return set_err(err, _("signing key %s is a symbolic link: refusing it"), path);
+	if (fd < 0 && errno == ELOOP) {
+		set_err(err, _("signing key %s is a symbolic link: refusing it"), path);
+		return -2;
+	}
 	if (fd < 0)
 		return -1;          /* errno says why; ENOENT means "create it" */
 	if (fstat(fd, &st) < 0) {
 		set_err_errno(err, _("signing key %s"), path);
-		goto refuse;
+		close(fd);
+		return -2;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		set_err(err, _("signing key %s is not a regular file: refusing it"), path);
-		goto refuse;
-	}
-	if (st.st_uid != geteuid()) {
-		set_err(err, _("signing key %s belongs to uid %u, not to you: refusing it"), path,
-			(unsigned)st.st_uid);
-		goto refuse;
-	}
-	if ((st.st_mode & 077) != 0 || (st.st_mode & 0400) == 0) {
-		set_err(err, _("signing key %s has mode %04o; it must be 0600 (no access for group "
-			       "or others): refusing it"), path, (unsigned)(st.st_mode & 07777));
-		goto refuse;
+	if (sign_key_check_stat(path, &st, geteuid(), err) < 0) {
+		close(fd);
+		return -2;
 	}
 	return fd;
-refuse:
-	close(fd);
-	errno = EPERM;
-	return -2;
 }
 
 int sign_key_load(const char *path, bool create, struct sign_key **out, char **err)

@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "common/chain.h"
 
@@ -50,6 +52,8 @@ char *sign_key_path(void);
  */
 int sign_key_load(const char *path, bool create, struct sign_key **out, char **err);
 void sign_key_free(struct sign_key *k);
+/* The rule a key file must pass, on its fstat: regular, owned by me, no group/other bits. */
+int sign_key_check_stat(const char *path, const struct stat *st, uid_t me, char **err);
 /* The raw 32-byte public key. */
 void sign_key_public(const struct sign_key *k, unsigned char pub[SIGN_PUB_LEN]);
 /* The public key as PEM (SubjectPublicKeyInfo), for --key elsewhere. malloc'd. */

@@ -602,7 +602,7 @@ static void test_migrate_from_v1(void **state)
 	store_close(st);
 
 	st = open_ok();
-	assert_int_equal(query_int(st, "PRAGMA user_version"), 2);
+	assert_int_equal(query_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(store_exec(st, "SELECT t_ms, t_rel_ms, last_ms, count FROM connections"
 				    " ORDER BY id", collect, buf, &err), 0);
 	assert_string_equal(buf, "1700000000047|47|1700000000047|1|1700000000090|90|"
