@@ -68,13 +68,23 @@ static int key_create(const char *path, char **err)
 	long n = 0;
 	int fd = -1, rc = -1;
 
+	/* The state directory and its parents, as the store makes them (0700). */
 	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
+	if (slash && slash != dir)
 		*slash = '\0';
+	for (char *p = dir + 1; slash && slash != dir; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 			set_err_errno(err, _("signing key: creating %s"), dir);
 			goto out;
 		}
+		*p = c;
+		if (!c)
+			break;
 	}
 	if (!pk || !mem || PEM_write_bio_PrivateKey(mem, pk, NULL, NULL, 0, NULL, NULL) != 1) {
 		set_err(err, _("signing key: libcrypto cannot make an ed25519 key"));
