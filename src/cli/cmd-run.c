@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "daemon/audit.h"
+#include "daemon/journal.h"
 #include "daemon/seal.h"
 #include "client/client.h"
 #include "client/run.h"
@@ -743,7 +744,19 @@ static int cmd_run(int argc, char **argv)
 	path_roots_add_run(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
 	path_roots_add_default_store(&run_roots);
 
-	if (rs.audit_log) {
+	if (rs.audit_log && strcmp(rs.audit_log, JOURNAL_TARGET) == 0) {
+		/* The journal: no file to open; the daemon (or, alone, this process) sends. */
+		if (!journal_available()) {
+			warnx_(_("--audit-log journal: this boxy was built without libsystemd"));
+			code = EXIT_BOXY_FAILED;
+			goto out;
+		}
+		if (run_no_daemon) {
+			audit = audit_log_create_journal();
+			audit_sink = audit_log_sink(audit);
+			fan.log = &audit_sink;
+		}
+	} else if (rs.audit_log) {
 		int fd = run_open_output("--audit-log", rs.audit_log, true);
 
 		if (fd < 0) {
@@ -795,7 +808,7 @@ static int cmd_run(int argc, char **argv)
 	}
 out:
 	path_roots_free(&run_roots);
-	if (audit) {
+	if (audit && !audit_log_is_journal(audit)) {
 		char *why = NULL;
 
 		/* --no-daemon: the log's own chain, sealed here (doc/verify.md). */

@@ -11,6 +11,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <sys/random.h>
 
 #include "daemon/audit.h"
+#include "daemon/journal.h"
 #include "common/json.h"
 #include "common/util.h"
 
@@ -26,6 +28,7 @@ struct audit_log {
 	bool failed;        /* a write failed once: say so once, then stop trying */
 	bool chained;       /* the chain has its id (from the first line, or the seal) */
 	bool own_id;        /* no session: the id is the writer's, written as "chain" */
+	bool journal;       /* --audit-log journal: entries to the journal, no file, no chain */
 	char id[33];
 	struct chain chain;
 };
@@ -86,6 +89,19 @@ struct audit_log *audit_log_create(int fd)
 	return al;
 }
 
+struct audit_log *audit_log_create_journal(void)
+{
+	struct audit_log *al = audit_log_create(-1);
+
+	al->journal = true;
+	return al;
+}
+
+bool audit_log_is_journal(const struct audit_log *al)
+{
+	return al && al->journal;
+}
+
 void audit_log_free(struct audit_log *al)
 {
 	if (!al)
@@ -100,7 +116,17 @@ static void audit_emit(void *ctx, const struct event *ev)
 	struct audit_log *al = ctx;
 	struct jbuf b;
 
-	if (strcmp(ev->kind, "audit") != 0 || al->fd < 0 || al->failed)
+	if (strcmp(ev->kind, "audit") != 0 || al->failed)
+		return;
+	if (al->journal) {
+		if (journal_send_event(ev) < 0) {
+			al->failed = true;
+			warnx_("audit log: the journal refused an entry (%s); further decisions are "
+			       "not sent to it", strerror(errno));
+		}
+		return;
+	}
+	if (al->fd < 0)
 		return;
 	audit_chain_start(al, ev->session);
 	audit_line_begin(al, &b, ev->t_ms);

@@ -16,6 +16,9 @@ struct audit_log;
 
 /* Takes ownership of fd. */
 struct audit_log *audit_log_create(int fd);
+/* --audit-log journal: each decision to the systemd journal (daemon/journal.h). */
+struct audit_log *audit_log_create_journal(void);
+bool audit_log_is_journal(const struct audit_log *al);
 void audit_log_free(struct audit_log *al);
 /* An event_sink that writes audit events (kind "audit") to al; others are ignored. */
 struct event_sink audit_log_sink(struct audit_log *al);

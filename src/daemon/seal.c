@@ -29,6 +29,8 @@ int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_
 	int64_t bad_rowid = 0;
 	int rc = -1;
 
+	if (audit_log_is_journal(al))
+		al = NULL;      /* the journal has no chain of ours: the store's seal only */
 	if (al)
 		audit_log_chain(al, id, &s.audit);
 	else

@@ -812,6 +812,25 @@ static int apply_raw_terminal(struct ywalk *w, const struct ynode *n, const char
 	return want_bool(w, n, where, &w->rs->raw_terminal);
 }
 
+/*
+ * audit-log: journal sends each decision to the systemd journal
+ * (doc/journal.md). Only the journal: a profile may come from a project,
+ * and a file to write is the caller's to name (--audit-log FILE).
+ */
+static int apply_audit_log(struct ywalk *w, const struct ynode *n, const char *where)
+{
+	const char *s;
+
+	if (want_scalar(w, n, where, &s) < 0)
+		return -1;
+	if (strcmp(s, "journal") != 0)
+		return value_err(w, n, where, xasprintf(_("only 'journal' (a file is named with "
+							  "--audit-log FILE), not '%s'"), s));
+	free(w->rs->audit_log);
+	w->rs->audit_log = xstrdup(s);
+	return 0;
+}
+
 /* extends: is taken by profile_yaml_apply before the walk; listed so it is a known key. */
 static const struct key_handler top_keys[] = {
 	{ "extends", NULL },
@@ -821,6 +840,7 @@ static const struct key_handler top_keys[] = {
 	{ "limits", apply_limits },
 	{ "seccomp", apply_seccomp },
 	{ "raw-terminal", apply_raw_terminal },
+	{ "audit-log", apply_audit_log },
 };
 
 /* ---- entry ---------------------------------------------------------------------- */
