@@ -45,15 +45,15 @@ struct line {
 	size_t no;                  /* 1-based */
 	const char *p;
 	size_t len;                 /* '\n' included when there is one */
-	size_t chain;               /* index into the chains */
+	char id[33];                /* the chain it belongs to */
 	uint64_t seq;
 	unsigned char prev[CHAIN_HASH_LEN], hash[CHAIN_HASH_LEN];
 	bool seal;
 };
 
 struct vchain {
-	char id[33];
-	size_t *lines;              /* indexes into the lines, file order */
+	const char *id;
+	const size_t *lines;        /* indexes into the lines, file order */
 	size_t n;
 };
 
@@ -265,20 +265,6 @@ static void add_break(struct verify_result *r, size_t no, const char *fmt, ...)
 	b->line = no;
 }
 
-/* The chain named id, added when new. */
-static size_t chain_index(struct vchain **v, size_t *n, const char *id)
-{
-	struct vchain *c;
-
-	for (size_t i = *n; i-- > 0;)
-		if (strcmp((*v)[i].id, id) == 0)
-			return i;
-	c = xappend(v, n, sizeof(**v));
-	memset(c, 0, sizeof(*c));
-	snprintf(c->id, sizeof(c->id), "%s", id);
-	return *n - 1;
-}
-
 /* True when line l's bytes are vouched for by what follows it in its chain. */
 static bool vouched(const struct line *lines, const struct vchain *c, size_t i)
 {
@@ -415,6 +401,16 @@ static void walk_chain(const struct line *lines, const struct vchain *c,
 	}
 }
 
+/* Group lines by chain, each chain's in file order (qsort of indexes, for verify_audit_log). */
+static const struct line *sort_lines;
+static int line_cmp(const void *a, const void *b)
+{
+	const struct line *x = &sort_lines[*(const size_t *)a], *y = &sort_lines[*(const size_t *)b];
+	int c = strcmp(x->id, y->id);
+
+	return c ? c : x->no < y->no ? -1 : x->no > y->no;
+}
+
 /* Order breaks by line. */
 static int break_cmp(const void *a, const void *b)
 {
@@ -427,8 +423,8 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 		      struct verify_result *r)
 {
 	struct line *lines = NULL;
-	struct vchain *chains = NULL;
-	size_t nlines = 0, nchains = 0, off = 0;
+	size_t nlines = 0, off = 0, *idx;
+	bool unreadable;
 
 	memset(r, 0, sizeof(*r));
 	while (off < len) {
@@ -437,7 +433,7 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 		struct field f[VERIFY_FIELDS_MAX];
 		struct line *l;
 		size_t nf, no = nlines + 1;
-		char id[33], verdict[8];
+		char verdict[8];
 
 		if (!nl) {
 			add_break(r, no, _("line %zu is cut short: the file ends inside it (truncated)"),
@@ -453,8 +449,8 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 		l->no = no;
 		l->p = buf + off;
 		l->len = end + 1 - off;
-		if (!(field_str(f, nf, "session", id, sizeof(id)) ||
-		      field_str(f, nf, "chain", id, sizeof(id))) || !id_ok(id) ||
+		if (!(field_str(f, nf, "session", l->id, sizeof(l->id)) ||
+		      field_str(f, nf, "chain", l->id, sizeof(l->id))) || !id_ok(l->id) ||
 		    !field_uint(f, nf, "seq", &l->seq) ||
 		    !field_hex(f, nf, "prev", l->prev, CHAIN_HASH_LEN)) {
 			add_break(r, no, _("line %zu carries no chain (session, seq, prev): edited, or "
@@ -464,24 +460,30 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 		l->seal = field_str(f, nf, "verdict", verdict, sizeof(verdict)) &&
 			  strcmp(verdict, "seal") == 0 && field_get(f, nf, "sig");
 		chain_sha256(l->p, l->len, l->hash);
-		l->chain = chain_index(&chains, &nchains, id);
-		*(size_t *)xappend(&chains[l->chain].lines, &chains[l->chain].n, sizeof(size_t)) =
-			nlines - 1;
 		off = end + 1;
 	}
 	r->lines = nlines;
-	r->chains = nchains;
-	/* A line that cannot be read stops the walk: what follows has no place to be checked in. */
-	if (!r->nbreaks)
-		for (size_t i = 0; i < nchains; i++)
-			walk_chain(lines, &chains[i], o, r);
+	idx = xcalloc(nlines + 1, sizeof(*idx));
+	for (size_t i = 0; i < nlines; i++)
+		idx[i] = i;
+	sort_lines = lines;
+	qsort(idx, nlines, sizeof(*idx), line_cmp);
+	/* A line that cannot be read stops the walk: what follows it has no place to be checked. */
+	unreadable = r->nbreaks > 0;
+	for (size_t i = 0, j; i < nlines; i = j) {
+		struct vchain c = { .id = lines[idx[i]].id, .lines = &idx[i] };
+
+		for (j = i; j < nlines && strcmp(lines[idx[j]].id, c.id) == 0; j++)
+			c.n++;
+		r->chains++;
+		if (!unreadable)
+			walk_chain(lines, &c, o, r);
+	}
 	if (nlines == 0 && !r->nbreaks)
 		add_break(r, 0, _("the log is empty: no line to verify"));
 	r->key_trusted = o->trusted_key != NULL;
 	qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);
-	for (size_t i = 0; i < nchains; i++)
-		free(chains[i].lines);
-	free(chains);
+	free(idx);
 	free(lines);
 }
 

@@ -351,6 +351,21 @@ static void test_interleaved(void **state)
 	assert_int_equal(r.sealed, 2);
 	verify_result_free(&r);
 	free(buf);
+	/* Both chains broken: each break is reported, in line order. */
+	line_drop(&m, 11);      /* ID2's seal */
+	line_drop(&m, 2);       /* ID's line 2 */
+	buf = log_join(&m);
+	verify_audit_log(buf, strlen(buf), &o, &r);
+	assert_int_equal(r.nbreaks, 2);
+	assert_int_equal(r.breaks[0].line, 4);  /* ID's line 3, now the file's line 4 */
+	assert_int_equal(r.breaks[1].line, 9);  /* ID2's line 5, the file's last of it */
+	verify_result_free(&r);
+	free(buf);
+	log_free(&m);
+	for (size_t i = 0; i < NLINES; i++) {
+		m.l[m.n++] = xstrdup(a.l[i]);
+		m.l[m.n++] = xstrdup(b.l[i]);
+	}
 	/* Line 5 of the file is ID's line 3: once dropped, ID's next line (now line 6) misses it. */
 	line_drop(&m, 4);
 	buf = log_join(&m);
