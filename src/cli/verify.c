@@ -482,7 +482,8 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 	if (nlines == 0 && !r->nbreaks)
 		add_break(r, 0, _("the log is empty: no line to verify"));
 	r->key_trusted = o->trusted_key != NULL;
-	qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);
+	if (r->nbreaks > 1)
+		qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);
 	free(idx);
 	free(lines);
 }
