@@ -31,6 +31,8 @@ int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_
 
 	if (audit_log_is_journal(al))
 		al = NULL;      /* the journal has no chain of ours: the store's seal only */
+	if (!id && !al)
+		return set_err(err, "seal: no session and no audit log");
 	if (al)
 		audit_log_chain(al, id, &s.audit);
 	else
