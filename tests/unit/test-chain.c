@@ -315,9 +315,23 @@ static void test_store_length(void **state)
 	verify_audit_log(buf, strlen(buf), &o, &r);
 	assert_int_equal(r.nbreaks, 1);
 	assert_int_equal(r.breaks[0].line, 4);
-	assert_non_null(strstr(r.breaks[0].why, "truncated after line 4"));
+	assert_non_null(strstr(r.breaks[0].why, "truncated after line 4: the store records 6 line(s)"));
 	verify_result_free(&r);
 	free(buf);
+	/* A whole log re-signed by a forger's key, checked with no trusted key: the store's head differs. */
+	known = (struct verify_known){ .found = true, .audit.n = NLINES };
+	memset(known.audit.head, 0x5a, CHAIN_HASH_LEN);
+	log_free(&g);
+	log_make(&g, ID);
+	buf = log_join(&g);
+	verify_audit_log(buf, strlen(buf), &o, &r);
+	assert_int_equal(r.nbreaks, 1);
+	assert_int_equal(r.breaks[0].line, 6);
+	assert_non_null(strstr(r.breaks[0].why, "differs from the store's record"));
+	verify_result_free(&r);
+	free(buf);
+	line_drop(&g, 5);
+	line_drop(&g, 4);
 	/* A running session the store has no seal for yet: no seal is no fault. */
 	known = (struct verify_known){ .running = true };
 	buf = log_join(&g);
