@@ -77,6 +77,7 @@ static int verify_file(const char *path, const unsigned char *trusted)
 	struct store *st;
 	char *err = NULL, *buf;
 	size_t len = 0;
+	bool broken;
 
 	if (read_file(path, VERIFY_FILE_MAX, &buf, &len) < 0) {
 		fprintf(stderr, "boxy verify: %s: %s\n", path,
@@ -105,9 +106,11 @@ static int verify_file(const char *path, const unsigned char *trusted)
 			printf(_("  the session store was not available: lengths and heads were not "
 				 "compared with it\n"));
 	}
+	broken = r.nbreaks > 0;
+	verify_result_free(&r);
 	store_close(st);
 	free(buf);
-	return r.nbreaks ? VERIFY_EXIT_BROKEN : 0;
+	return broken ? VERIFY_EXIT_BROKEN : 0;
 }
 
 /* Verify a session's record in the store: its decisions chain and its seal. */
