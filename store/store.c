@@ -18,11 +18,26 @@
 #include <sys/stat.h>
 #include <sqlite3.h>
 
+#include "common/chain.h"
 #include "common/event.h"
 #include "common/json.h"
 #include "store/store.h"
 #include "store/store-internal.h"
 #include "common/util.h"
+
+/*
+ * The chains (doc/verify.md): each decision row's hash, and per session the
+ * audit log's head and length and the signed seal. A step of its own, named,
+ * so that it can be ordered against other steps when branches meet.
+ */
+#define MIGRATION_CHAINS \
+	"ALTER TABLE decisions ADD COLUMN hash TEXT;" \
+	"CREATE TABLE chains (" \
+	"  session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE," \
+	"  audit_lines INTEGER NOT NULL DEFAULT 0," \
+	"  audit_head  TEXT," \
+	"  seal        TEXT" \
+	");"
 
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
@@ -205,6 +220,8 @@ static const char *const migrations[] = {
 	"           AS received,"
 	"         s.overflow"
 	"  FROM sessions s;",
+	/* 2 → 3: the chains. */
+	MIGRATION_CHAINS,
 };
 
 enum stmt_id {
@@ -244,7 +261,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" t_rel_ms, count, last_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?2)",
 	[ST_DECISION] =
 		"INSERT INTO decisions (session_id, t_ms, layer, verdict, subject, reason, t_rel_ms,"
-		" count, last_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,1,?2)",
+		" count, last_ms, hash) VALUES (?1,?2,?3,?4,?5,?6,?7,1,?2,?8)",
 	[ST_PRUNE] =
 		"DELETE FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1",
@@ -314,6 +331,7 @@ struct sess {
 	bool dirty;                     /* overflow counts not yet written */
 	struct hmap keys;               /* aggregation key → rows so far, counted row */
 	struct hmap flows;              /* flow number → its row */
+	struct chain decisions;         /* the chain of its decision rows (common/chain.h) */
 };
 
 struct store {
@@ -681,6 +699,7 @@ static struct sess *sess_get(struct store *st, const char *id)
 	    (ssize_t)sizeof(ss->keys.seed))
 		ss->keys.seed = now_mono_ms() * 0x9e3779b97f4a7c15ULL ^ (uintptr_t)ss;
 	ss->flows.seed = ss->keys.seed;
+	chain_decisions_init(&ss->decisions, id);
 	ss->next = st->sessions;
 	st->sessions = ss;
 	return ss;
@@ -1000,6 +1019,9 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	struct hent *e;
 	struct jbuf k;
 	enum admit a;
+	struct chain next;
+	char hash[CHAIN_HEX_LEN + 1];
+	int rc;
 
 	jbuf_init(&k);
 	key_add(&k, "d");
@@ -1019,7 +1041,17 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	bind_text(s, 5, d->subject);
 	bind_text(s, 6, d->reason);
 	sqlite3_bind_int64(s, 7, d->t_rel_ms);
-	return admitted(st, ss, e, ROW_DECISION, step_done(st, s, err, "recording a decision"));
+	next = ss->decisions;
+	chain_decisions_step(&next, &(struct chain_decision){
+		.session_id = d->session_id, .t_ms = d->t_ms, .t_rel_ms = d->t_rel_ms,
+		.layer = d->layer, .verdict = d->verdict, .subject = d->subject,
+		.reason = d->reason });
+	chain_hex(next.head, CHAIN_HASH_LEN, hash);
+	bind_text(s, 8, hash);
+	rc = admitted(st, ss, e, ROW_DECISION, step_done(st, s, err, "recording a decision"));
+	if (rc == 0)
+		ss->decisions = next;   /* the chain advances only by a row that was stored */
+	return rc;
 }
 
 /* True when s is one of the words in the NULL-terminated list. */

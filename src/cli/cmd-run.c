@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "daemon/audit.h"
+#include "daemon/journal.h"
+#include "daemon/seal.h"
 #include "client/client.h"
 #include "client/run.h"
 #include "client/tty.h"
@@ -112,7 +114,8 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --pids N           process limit, e.g. 512\n"
 	   "      --cpus N           CPU limit, e.g. 2, 0.5\n"
 	   "      --timeout DURATION kill the whole run after e.g. 10m, 90s, 1h30m\n"
-	   "      --audit-log FILE   policy decisions as JSON lines\n"
+	   "      --audit-log FILE   policy decisions as JSON lines, chained and sealed\n"
+	   "                         (boxy verify); 'journal': the systemd journal\n"
 	   "      --net-log FILE     every connection, hostname and SNI\n"
 	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
 	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
@@ -600,7 +603,19 @@ static int cmd_run(int argc, char **argv)
 	mounts_add_writable_roots(&run_roots, rs.workdir, rs.mounts, rs.nmounts);
 	path_roots_add_default_store(&run_roots);
 
-	if (rs.audit_log) {
+	if (rs.audit_log && strcmp(rs.audit_log, JOURNAL_TARGET) == 0) {
+		/* The journal: no file to open; the daemon (or, alone, this process) sends. */
+		if (!journal_available()) {
+			warnx_(_("--audit-log journal: this boxy was built without libsystemd"));
+			code = EXIT_BOXY_FAILED;
+			goto out;
+		}
+		if (run_no_daemon) {
+			audit = audit_log_create_journal();
+			audit_sink = audit_log_sink(audit);
+			fan.log = &audit_sink;
+		}
+	} else if (rs.audit_log) {
 		int fd = run_open_output("--audit-log", rs.audit_log, true);
 
 		if (fd < 0) {
@@ -652,6 +667,14 @@ static int cmd_run(int argc, char **argv)
 	}
 out:
 	path_roots_free(&run_roots);
+	if (audit && !audit_log_is_journal(audit)) {
+		char *why = NULL;
+
+		/* --no-daemon: the log's own chain, sealed here (doc/verify.md). */
+		if (seal_session(NULL, NULL, audit, now_real_ms(), &why) < 0)
+			warnx_(_("--audit-log: not sealed: %s"), why);
+		free(why);
+	}
 	audit_log_free(audit);
 	free(err);
 	free(workdir);

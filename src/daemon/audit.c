@@ -2,21 +2,84 @@
  * daemon/audit.c — the --audit-log writer: one JSON object per line, one line per
  * policy decision, written with a single write(2) so that lines never
  * interleave even when several writers share the file.
+ *
+ * Each line ends with its place in the writer's chain (common/chain.h):
+ * "seq" (1, 2, ...) and "prev", the SHA-256 of the previous line's bytes.
+ * The chain is the session's ("session" field); a --no-daemon run, which has
+ * no session, names a random one ("chain" field). audit_log_write_seal adds
+ * the signed last line (doc/verify.md).
  */
 #include <config.h>
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include "daemon/audit.h"
+#include "daemon/journal.h"
 #include "common/json.h"
 #include "common/util.h"
 
 struct audit_log {
 	int fd;
 	bool failed;        /* a write failed once: say so once, then stop trying */
+	bool chained;       /* the chain has its id (from the first line, or the seal) */
+	bool own_id;        /* no session: the id is the writer's, written as "chain" */
+	bool journal;       /* --audit-log journal: entries to the journal, no file, no chain */
+	char id[33];
+	struct chain chain;
 };
+
+/* Give the chain its id: the session's, or (none) a random one of our own. */
+static void audit_chain_start(struct audit_log *al, const char *session)
+{
+	unsigned char r[8];
+
+	if (al->chained)
+		return;
+	if (session) {
+		snprintf(al->id, sizeof(al->id), "%s", session);
+	} else {
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			fatal_errno("getrandom");
+		chain_hex(r, sizeof(r), al->id);
+		al->own_id = true;
+	}
+	chain_audit_init(&al->chain, al->id);
+	al->chained = true;
+}
+
+/* Close line b with its chain fields and write it; the chain advances only when it was written. */
+static void audit_write_line(struct audit_log *al, struct jbuf *b)
+{
+	char prev[CHAIN_HEX_LEN + 1], *line;
+
+	chain_hex(al->chain.head, CHAIN_HASH_LEN, prev);
+	json_kv_uint(b, "seq", al->chain.n + 1);
+	json_kv_str(b, "prev", prev);
+	json_obj_end(b);
+	jbuf_raw(b, "\n");
+	line = jbuf_steal(b);
+	if (write_all(al->fd, line, strlen(line)) < 0) {
+		al->failed = true;
+		warnx_("audit log: write failed; further decisions are not recorded in it");
+	} else {
+		chain_audit_step(&al->chain, line, strlen(line));
+	}
+	free(line);
+}
+
+/* The line's opening: time and whose chain it is. */
+static void audit_line_begin(struct audit_log *al, struct jbuf *b, uint64_t t_ms)
+{
+	jbuf_init(b);
+	json_obj_begin(b);
+	json_kv_uint(b, "t", t_ms);
+	json_kv_str(b, al->own_id ? "chain" : "session", al->id);
+}
 
 struct audit_log *audit_log_create(int fd)
 {
@@ -24,6 +87,19 @@ struct audit_log *audit_log_create(int fd)
 
 	al->fd = fd;
 	return al;
+}
+
+struct audit_log *audit_log_create_journal(void)
+{
+	struct audit_log *al = audit_log_create(-1);
+
+	al->journal = true;
+	return al;
+}
+
+bool audit_log_is_journal(const struct audit_log *al)
+{
+	return al && al->journal;
 }
 
 void audit_log_free(struct audit_log *al)
@@ -39,27 +115,92 @@ static void audit_emit(void *ctx, const struct event *ev)
 {
 	struct audit_log *al = ctx;
 	struct jbuf b;
-	char *line;
 
-	if (strcmp(ev->kind, "audit") != 0 || al->fd < 0 || al->failed)
+	if (strcmp(ev->kind, "audit") != 0 || al->failed)
 		return;
-	jbuf_init(&b);
-	json_obj_begin(&b);
-	json_kv_uint(&b, "t", ev->t_ms);
-	if (ev->session)
-		json_kv_str(&b, "session", ev->session);
+	if (al->journal) {
+		if (journal_send_event(ev) < 0) {
+			al->failed = true;
+			warnx_("audit log: the journal refused an entry (%s); further decisions are "
+			       "not sent to it", strerror(errno));
+		}
+		return;
+	}
+	if (al->fd < 0)
+		return;
+	audit_chain_start(al, ev->session);
+	audit_line_begin(al, &b, ev->t_ms);
 	json_kv_str(&b, "layer", ev->layer);
 	json_kv_str(&b, "verdict", ev->verdict);
 	json_kv_str(&b, "subject", ev->subject);
 	json_kv_str(&b, "reason", ev->detail);
+	audit_write_line(al, &b);
+}
+
+const char *audit_log_id(struct audit_log *al)
+{
+	audit_chain_start(al, NULL);
+	return al->id;
+}
+
+void audit_log_chain(struct audit_log *al, const char *session, struct chain *out)
+{
+	audit_chain_start(al, session);
+	*out = al->chain;
+}
+
+char *audit_seal_line(const struct seal *s, bool own_id, uint64_t seq)
+{
+	char dhead[CHAIN_HEX_LEN + 1], prev[CHAIN_HEX_LEN + 1], key[2 * SIGN_PUB_LEN + 1];
+	char sig[2 * SIGN_SIG_LEN + 1], *words;
+	struct jbuf b;
+
+	chain_hex(s->decisions.head, CHAIN_HASH_LEN, dhead);
+	chain_hex(s->audit.head, CHAIN_HASH_LEN, prev);
+	chain_hex(s->key, SIGN_PUB_LEN, key);
+	chain_hex(s->sig, SIGN_SIG_LEN, sig);
+	words = xasprintf("the session's %llu line(s) and %llu decision(s), signed",
+			  (unsigned long long)s->audit.n, (unsigned long long)s->decisions.n);
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	json_kv_uint(&b, "t", s->t_ms);
+	json_kv_str(&b, own_id ? "chain" : "session", s->id);
+	json_kv_str(&b, "layer", "audit");
+	json_kv_str(&b, "verdict", "seal");
+	json_kv_str(&b, "subject", "chain");
+	json_kv_str(&b, "reason", words);
+	json_kv_uint(&b, "lines", s->audit.n);
+	json_kv_uint(&b, "decisions", s->decisions.n);
+	json_kv_str(&b, "decisions_head", dhead);
+	json_kv_str(&b, "key", key);
+	json_kv_str(&b, "sig", sig);
+	json_kv_uint(&b, "seq", seq);
+	json_kv_str(&b, "prev", prev);
 	json_obj_end(&b);
 	jbuf_raw(&b, "\n");
-	line = jbuf_steal(&b);
+	free(words);
+	return jbuf_steal(&b);
+}
+
+int audit_log_write_seal(struct audit_log *al, const struct seal *s, char **line_out)
+{
+	char *line;
+
+	*line_out = NULL;
+	if (al->fd < 0 || al->failed || !al->chained || strcmp(al->id, s->id) != 0 ||
+	    s->audit.n != al->chain.n ||
+	    memcmp(s->audit.head, al->chain.head, CHAIN_HASH_LEN) != 0)
+		return -1;
+	line = audit_seal_line(s, al->own_id, al->chain.n + 1);
 	if (write_all(al->fd, line, strlen(line)) < 0) {
 		al->failed = true;
-		warnx_("audit log: write failed; further decisions are not recorded in it");
+		warnx_("audit log: writing its seal failed");
+		free(line);
+		return -1;
 	}
-	free(line);
+	chain_audit_step(&al->chain, line, strlen(line));
+	*line_out = line;
+	return 0;
 }
 
 struct event_sink audit_log_sink(struct audit_log *al)

@@ -16,6 +16,8 @@
 
 #include "daemon/audit.h"
 #include "proto/place.h"
+#include "daemon/log.h"
+#include "daemon/seal.h"
 #include "common/json.h"
 #include "daemon/bus.h"
 #include "daemon/clients.h"
@@ -272,9 +274,15 @@ void bus_session_end(struct session *s)
 	struct server *srv = s->srv;
 	char *err = NULL;
 
+	if (srv->store)
+		bus_flush(srv);
+	if (seal_session(srv->store, s->id, s->audit, now_real_ms(), &err) < 0) {
+		dlog_msg("session %s: not sealed: %s", s->id, err ? err : "?");
+		free(err);
+		err = NULL;
+	}
 	if (!srv->store)
 		return;
-	bus_flush(srv);
 	if (store_session_end(srv->store, s->id, (int64_t)now_real_ms(),
 			      s->failure && s->exit_code >= 125 && s->pid <= 0 ? "failed" : "exited",
 			      s->exit_code, &err) < 0)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "daemon/audit.h"
+#include "daemon/journal.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -372,6 +373,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 		/* The client opened it with its rights; we only write to it. */
 		audit_fd = fcntl(q.fd[RUN_FD_AUDIT], F_DUPFD_CLOEXEC, 3);
 		s->audit = audit_log_create(audit_fd);
+	} else if (s->rs.audit_log && strcmp(s->rs.audit_log, JOURNAL_TARGET) == 0) {
+		s->audit = audit_log_create_journal();
 	}
 	if (q.fd[RUN_FD_NETLOG] >= 0)
 		s->netlog_fd = fcntl(q.fd[RUN_FD_NETLOG], F_DUPFD_CLOEXEC, 3);

@@ -64,7 +64,7 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 	case SPEC_SWITCH:
 		wire_put_u8(w, *(const bool *)f);
 		return;
-	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE:
+	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
 		wire_put_str(w, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
@@ -296,6 +296,12 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 	case SPEC_FILE:
 		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
 		return path_ok(*(char **)f, o->kind == SPEC_DIR) ? NULL : o->flag;
+	case SPEC_AUDIT_LOG:
+	case SPEC_JOURNAL:
+		/* a file as SPEC_FILE, or the journal: the word itself, nothing else relative */
+		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
+		return path_ok(*(char **)f, false) ||
+		       (*(char **)f && strcmp(*(char **)f, "journal") == 0) ? NULL : o->flag;
 	case SPEC_SIZE: case SPEC_DURATION:
 		*(uint64_t *)f = wire_get_u64(r);
 		return NULL;

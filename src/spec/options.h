@@ -27,6 +27,8 @@ enum spec_kind {
 	SPEC_NAME,      /* char *: a non-empty name or path kept as given (--profile) */
 	SPEC_DIR,       /* char *: a directory, made absolute by runspec_finish */
 	SPEC_FILE,      /* char *: an output file, made absolute by runspec_finish */
+	SPEC_AUDIT_LOG, /* char *: an output file as SPEC_FILE, or "journal" (the systemd journal) */
+	SPEC_JOURNAL,   /* char *: the word "journal" alone (a profile names no file to write) */
 	SPEC_SIZE,      /* uint64_t bytes: parse_size */
 	SPEC_DURATION,  /* uint64_t ms: parse_duration */
 	SPEC_COUNT,     /* uint64_t: parse_count */

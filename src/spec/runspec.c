@@ -276,8 +276,11 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		if (r < 0)
 			return -1;
 	}
-	if (absolutize(&rs->audit_log, cwd, "--audit-log", err) < 0 ||
-	    absolutize(&rs->net_log, cwd, "--net-log", err) < 0 ||
+	/* --audit-log journal is the systemd journal (a file of that name: ./journal). */
+	if ((!rs->audit_log || strcmp(rs->audit_log, "journal") != 0) &&
+	    absolutize(&rs->audit_log, cwd, "--audit-log", err) < 0)
+		return -1;
+	if (absolutize(&rs->net_log, cwd, "--net-log", err) < 0 ||
 	    absolutize(&rs->pcap, cwd, "--pcap", err) < 0)
 		return -1;
 

@@ -6,7 +6,7 @@
 #   tests/fuzz/run-fuzz.sh [SECONDS]      (default $BOXY_FUZZ_SECS, else 5)
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
-# "dns sni http frame termfilter msgrun request msg plan"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# "dns sni http frame termfilter msgrun request msg plan verify"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan}
+targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -88,6 +88,7 @@ srcs_of() {
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
+	verify) echo "cli/verify common/chain common/sign common/util common/json common/buf" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -97,6 +98,7 @@ max_of() {
 	dns) echo 4096 ;; sni) echo 20000 ;; http) echo 9000 ;; frame) echo 16384 ;;
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
 	plan) echo 16384 ;;
+	verify) echo 65536 ;;
 	esac
 }
 for t in $targets; do
@@ -208,6 +210,7 @@ fuzz_target() {
 	fi
 	libs=
 	[ "$t" = frame ] && libs=$lwip_libs
+	[ "$t" = verify ] && libs=-lcrypto    # SHA-256 and ed25519 (libssl-dev)
 	# shellcheck disable=SC2086
 	if ! "$cc" $ldflags -o "$work/fuzz-$t" $objs $libs > "$log" 2>&1; then
 		{ echo "not ok fuzz-$t: does not link"; diag "$log" 15; } > "$res"

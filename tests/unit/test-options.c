@@ -29,7 +29,7 @@
 #include "common/util.h"
 
 /* Rows that are deliberately not command-line flags: the command, and two profile-only keys. */
-static const char *const no_flag[] = { "argv", "filesystem.mkdir", "env.set" };
+static const char *const no_flag[] = { "argv", "filesystem.mkdir", "env.set", "audit-log" };
 /* Flags deliberately not in profiles: the profile itself, the run's place, files, the session. */
 static const char *const no_key[] = {
 	"profile", "argv", "workdir", "audit-log", "net-log", "pcap", "pcap-max", "tty", "verbose",
@@ -45,6 +45,8 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_NAME: return "node";
 	case SPEC_DIR: return "/w/sub";
 	case SPEC_FILE: return "/w/out.log";
+	case SPEC_AUDIT_LOG: return "/w/audit.log";
+	case SPEC_JOURNAL: return "journal";
 	case SPEC_SIZE: return "2GiB";
 	case SPEC_DURATION: return "90s";
 	case SPEC_COUNT: return "512";

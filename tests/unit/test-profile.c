@@ -104,7 +104,8 @@ static void test_every_key(void **state)
 		"  set: {CACHE: ~/.cache/x, JSON: '{\"a\": 1}', EMPTY: \"\"}\n"
 		"limits: {memory: 2GiB, pids: 512, cpus: 1.5, timeout: 10m}\n"
 		"seccomp: compat\n"
-		"raw-terminal: true\n";
+		"raw-terminal: true\n"
+		"audit-log: journal\n";
 	struct runspec rs;
 	char *err;
 	const struct mount_spec *m;
@@ -163,6 +164,7 @@ static void test_every_key(void **state)
 	assert_int_equal(rs.timeout_ms, 600000);
 	assert_int_equal(rs.seccomp, SECCOMP_COMPAT);
 	assert_true(rs.raw_terminal);
+	assert_string_equal(rs.audit_log, "journal");
 	runspec_free(&rs);
 }
 
@@ -380,11 +382,15 @@ static const struct {
 	{ "unknown top-level key",
 	  "seccomp: strict\nfilesytem: {}\n",
 	  "t.yaml:2:1: unknown key 'filesytem' (expected extends, filesystem, network, env, "
-	  "limits, seccomp, raw-terminal)", false },
+	  "limits, seccomp, raw-terminal, audit-log)", false },
 	{ "unknown key in a section",
 	  "filesystem:\n  ro: [/a]\n  rwx: [/b]\n",
 	  "t.yaml:3:3: unknown key 'rwx' in filesystem (expected ro, rw, protect, mkdir, copy, "
 	  "copy-ro, allow-git-write)", false },
+	{ "audit-log naming a file: a profile may only name the journal",
+	  "audit-log: /tmp/x.jsonl\n",
+	  "t.yaml:1:12: audit-log: only 'journal' (a file is named with --audit-log FILE), not "
+	  "'/tmp/x.jsonl'", false },
 	{ "unknown key in limits",
 	  "limits:\n    memroy: 1G\n",
 	  "t.yaml:2:5: unknown key 'memroy' in limits (expected memory, pids, cpus, timeout)", false },
@@ -506,7 +512,7 @@ static const struct {
 	{ "a control character is never printed raw",
 	  "\"\\e[31mred\\u0085\": 1\n",
 	  "t.yaml:1:1: unknown key '\\x1b[31mred\\x85' (expected extends, filesystem, network, "
-	  "env, limits, seccomp, raw-terminal)", false },
+	  "env, limits, seccomp, raw-terminal, audit-log)", false },
 	{ "a complex key",
 	  "? [a]\n: b\n",
 	  "t.yaml:1:3: keys must be plain words", false },

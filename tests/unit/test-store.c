@@ -89,7 +89,7 @@ static void test_fresh_file_migrates(void **state)
 
 	(void)state;
 	assert_int_equal(store_exec(st, "PRAGMA user_version", collect, buf, &err), 0);
-	assert_string_equal(buf, "2");
+	assert_int_equal(atoi(buf), STORE_SCHEMA_VERSION);
 	buf[0] = '\0';
 	assert_int_equal(store_exec(st, "PRAGMA journal_mode", collect, buf, &err), 0);
 	assert_string_equal(buf, "wal");
@@ -595,6 +595,7 @@ static void test_migrate_from_v1(void **state)
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
 				    "DROP VIEW session_summary; DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
+				    "DROP TABLE chains;"
 				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,
 				    &err), 0);
 	assert_int_equal(store_exec(st, v1_schema, NULL, NULL, &err), 0);
@@ -602,7 +603,7 @@ static void test_migrate_from_v1(void **state)
 	store_close(st);
 
 	st = open_ok();
-	assert_int_equal(query_int(st, "PRAGMA user_version"), 2);
+	assert_int_equal(query_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(store_exec(st, "SELECT t_ms, t_rel_ms, last_ms, count FROM connections"
 				    " ORDER BY id", collect, buf, &err), 0);
 	assert_string_equal(buf, "1700000000047|47|1700000000047|1|1700000000090|90|"

@@ -1,0 +1,124 @@
+/*
+ * store/store-chain.c — the chains' SQL (see store-chain.h): the chains
+ * table the seal is kept in, and the walk that recomputes a session's
+ * decisions chain row by row, in rowid order (the order they were stored).
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store-internal.h"
+#include "store/store-chain.h"
+#include "common/util.h"
+
+int store_chain_save(struct store *st, const char *id, const struct chain *audit,
+		     const char *seal, char **err)
+{
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s = NULL;
+	char head[CHAIN_HEX_LEN + 1];
+	int rc;
+
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO chains (session_id, audit_lines,"
+			       " audit_head, seal) VALUES (?1, ?2, ?3, ?4)", -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 2, audit ? (int64_t)audit->n : 0);
+	if (audit) {
+		chain_hex(audit->head, CHAIN_HASH_LEN, head);
+		sqlite3_bind_text(s, 3, head, -1, SQLITE_TRANSIENT);
+	}
+	if (seal)
+		sqlite3_bind_text(s, 4, seal, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+int store_chain_get(struct store *st, const char *id, struct store_chain *out, char **err)
+{
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT audit_lines, audit_head, seal FROM chains"
+			       " WHERE session_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *head = (const char *)sqlite3_column_text(s, 1);
+		const char *seal = (const char *)sqlite3_column_text(s, 2);
+
+		out->found = true;
+		out->audit.n = (uint64_t)sqlite3_column_int64(s, 0);
+		if (!head || chain_unhex(head, out->audit.head, CHAIN_HASH_LEN) < 0)
+			memset(out->audit.head, 0, CHAIN_HASH_LEN);
+		out->seal = seal ? xstrdup(seal) : NULL;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+void store_chain_free(struct store_chain *c)
+{
+	free(c->seal);
+	c->seal = NULL;
+}
+
+/* Column i as text, NULL kept NULL. */
+static const char *col(sqlite3_stmt *s, int i)
+{
+	return (const char *)sqlite3_column_text(s, i);
+}
+
+int store_decisions_check(struct store *st, const char *id, struct chain *out, uint64_t *bad,
+			  int64_t *bad_rowid, char **err)
+{
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	chain_decisions_init(out, id);
+	*bad = 0;
+	*bad_rowid = 0;
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT id, session_id, t_ms, coalesce(t_rel_ms, 0), layer,"
+			       " verdict, subject, reason, hash FROM decisions WHERE session_id = ?1"
+			       " ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		unsigned char stored[CHAIN_HASH_LEN];
+		struct chain_decision d = {
+			.session_id = col(s, 1), .t_ms = sqlite3_column_int64(s, 2),
+			.t_rel_ms = sqlite3_column_int64(s, 3), .layer = col(s, 4),
+			.verdict = col(s, 5), .subject = col(s, 6), .reason = col(s, 7),
+		};
+		bool ok;
+
+		chain_decisions_step(out, &d);
+		ok = chain_unhex(col(s, 8), stored, CHAIN_HASH_LEN) == 0 &&
+		     memcmp(stored, out->head, CHAIN_HASH_LEN) == 0;
+		if (!ok && !*bad) {
+			*bad = out->n;
+			*bad_rowid = sqlite3_column_int64(s, 0);
+		}
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+	return 0;
+}
