@@ -17,6 +17,30 @@ void refusals_init(struct refusals *t)
 	memset(t, 0, sizeof(*t));
 }
 
+size_t refusal_kind_len(const char *reason)
+{
+	return strcspn(reason, "0123456789");
+}
+
+bool refusal_same_kind(const struct refusal_group *a, const struct refusal_group *b)
+{
+	size_t n = refusal_kind_len(a->reason);
+
+	return strcmp(a->layer, b->layer) == 0 && n == refusal_kind_len(b->reason) &&
+	       strncmp(a->reason, b->reason, n) == 0;
+}
+
+/* Does the table hold a group of the same kind as layer and reason? */
+static bool kind_held(const struct refusals *t, const char *layer, const char *reason)
+{
+	struct refusal_group probe = { .layer = (char *)layer, .reason = (char *)reason };
+
+	for (size_t i = 0; i < t->n; i++)
+		if (refusal_same_kind(&t->v[i], &probe))
+			return true;
+	return false;
+}
+
 void refusals_free(struct refusals *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
@@ -73,7 +97,9 @@ bool refusals_add_event(struct refusals *t, const struct event *ev)
 			return true;
 		}
 	}
-	if (t->n >= REFUSALS_GROUPS_MAX) {
+	/* Full: only a kind of refusal not held yet gets a group (decoys fill one kind). */
+	if (t->n >= REFUSALS_GROUPS_MAX &&
+	    (t->n >= REFUSALS_GROUPS_MAX + REFUSALS_KINDS_MAX || kind_held(t, layer, reason))) {
 		t->other++;
 		free(subject);
 		return true;
@@ -110,7 +136,7 @@ int refusals_decode(struct rbuf *r, struct refusals *t)
 	t->total = wire_get_u64(r);
 	t->other = wire_get_u64(r);
 	n = wire_get_u32(r);
-	if (n > REFUSALS_GROUPS_MAX)
+	if (n > REFUSALS_GROUPS_MAX + REFUSALS_KINDS_MAX)
 		r->failed = true;
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		struct refusal_group *g = xappend(&t->v, &t->n, sizeof(*t->v));
