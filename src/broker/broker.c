@@ -972,10 +972,28 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 	if (net_bind_has(b->binds, &f->dst, name, now_mono_ms())) {
 		free(f->host);
 		f->host = xstrdup(name);
+		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
+			  "TLS server name (recorded; public mode)" :
+			  "HTTP Host (recorded; public mode)", 0, 0);
+	} else {
+		/*
+		 * Any client can claim any name: one the sandbox never resolved to
+		 * this address is shown as a claim, with where the flow really went,
+		 * so a line never passes a payload's "registry.npmjs.org" off as
+		 * the destination.
+		 */
+		char a[NET_ADDR_STRLEN], *words;
+		bool v6;
+
+		net_addr_format(&f->dst, a);
+		v6 = strchr(a, ':') != NULL;
+		words = xasprintf("%s claimed by the client, sent to %s%s%s:%u, an address not "
+				  "resolved from it (recorded; public mode)",
+				  kind == NETNAME_SNI ? "TLS server name" : "HTTP Host",
+				  v6 ? "[" : "", a, v6 ? "]" : "", f->dport);
+		emit_flow(b, f, "sni", NET_LAYER_SNI, words, 0, 0);
+		free(words);
 	}
-	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NETNAME_SNI ?
-		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
-		  0, 0);
 	netlog_set_names(b->log, f->nl, f->host, f->sni);
 out:
 	free(name);
