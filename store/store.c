@@ -223,6 +223,7 @@ enum stmt_id {
 	ST_BUMP_DECISION,
 	ST_OVERFLOW,
 	ST_PRUNE_PREVIEW,
+	ST_NAME_CONN,
 	ST__COUNT,
 };
 
@@ -274,6 +275,8 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE decisions SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
 	[ST_OVERFLOW] =
 		"UPDATE sessions SET overflow = ?2, overflow_denied = ?3 WHERE id = ?1",
+	[ST_NAME_CONN] =
+		"UPDATE connections SET sni = ?2, host = coalesce(?3, host) WHERE id = ?1",
 };
 
 enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION };
@@ -1000,6 +1003,28 @@ int store_add_bytes(struct store *st, const char *session_id, uint64_t flow, int
 	return 0;
 }
 
+/*
+ * Public mode names a flow after its row was written (NET_FLOW_SEEN): the SNI
+ * or Host, and the host when the address was resolved from it, go onto the
+ * flow's own row. A counted row stands for many flows and keeps its key's.
+ */
+static int store_name_flow(struct store *st, const struct event *ev, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_NAME_CONN];
+	struct sess *ss = sess_get(st, ev->session);
+	char key[24];
+	struct hent *e;
+
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)ev->flow);
+	e = hmap_get(&ss->flows, key);
+	if (!e || !e->p || e->p->shared || !e->p->rowid)
+		return 0;       /* not stored (past the cap), or named before its row (allowlist) */
+	sqlite3_bind_int64(s, 1, e->p->rowid);
+	bind_text(s, 2, ev->sni);
+	bind_text(s, 3, ev->host);
+	return step_done(st, s, err, "naming a connection");
+}
+
 int store_add_resolution(struct store *st, const struct store_resolution *r, char **err)
 {
 	sqlite3_stmt *s = st->stmt[ST_RESOLUTION];
@@ -1118,6 +1143,8 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 
 		return store_add_conn(st, &c, err);
 	}
+	if (is_one_of(ev->kind, flows) && strcmp(ev->verdict, "sni") == 0 && ev->flow && ev->sni)
+		return store_name_flow(st, ev, err);
 	if (is_one_of(ev->kind, flows) && is_one_of(ev->verdict, counted)) {
 		if (!ev->flow)
 			return 0;

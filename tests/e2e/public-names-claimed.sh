@@ -4,7 +4,8 @@
 # be talking to registry.npmjs.org. What boxy shows must not pass that claim
 # off as the destination: when the address was not resolved from the name,
 # the line says the name was claimed and names the address it went to; when
-# it was (the ordinary case) the line stays as it was.
+# it was (the ordinary case) the line stays as it was, and the store's
+# connection row carries the name (it arrives after the row was written).
 #
 # Inside the hermetic test network (tests/lib/testnet.sh), as the test user,
 # with the suite's own daemon.
@@ -19,11 +20,10 @@ testnet_setup
 tn_probe
 
 # watch_run NAME SCRIPT: a detached public-mode session running SCRIPT, and
-# `boxy watch` of it until it ends, into $C/out. Sets C.
+# `boxy watch` of it until it ends, into $C/out. Sets C and id.
 watch_run() {
 	C=$TN/cases/$1
 	mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
-	local id
 	id=$(cd "$C" && tn_boxy run -d --net public -- sh -c "sleep 1; $2; sleep 2" 2>"$C/err")
 	RC=$?
 	: >"$C/out"
@@ -59,6 +59,15 @@ if [ -n "$line" ] && ! printf '%s' "$line" | grep -q 'claimed'; then
 else
 	fail_case "public mode: a server name the address was resolved from is not called claimed" \
 		"watch line: ${line:-none}"
+fi
+
+## ---- the store keeps the name too (issue 10: "the net-log, the store, watch, show") -------
+tn_boxy show --events "$id" >"$C/events" 2>&1
+if grep -E 'tcp +allow .*www\.example\.test:443' "$C/events" | grep -q 'sni www\.example\.test'; then
+	ok "public mode: the store's connection row carries the SNI seen after the allow"
+else
+	not_ok "public mode: the store's connection row carries the SNI seen after the allow"
+	grep tcp "$C/events" | diag "$(cat)"
 fi
 
 done_testing
