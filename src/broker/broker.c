@@ -688,10 +688,13 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 	f->host = v.host ? xstrdup(v.host) : NULL;
 	if (!f->host && b->policy.mode == NET_PUBLIC) {
 		/* Public mode decides on the address alone, but the record still
-		 * names it: the name the sandbox resolved it from, if it did. */
-		const char *names[1];
+		 * names it: the name the sandbox resolved it from, if it did — and
+		 * only if that is one name. With two (a CDN address), which one
+		 * the payload resolved first says nothing about where the flow
+		 * goes; its SNI or Host may name it later (on_flow_seen). */
+		const char *names[2];
 
-		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 1) > 0)
+		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 2) == 1)
 			f->host = xstrdup(names[0]);
 	}
 	f->layer = v.layer;
@@ -965,9 +968,18 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_SEEN for flow %u, which is not open or was named", id);
 		goto out;
 	}
-	/* An address literal in Host, say: not a name to record as one. */
+	/* An address literal in Host, say: not a name to record as one. A dotted
+	 * quad is a valid run of labels, so also refuse an all-digit last label
+	 * (no top-level domain is one). */
 	if (dns_name_normalize(name, strlen(name), norm) < 0 || strcmp(norm, name) != 0)
 		goto out;
+	{
+		const char *last = strrchr(name, '.');
+
+		last = last ? last + 1 : name;
+		if (strspn(last, "0123456789") == strlen(last))
+			goto out;
+	}
 	f->sni = xstrdup(name);
 	if (net_bind_has(b->binds, &f->dst, name, now_mono_ms())) {
 		free(f->host);

@@ -70,4 +70,30 @@ else
 	grep tcp "$C/events" | diag "$(cat)"
 fi
 
+## ---- two names on one address: the payload does not pick the record's ---------------------
+# unlisted.example.test and other.example.test share one address. A flow that
+# names neither on the wire (here HTTP with an address literal as Host; a
+# ClientHello split across two writes is another) must not be recorded under
+# whichever the payload resolved first.
+C=$TN/cases/two-names
+mkdir -p "$C" && chmod a+rwX "$C"
+(cd "$C" && tn_boxy run --net public --net-log "$C/net.json" -- sh -c \
+	"getent hosts unlisted.example.test; getent hosts other.example.test;
+	 curl -s -m 5 -o /dev/null http://$TN_OTHER/hello.txt; echo curl=\$?") >"$C/out" 2>"$C/err" </dev/null
+RC=$?
+python3 - "$C/net.json" >"$C/conns" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["strings"]
+name = lambda i: s[i] if i >= 0 else "-"
+for c in d["conns"]:
+    print(c[2], name(c[3]), c[4], name(c[5]), name(c[6]))
+PY
+if grep -q 'curl=0' "$C/out" && grep -q "^allow $TN_OTHER 80 - -$" "$C/conns"; then
+	ok "public mode: a nameless flow to an address two resolved names share is not named after either"
+else
+	fail_case "public mode: a nameless flow to an address two resolved names share is not named after either" \
+		"want 'allow $TN_OTHER 80 - -'; net-log: $(tr '\n' ';' <"$C/conns")"
+fi
+
 done_testing
