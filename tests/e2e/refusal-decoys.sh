@@ -1,11 +1,18 @@
 #!/bin/bash
-# tests/e2e/refusal-decoys.sh — a payload cannot hide what it tried behind
-# decoys. It asks for many names it knows are refused (allowlist mode refuses
+# tests/e2e/refusal-decoys.sh — the end-of-run summary is shaped by what the
+# payload chose to be refused; it must still tell the user the truth.
+#
+# A payload cannot hide what it tried behind decoys. It asks for many names it knows are refused (allowlist mode refuses
 # them on the spot, nothing leaves the machine), then dials the cloud metadata
 # address once. The refusal that matters must still be named where the user
 # looks: the end-of-run summary (ten rows; the daemon's table keeps 64 groups),
 # `boxy show` (the same summary, from the store) and the store itself, whose
 # per-session cap (5,000 rows) the decoys fill first.
+#
+# Nor can it make the summary recommend opening the user's own machine or
+# network: a name it controls that answers the cloud metadata address, a
+# loopback or a private address is refused, and no "fix: --allow-cidr" for
+# that address is suggested (one for a documentation address still is).
 #
 # Inside the hermetic test network (tests/lib/testnet.sh), as the test user,
 # with the suite's own daemon.
@@ -95,6 +102,18 @@ if [ "$(sqlite3 "$TN/state/boxy/sessions.db" \
 else
 	not_ok "the store stays bounded: 5,000 rows for the decoys, one for the metadata refusal"
 	diag "$(sqlite3 "$TN/state/boxy/sessions.db" "SELECT 'conns', count(*) FROM connections WHERE session_id = '$ID' UNION ALL SELECT 'res', count(*) FROM resolutions WHERE session_id = '$ID'" 2>&1)"
+fi
+
+## ---- names that answer addresses of the user's own machine and network -------------------
+run_case local-answers --net public -- sh -c \
+	'for n in metadata rebind docrange; do getent hosts $n.example.test; done; true'
+if grep -q "answered with $TN_META" "$C/err" && grep -q "answered with $TN_PRIV" "$C/err" &&
+	! grep -qE -- "--allow-cidr ($TN_META|$TN_PRIV)/" "$C/err" &&
+	grep -qF -- "fix: --allow-cidr 203.0.113.80/32" "$C/err"; then
+	ok "a payload's names answering the metadata or a private address get no --allow-cidr fix; a documentation one does"
+else
+	fail_case "a payload's names answering the metadata or a private address get no --allow-cidr fix; a documentation one does" \
+		"want the refusals without 'fix: --allow-cidr $TN_META/32' or '$TN_PRIV/32'"
 fi
 
 done_testing
