@@ -1079,28 +1079,6 @@ static const char *qtype_name(uint16_t qtype)
 }
 
 /*
- * May the words for a dropped answer suggest --allow-cidr for it? Not for an
- * address of the user's own machine or network, nor the cloud metadata
- * address: the name that answered is often the payload's own (a domain it
- * controls answers 169.254.169.254 or the user's router), and a red "fix"
- * would be the payload's request for a hole, in boxy's voice. The same rule
- * as for an address dialled directly (refusal_fix): allowing those is the
- * user's decision to make knowingly, never a suggestion.
- */
-static bool range_fix_ok(enum net_range r)
-{
-	switch (r) {
-	case NET_RANGE_THIS_NETWORK: case NET_RANGE_UNSPECIFIED: case NET_RANGE_LOOPBACK:
-	case NET_RANGE_PRIVATE: case NET_RANGE_CGNAT: case NET_RANGE_LINK_LOCAL:
-	case NET_RANGE_BROADCAST: case NET_RANGE_MULTICAST: case NET_RANGE_UNIQUE_LOCAL:
-	case NET_RANGE_SITE_LOCAL:
-		return false;
-	default:
-		return true;
-	}
-}
-
-/*
  * An answer for a permitted name, fresh from upstream or from the cache:
  * filter, bind, record, answer. The same path for both, so a cached answer
  * is judged exactly as the one it copies.
@@ -1131,7 +1109,9 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 		 * range is for the user to judge, not for the wording to assume.
 		 */
 		net_addr_format(&dropped[i].judged, a);
-		if (range_fix_ok(dropped[i].range))
+		/* No hint for an address of the user's own machine or network: the
+		 * name that answered may be the payload's own (net_range_fix_ok). */
+		if (net_range_fix_ok(dropped[i].range))
 			words = xasprintf("answered with %s, in the %s range: dropped (to allow it: "
 					  "--allow-cidr %s/%u)",
 					  a, net_range_words(dropped[i].range), a,

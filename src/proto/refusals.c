@@ -9,6 +9,7 @@
 
 #include "proto/refusals.h"
 #include "common/util.h"
+#include "policy/addr.h"
 
 #define FIELD_MAX 1024
 
@@ -175,15 +176,39 @@ static char *subject_name(const char *subject)
 	return letter ? xstrndup(subject, len) : NULL;
 }
 
+/* Is "ADDR/LEN" an address boxy may suggest opening? Unparsable: no. */
+static bool cidr_fix_ok(const char *cidr)
+{
+	char addr[NET_ADDR_STRLEN + 1];
+	size_t n = strcspn(cidr, "/");
+	struct net_addr a;
+	struct net_addr_class cls;
+
+	if (n >= sizeof(addr))
+		return false;
+	memcpy(addr, cidr, n);
+	addr[n] = '\0';
+	if (net_addr_parse(addr, &a) < 0)
+		return false;
+	return net_addr_classify(&a, &cls) || net_range_fix_ok(cls.range);
+}
+
 char *refusal_fix(const struct refusal_group *g)
 {
 	const char *hint = strstr(g->reason, "(to allow it: ");
 
 	if (hint) {
-		/* The layer wrote the fix into its reason: take it verbatim. */
+		/* The layer wrote the fix into its reason: take it verbatim — unless it
+		 * opens an address of the user's own machine or network (a reason a
+		 * store kept from before that rule; net_range_fix_ok). */
 		const char *start = hint + strlen("(to allow it: "), *end = strchr(start, ')');
+		char *fix = end && end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 
-		return end && end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+		if (fix && strncmp(fix, "--allow-cidr ", 13) == 0 && !cidr_fix_ok(fix + 13)) {
+			free(fix);
+			fix = NULL;
+		}
+		return fix;
 	}
 	if (strcmp(g->layer, "net.dns") == 0 && strstr(g->reason, "not on the allowlist"))
 		return xasprintf("--allow-host %s", g->subject);

@@ -208,6 +208,18 @@ static void test_fix(void **state)
 		{ "10.0.0.1:22", "net.ip", "private (RFC 1918)", NULL },
 		{ "payload", "seccomp", "the payload was killed by the seccomp filter", NULL },
 		{ "x", "net.ip", "broken (to allow it: )", NULL },
+		/* A hint a store kept from before: never one that opens the user's own
+		 * machine or network, whichever name answered it. */
+		{ "metadata.example.test", "net.ip", "answered with 169.254.169.254, in the "
+		  "link-local / cloud metadata range: dropped (to allow it: --allow-cidr "
+		  "169.254.169.254/32)", NULL },
+		{ "lan.example.test", "net.ip", "answered with 192.168.1.1, in the private (RFC 1918) "
+		  "range: dropped (to allow it: --allow-cidr 192.168.1.1/32)", NULL },
+		{ "v6.example.test", "net.ip", "answered with ::1, in the loopback range: dropped "
+		  "(to allow it: --allow-cidr ::1/128)", NULL },
+		{ "x", "net.ip", "odd (to allow it: --allow-cidr not-an-address/32)", NULL },
+		{ "bench.example.test", "net.ip", "answered with 198.18.0.7, in the benchmarking range: "
+		  "dropped (to allow it: --allow-cidr 198.18.0.7/32)", "--allow-cidr 198.18.0.7/32" },
 	};
 
 	(void)state;
