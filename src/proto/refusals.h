@@ -30,7 +30,8 @@
 #include "proto/wire.h"
 
 #define REFUSALS_GROUPS_MAX 64
-#define REFUSALS_KINDS_MAX  16  /* groups past the cap, one per kind not yet held */
+#define REFUSALS_KINDS_MAX  64  /* groups past the cap, one per kind not yet held: boxy's
+                                 * reasons make fewer kinds than this (about 45) */
 
 struct refusal_group {
 	char *subject;      /* "other.example.test", "169.254.169.254:80" */
