@@ -37,7 +37,7 @@
 #define STORE_AGG_FIRST     20
 #define STORE_SESSION_ROWS  5000
 /* Past the cap, the first refusal of each kind is still kept (store.c kind_first). */
-#define STORE_KIND_ROWS     64
+#define STORE_KIND_ROWS     128
 
 struct event;
 
