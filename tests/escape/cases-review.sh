@@ -13,11 +13,7 @@
 # tests/e2e/public-names-claimed.sh. Sandboxed phase only: the attack is on
 # boxy's own views.
 
-# review_raw FILE...: raw control bytes (ESC, U+009B, C0 9B, U+202E) over FILE...
-review_raw() {
-	LC_ALL=C grep -caF -e $'\x1b' -e $'\xc2\x9b' -e $'\xc0\x9b' -e $'\xe2\x80\xae' "$@" 2>/dev/null |
-		awk -F: '{ n += $NF } END { print n + 0 }'
-}
+# files_raw (cases-files.sh) counts the raw control bytes.
 
 review_cases() {
 	[ "$PHASE" = sandbox ] || return 0
@@ -35,7 +31,7 @@ echo BOXY-CASE-DONE'
 		HOME=$CASE_HOME "$BOXY" top --json </dev/null >"$CASE/top.json" 2>&1
 		HOME=$CASE_HOME "$BOXY" show --events "$id" >"$CASE/events" 2>&1
 		for f in err.run top top.json events; do
-			[ "$(review_raw "$CASE/$f")" = 0 ] || raw="$raw $f"
+			[ "$(files_raw "$CASE/$f")" = 0 ] || raw="$raw $f"
 		done
 		if ! grep -q gpj "$CASE/events"; then
 			not_ok "hostile names in boxy top and show --events: the planted repository was not reported (nothing tested)"
