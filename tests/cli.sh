@@ -13,6 +13,11 @@ fi
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# A store and runtime directory of the suite's own: a case that gets as far as
+# opening the store must never read (or migrate) the real user's.
+mkdir -m 0700 "$tmp/state" "$tmp/run" || exit 1
+XDG_STATE_HOME=$tmp/state XDG_RUNTIME_DIR=$tmp/run
+export XDG_STATE_HOME XDG_RUNTIME_DIR
 n=0
 failed=0
 
