@@ -21,6 +21,7 @@
 #include "common/chain.h"
 #include "common/event.h"
 #include "common/json.h"
+#include "proto/refusals.h"
 #include "store/store.h"
 #include "store/store-internal.h"
 #include "common/util.h"
@@ -239,6 +240,7 @@ enum stmt_id {
 	ST_BUMP_DECISION,
 	ST_OVERFLOW,
 	ST_PRUNE_PREVIEW,
+	ST_NAME_CONN,
 	ST__COUNT,
 };
 
@@ -290,6 +292,8 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE decisions SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
 	[ST_OVERFLOW] =
 		"UPDATE sessions SET overflow = ?2, overflow_denied = ?3 WHERE id = ?1",
+	[ST_NAME_CONN] =
+		"UPDATE connections SET sni = ?2, host = coalesce(?3, host) WHERE id = ?1",
 };
 
 enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION };
@@ -328,6 +332,7 @@ struct sess {
 	char *id;
 	int64_t rows[2];                /* rows stored: the network's, and decisions */
 	int64_t overflow, overflow_denied;
+	int64_t kind_rows;              /* refusals kept past the cap, one per kind */
 	bool dirty;                     /* overflow counts not yet written */
 	struct hmap keys;               /* aggregation key → rows so far, counted row */
 	struct hmap flows;              /* flow number → its row */
@@ -803,14 +808,51 @@ static void key_add(struct jbuf *k, const char *v)
 enum admit { ADMIT_ROW, ADMIT_COUNTED, ADMIT_DROPPED };
 
 /*
+ * Note a refusal's kind (its table, layer and reason words, see
+ * refusal_kind_len) as kept; returns whether it was new. Past the session's
+ * cap the first refusal of a kind not kept yet still gets its row, up to
+ * STORE_KIND_ROWS of them: a payload that fills the cap with decoys first
+ * (five thousand names it knows are refused) cannot keep the one attempt
+ * that matters, the metadata address dialled once, out of the record.
+ */
+static bool kind_note(struct sess *ss, const char *tag, const char *layer, const char *reason)
+{
+	struct jbuf k;
+	bool first;
+
+	jbuf_init(&k);
+	key_add(&k, "K");
+	key_add(&k, tag);
+	key_add(&k, layer);
+	if (reason) {
+		char *words = xstrndup(reason, refusal_kind_len(reason));
+
+		key_add(&k, words);
+		free(words);
+	} else {
+		key_add(&k, NULL);
+	}
+	first = hmap_get(&ss->keys, k.p) == NULL;
+	if (first)
+		hmap_add(&ss->keys, k.p);
+	jbuf_free(&k);
+	return first;
+}
+
+/*
  * Decide what a new row of key becomes: a row of its own (ADMIT_ROW), a
  * count in the key's counted row (ADMIT_COUNTED; (*out)->p->rowid is 0 when
  * that row is still to be inserted, by the caller, with count 1), or nothing
- * past the session's cap (ADMIT_DROPPED, counted in the overflow).
+ * past the session's cap (ADMIT_DROPPED, counted in the overflow) — unless
+ * it is a refusal of a kind not kept yet (kind_first). layer and reason
+ * name the refusal's kind; both are ignored for rows that are not refusals.
  */
 static enum admit admit(struct store *st, struct sess *ss, const char *key, enum row_table t,
-			bool denied, int64_t t_ms, struct hent **out)
+			bool denied, const char *layer, const char *reason, int64_t t_ms,
+			struct hent **out)
 {
+	static const char *const tags[] = { [ROW_CONN] = "c", [ROW_RESOLUTION] = "r",
+					    [ROW_DECISION] = "d" };
 	struct hent *e = hmap_get(&ss->keys, key);
 	int64_t *rows = &ss->rows[t == ROW_DECISION];
 
@@ -823,7 +865,8 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 		pend_mark(st, e->p);
 		return ADMIT_COUNTED;
 	}
-	if (*rows >= STORE_SESSION_ROWS) {
+	if (*rows >= STORE_SESSION_ROWS && !(denied && !e && ss->kind_rows < STORE_KIND_ROWS &&
+					     kind_note(ss, tags[t], layer, reason))) {
 		ss->overflow++;
 		if (denied)
 			ss->overflow_denied++;
@@ -831,6 +874,10 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 		st->dirty_sessions = true;
 		return ADMIT_DROPPED;
 	}
+	if (*rows >= STORE_SESSION_ROWS)
+		ss->kind_rows++;        /* kept by kind_note: the first of its kind */
+	else if (denied && !e)
+		kind_note(ss, tags[t], layer, reason);
 	if (!e)
 		e = hmap_add(&ss->keys, key);
 	*out = e;
@@ -913,8 +960,8 @@ int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 	key_add(&k, c->host);
 	key_add(&k, c->sni);
 	key_add(&k, c->reason);
-	a = admit(st, ss, k.p, ROW_CONN, c->verdict && strcmp(c->verdict, "deny") == 0, c->t_ms,
-		  &e);
+	a = admit(st, ss, k.p, ROW_CONN, c->verdict && strcmp(c->verdict, "deny") == 0, c->layer,
+		  c->reason, c->t_ms, &e);
 	jbuf_free(&k);
 	if (a == ADMIT_DROPPED)
 		return 0;
@@ -975,6 +1022,28 @@ int store_add_bytes(struct store *st, const char *session_id, uint64_t flow, int
 	return 0;
 }
 
+/*
+ * Public mode names a flow after its row was written (NET_FLOW_SEEN): the SNI
+ * or Host, and the host when the address was resolved from it, go onto the
+ * flow's own row. A counted row stands for many flows and keeps its key's.
+ */
+static int store_name_flow(struct store *st, const struct event *ev, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_NAME_CONN];
+	struct sess *ss = sess_get(st, ev->session);
+	char key[24];
+	struct hent *e;
+
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)ev->flow);
+	e = hmap_get(&ss->flows, key);
+	if (!e || !e->p || e->p->shared || !e->p->rowid)
+		return 0;       /* not stored (past the cap), or named before its row (allowlist) */
+	sqlite3_bind_int64(s, 1, e->p->rowid);
+	bind_text(s, 2, ev->sni);
+	bind_text(s, 3, ev->host);
+	return step_done(st, s, err, "naming a connection");
+}
+
 int store_add_resolution(struct store *st, const struct store_resolution *r, char **err)
 {
 	sqlite3_stmt *s = st->stmt[ST_RESOLUTION];
@@ -991,7 +1060,7 @@ int store_add_resolution(struct store *st, const struct store_resolution *r, cha
 	key_add(&k, r->layer);
 	key_add(&k, r->reason);
 	a = admit(st, ss, k.p, ROW_RESOLUTION, r->verdict && strcmp(r->verdict, "deny") == 0,
-		  r->t_ms, &e);
+		  r->layer, r->reason, r->t_ms, &e);
 	jbuf_free(&k);
 	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
 		return 0;
@@ -1030,7 +1099,7 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	key_add(&k, d->subject);
 	key_add(&k, d->reason);
 	a = admit(st, ss, k.p, ROW_DECISION, d->verdict && strcmp(d->verdict, "deny") == 0,
-		  d->t_ms, &e);
+		  d->layer, d->reason, d->t_ms, &e);
 	jbuf_free(&k);
 	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
 		return 0;
@@ -1106,6 +1175,8 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 
 		return store_add_conn(st, &c, err);
 	}
+	if (is_one_of(ev->kind, flows) && strcmp(ev->verdict, "sni") == 0 && ev->flow && ev->sni)
+		return store_name_flow(st, ev, err);
 	if (is_one_of(ev->kind, flows) && is_one_of(ev->verdict, counted)) {
 		if (!ev->flow)
 			return 0;

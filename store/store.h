@@ -28,11 +28,16 @@
  * the network (connections and resolutions) and as many decisions, apart, so
  * a flood of connects cannot crowd out a later finding; past that, a row of
  * a new key is not stored but counted in the session's overflow (and
- * overflow_denied when it was a refusal). A counted row that exists goes on
- * counting past the cap, so counts stay exact.
+ * overflow_denied when it was a refusal) — except the first refusal of a
+ * kind not kept yet (its layer and reason words), up to STORE_KIND_ROWS, so
+ * decoys a payload had refused first cannot keep its real attempt out of the
+ * record. A counted row that exists goes on counting past the cap, so counts
+ * stay exact.
  */
 #define STORE_AGG_FIRST     20
 #define STORE_SESSION_ROWS  5000
+/* Past the cap, the first refusal of each kind is still kept (store.c kind_first). */
+#define STORE_KIND_ROWS     128
 
 struct event;
 

@@ -27,6 +27,47 @@ static int by_count(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
+/*
+ * Put the rows that will be shown first in rows[0..shown): the most frequent
+ * of every kind of refusal, then the rest by count — so decoys a payload got
+ * refused a hundred times cannot push the one attempt that matters (the
+ * metadata address, dialled once) out of the summary. rows stays sorted by
+ * count within the shown part and within the rest.
+ */
+static void pick_kinds_first(const struct refusal_group **rows, size_t n, size_t shown)
+{
+	const struct refusal_group **out = xcalloc(n ? n : 1, sizeof(*out));
+	bool *taken = xcalloc(n ? n : 1, sizeof(*taken));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < shown; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = taken[j] && refusal_same_kind(rows[j], rows[i]);
+		if (!seen) {
+			taken[i] = true;
+			k++;
+		}
+	}
+	for (size_t i = 0; i < n && k < shown; i++) {
+		if (!taken[i]) {
+			taken[i] = true;
+			k++;
+		}
+	}
+	k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (taken[i])
+			out[k++] = rows[i];
+	for (size_t i = 0; i < n; i++)
+		if (!taken[i])
+			out[k++] = rows[i];
+	memcpy(rows, out, n * sizeof(*rows));
+	free(out);
+	free(taken);
+}
+
 /* s sanitized and cut to max characters, never inside one (UTF-8), with an ellipsis. */
 static char *cell(const char *s, size_t max)
 {
@@ -61,6 +102,7 @@ void summary_print_refusals(FILE *out, const struct refusals *t, bool color, con
 		rows[i] = &t->v[i];
 	qsort(rows, t->n, sizeof(*rows), by_count);
 	shown = t->n < SUMMARY_ROWS_MAX ? t->n : SUMMARY_ROWS_MAX;
+	pick_kinds_first(rows, t->n, shown);
 	for (size_t i = 0; i < shown; i++) {
 		char n[24];
 		size_t l = strlen(rows[i]->subject), ly = strlen(rows[i]->layer);

@@ -614,10 +614,13 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 	f->host = v.host ? xstrdup(v.host) : NULL;
 	if (!f->host && b->policy.mode == NET_PUBLIC) {
 		/* Public mode decides on the address alone, but the record still
-		 * names it: the name the sandbox resolved it from, if it did. */
-		const char *names[1];
+		 * names it: the name the sandbox resolved it from, if it did — and
+		 * only if that is one name. With two (a CDN address), which one
+		 * the payload resolved first says nothing about where the flow
+		 * goes; its SNI or Host may name it later (on_flow_seen). */
+		const char *names[2];
 
-		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 1) > 0)
+		if (net_bind_names(b->binds, &f->dst, now_mono_ms(), names, 2) == 1)
 			f->host = xstrdup(names[0]);
 	}
 	f->layer = v.layer;
@@ -858,17 +861,44 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_SEEN for flow %u, which is not open or was named", id);
 		goto out;
 	}
-	/* An address literal in Host, say: not a name to record as one. */
+	/* An address literal in Host, say: not a name to record as one. A dotted
+	 * quad is a valid run of labels, so also refuse an all-digit last label
+	 * (no top-level domain is one). */
 	if (dns_name_normalize(name, strlen(name), norm) < 0 || strcmp(norm, name) != 0)
 		goto out;
+	{
+		const char *last = strrchr(name, '.');
+
+		last = last ? last + 1 : name;
+		if (strspn(last, "0123456789") == strlen(last))
+			goto out;
+	}
 	f->sni = xstrdup(name);
 	if (net_bind_has(b->binds, &f->dst, name, now_mono_ms())) {
 		free(f->host);
 		f->host = xstrdup(name);
+		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ?
+			  "TLS server name (recorded; public mode)" :
+			  "HTTP Host (recorded; public mode)", 0, 0);
+	} else {
+		/*
+		 * Any client can claim any name: one the sandbox never resolved to
+		 * this address is shown as a claim, with where the flow really went,
+		 * so a line never passes a payload's "registry.npmjs.org" off as
+		 * the destination.
+		 */
+		char a[NET_ADDR_STRLEN], *words;
+		bool v6;
+
+		net_addr_format(&f->dst, a);
+		v6 = strchr(a, ':') != NULL;
+		words = xasprintf("%s claimed by the client, sent to %s%s%s:%u, an address not "
+				  "resolved from it (recorded; public mode)",
+				  kind == NET_NAME_SNI ? "TLS server name" : "HTTP Host",
+				  v6 ? "[" : "", a, v6 ? "]" : "", f->dport);
+		emit_flow(b, f, "sni", NET_LAYER_SNI, words, 0, 0);
+		free(words);
 	}
-	emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ?
-		  "TLS server name (recorded; public mode)" : "HTTP Host (recorded; public mode)",
-		  0, 0);
 	netlog_set_names(b->log, f->nl, f->host, f->sni);
 out:
 	free(name);
@@ -972,10 +1002,16 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 		 * range is for the user to judge, not for the wording to assume.
 		 */
 		net_addr_format(&dropped[i].judged, a);
-		words = xasprintf("answered with %s, in the %s range: dropped (to allow it: "
-				  "--allow-cidr %s/%u)",
-				  a, net_range_words(dropped[i].range), a,
-				  dropped[i].judged.family == AF_INET6 ? 128 : 32);
+		/* No hint for an address of the user's own machine or network: the
+		 * name that answered may be the payload's own (net_range_fix_ok). */
+		if (net_range_fix_ok(dropped[i].range))
+			words = xasprintf("answered with %s, in the %s range: dropped (to allow it: "
+					  "--allow-cidr %s/%u)",
+					  a, net_range_words(dropped[i].range), a,
+					  dropped[i].judged.family == AF_INET6 ? 128 : 32);
+		else
+			words = xasprintf("answered with %s, in the %s range: dropped", a,
+					  net_range_words(dropped[i].range));
 		emit_audit_name(b, NET_LAYER_IP, name, words, a);
 		free(words);
 	}

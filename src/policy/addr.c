@@ -113,6 +113,19 @@ const char *net_range_code(enum net_range r)
 }
 
 /* Returns the words shown to the user for a range. */
+bool net_range_fix_ok(enum net_range r)
+{
+	switch (r) {
+	case NET_RANGE_THIS_NETWORK: case NET_RANGE_UNSPECIFIED: case NET_RANGE_LOOPBACK:
+	case NET_RANGE_PRIVATE: case NET_RANGE_CGNAT: case NET_RANGE_LINK_LOCAL:
+	case NET_RANGE_BROADCAST: case NET_RANGE_MULTICAST: case NET_RANGE_UNIQUE_LOCAL:
+	case NET_RANGE_SITE_LOCAL:
+		return false;
+	default:
+		return true;
+	}
+}
+
 const char *net_range_words(enum net_range r)
 {
 	if ((unsigned)r >= NET_RANGE_COUNT)

@@ -95,6 +95,16 @@ bool net_addr_classify(const struct net_addr *a, struct net_addr_class *out);
 bool net_addr_check(const struct net_addr *a, const struct cidr *cidrs, size_t ncidrs,
 		    bool tailscale, struct net_addr_class *out);
 
+/*
+ * May boxy suggest --allow-cidr for an address refused for range r? Not for
+ * one of the user's own machine or network, nor the cloud metadata address
+ * (private, CGNAT, loopback, link-local, unique and site local, multicast,
+ * broadcast, this-network, unspecified): the name that answered it, or the
+ * process that dialled it, is often the payload, and a suggested fix would
+ * be its request for a hole, in boxy's voice.
+ */
+bool net_range_fix_ok(enum net_range r);
+
 /* Stable short code ("private") and human words ("private (RFC 1918)"). */
 const char *net_range_code(enum net_range r);
 const char *net_range_words(enum net_range r);

@@ -9,12 +9,37 @@
 
 #include "proto/refusals.h"
 #include "common/util.h"
+#include "policy/addr.h"
 
 #define FIELD_MAX 1024
 
 void refusals_init(struct refusals *t)
 {
 	memset(t, 0, sizeof(*t));
+}
+
+size_t refusal_kind_len(const char *reason)
+{
+	return strcspn(reason, "0123456789");
+}
+
+bool refusal_same_kind(const struct refusal_group *a, const struct refusal_group *b)
+{
+	size_t n = refusal_kind_len(a->reason);
+
+	return strcmp(a->layer, b->layer) == 0 && n == refusal_kind_len(b->reason) &&
+	       strncmp(a->reason, b->reason, n) == 0;
+}
+
+/* Does the table hold a group of the same kind as layer and reason? */
+static bool kind_held(const struct refusals *t, const char *layer, const char *reason)
+{
+	struct refusal_group probe = { .layer = (char *)layer, .reason = (char *)reason };
+
+	for (size_t i = 0; i < t->n; i++)
+		if (refusal_same_kind(&t->v[i], &probe))
+			return true;
+	return false;
 }
 
 void refusals_free(struct refusals *t)
@@ -73,7 +98,9 @@ bool refusals_add_event(struct refusals *t, const struct event *ev)
 			return true;
 		}
 	}
-	if (t->n >= REFUSALS_GROUPS_MAX) {
+	/* Full: only a kind of refusal not held yet gets a group (decoys fill one kind). */
+	if (t->n >= REFUSALS_GROUPS_MAX &&
+	    (t->n >= REFUSALS_GROUPS_MAX + REFUSALS_KINDS_MAX || kind_held(t, layer, reason))) {
 		t->other++;
 		free(subject);
 		return true;
@@ -110,7 +137,7 @@ int refusals_decode(struct rbuf *r, struct refusals *t)
 	t->total = wire_get_u64(r);
 	t->other = wire_get_u64(r);
 	n = wire_get_u32(r);
-	if (n > REFUSALS_GROUPS_MAX)
+	if (n > REFUSALS_GROUPS_MAX + REFUSALS_KINDS_MAX)
 		r->failed = true;
 	for (uint32_t i = 0; i < n && !r->failed; i++) {
 		struct refusal_group *g = xappend(&t->v, &t->n, sizeof(*t->v));
@@ -149,15 +176,39 @@ static char *subject_name(const char *subject)
 	return letter ? xstrndup(subject, len) : NULL;
 }
 
+/* Is "ADDR/LEN" an address boxy may suggest opening? Unparsable: no. */
+static bool cidr_fix_ok(const char *cidr)
+{
+	char addr[NET_ADDR_STRLEN + 1];
+	size_t n = strcspn(cidr, "/");
+	struct net_addr a;
+	struct net_addr_class cls;
+
+	if (n >= sizeof(addr))
+		return false;
+	memcpy(addr, cidr, n);
+	addr[n] = '\0';
+	if (net_addr_parse(addr, &a) < 0)
+		return false;
+	return net_addr_classify(&a, &cls) || net_range_fix_ok(cls.range);
+}
+
 char *refusal_fix(const struct refusal_group *g)
 {
 	const char *hint = strstr(g->reason, "(to allow it: ");
 
 	if (hint) {
-		/* The layer wrote the fix into its reason: take it verbatim. */
+		/* The layer wrote the fix into its reason: take it verbatim — unless it
+		 * opens an address of the user's own machine or network (a reason a
+		 * store kept from before that rule; net_range_fix_ok). */
 		const char *start = hint + strlen("(to allow it: "), *end = strchr(start, ')');
+		char *fix = end && end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 
-		return end && end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+		if (fix && strncmp(fix, "--allow-cidr ", 13) == 0 && !cidr_fix_ok(fix + 13)) {
+			free(fix);
+			fix = NULL;
+		}
+		return fix;
 	}
 	if (strcmp(g->layer, "net.dns") == 0 && strstr(g->reason, "not on the allowlist"))
 		return xasprintf("--allow-host %s", g->subject);

@@ -9,6 +9,13 @@
  * sends it with every snapshot; `boxy run` prints it at the end, watch can
  * show it. Pure: no I/O, no clock.
  *
+ * A payload chooses what it is refused, so it can fill the table with
+ * decoys (a hundred names it knows are refused) before the attempt that
+ * matters: past the cap, a refusal of a kind no group holds yet (its layer
+ * and its reason's words, see refusal_kind_len) still gets a group, up to
+ * REFUSALS_KINDS_MAX more, and the summary shows every kind before it
+ * shows a kind twice.
+ *
  * One refused connection is one refusal: the broker emits an audit event
  * and a tcp/udp event for the same flow, and only the flow's event counts.
  */
@@ -23,6 +30,8 @@
 #include "proto/wire.h"
 
 #define REFUSALS_GROUPS_MAX 64
+#define REFUSALS_KINDS_MAX  64  /* groups past the cap, one per kind not yet held: boxy's
+                                 * reasons make fewer kinds than this (about 45) */
 
 struct refusal_group {
 	char *subject;      /* "other.example.test", "169.254.169.254:80" */
@@ -39,6 +48,16 @@ struct refusals {
 };
 
 void refusals_init(struct refusals *t);
+
+/*
+ * The kind of a reason: its length up to the first digit, so that reasons
+ * naming an address ("answered with 10.0.0.7, in the private range: …")
+ * are one kind however many addresses a payload makes them name.
+ */
+size_t refusal_kind_len(const char *reason);
+
+/* Are two groups' refusals of one kind (same layer, same reason words)? */
+bool refusal_same_kind(const struct refusal_group *a, const struct refusal_group *b);
 void refusals_free(struct refusals *t);
 
 /* Count ev if it is a refusal (see above); returns whether it was one. */

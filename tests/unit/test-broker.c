@@ -146,7 +146,8 @@ struct fake_dns {
 static struct fake_dns dns, tail;
 
 /* Answer from a fixed table: example.test and www.example.test are on loopback,
- * rebind.test answers a private address, everything else NXDOMAIN. */
+ * rebind.test answers a private address, docrange.test a documentation one,
+ * everything else NXDOMAIN. */
 static void dns_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	uint8_t in[1500], out[1500];
@@ -173,6 +174,8 @@ static void dns_readable(struct ev_loop *loop, ev_io *w, int revents)
 		net_addr_parse(q.qtype == DNS_TYPE_AAAA ? "::1" : "127.0.0.1", &a);
 	else if (strcmp(q.name, "rebind.test") == 0)
 		net_addr_parse(q.qtype == DNS_TYPE_AAAA ? "fd00::5" : "10.0.0.5", &a);
+	else if (strcmp(q.name, "docrange.test") == 0 && q.qtype == DNS_TYPE_A)
+		net_addr_parse("203.0.113.80", &a);
 	else
 		a.family = 0;
 	if (a.family)
@@ -272,6 +275,7 @@ static void fx_open(struct fx *x, enum net_mode mode)
 	if (mode == NET_ALLOWLIST) {
 		add_host(&x->rs, "example.test");
 		add_host(&x->rs, "rebind.test");
+		add_host(&x->rs, "docrange.test");
 		add_host(&x->rs, "ssh.example.test:22");
 	}
 	add_cidr(&x->rs, "127.0.0.0/8");
@@ -994,10 +998,20 @@ static void test_dns(void **state)
 	assert_string_equal(r->layer, "net.ip");
 	assert_string_equal(r->subject, "rebind.test");
 	assert_non_null(strstr(r->detail, "10.0.0.5"));
-	/* The words say what happened and how to allow it, not "rebinding". */
+	/* The words say what happened, not "rebinding" — and suggest no --allow-cidr for
+	 * an address of the user's own network: the name that answered may be the
+	 * payload's own, asking for a hole to the LAN in boxy's voice. */
 	assert_non_null(strstr(r->detail, "answered with 10.0.0.5, in the private"));
-	assert_non_null(strstr(r->detail, "--allow-cidr 10.0.0.5/32"));
+	assert_null(strstr(r->detail, "--allow-cidr"));
 	assert_null(strstr(r->detail, "rebinding"));
+	/* A documentation address is no host of the user's: there the hint stays. */
+	recs_clear();
+	assert_int_equal(resolve(&x, 31, "docrange.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 0);
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_non_null(strstr(r->detail, "(to allow it: --allow-cidr 203.0.113.80/32)"));
+	dns.queries--;          /* the counts below were written before docrange.test */
 	/* A cached answer is judged exactly as the fresh one was. */
 	recs_clear();
 	assert_int_equal(resolve(&x, 30, "rebind.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);

@@ -83,6 +83,81 @@ static void test_bounded(void **state)
 	refusals_free(&t);
 }
 
+/*
+ * Decoys fill the table first: a refusal of a kind no group holds still gets
+ * one (the metadata address dialled once after a hundred refused names), a
+ * second of a kind held does not, reasons that differ only by the address
+ * they name are one kind, and the extra groups are bounded too.
+ */
+static void test_decoys_do_not_hide(void **state)
+{
+	struct refusals t, back;
+	struct event meta = flow_deny(NULL, "169.254.169.254", 80, "net.ip",
+				      "link-local / cloud metadata");
+	struct event meta2 = flow_deny(NULL, "169.254.0.9", 80, "net.ip",
+				       "link-local / cloud metadata");
+	char name[64], why[160], *text = NULL;
+	size_t len = 0;
+	struct wbuf w;
+	struct rbuf r;
+	FILE *f;
+
+	(void)state;
+	refusals_init(&t);
+	for (int i = 0; i < 100; i++) {
+		struct event ev = { .kind = "audit", .verdict = "deny", .layer = "net.dns",
+				    .subject = name, .detail = "hostname not on the allowlist" };
+
+		snprintf(name, sizeof(name), "decoy%d.example.net", i);
+		refusals_add_event(&t, &ev);
+		refusals_add_event(&t, &ev);     /* twice each: more frequent than the probe */
+	}
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX);
+	assert_true(refusals_add_event(&t, &meta));
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX + 1);
+	assert_string_equal(t.v[REFUSALS_GROUPS_MAX].subject, "169.254.169.254:80");
+	assert_true(refusals_add_event(&t, &meta2));
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX + 1);       /* its kind is held */
+	/* Answers naming a thousand addresses: one kind, one extra group. */
+	for (int i = 0; i < 1000; i++) {
+		struct event ev = { .kind = "audit", .verdict = "deny", .layer = "net.ip",
+				    .subject = name, .detail = why };
+
+		snprintf(name, sizeof(name), "r%d.example.net", i);
+		snprintf(why, sizeof(why), "answered with 10.0.%d.%d, in the private range: dropped "
+			 "(to allow it: --allow-cidr 10.0.%d.%d/32)", i / 256, i % 256, i / 256,
+			 i % 256);
+		refusals_add_event(&t, &ev);
+	}
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX + 2);
+	/* Layers a payload makes up do not exist, but the extra room is bounded anyway. */
+	for (int i = 0; i < 100; i++) {
+		struct event ev = { .kind = "audit", .verdict = "deny", .layer = name,
+				    .subject = "x", .detail = "y" };
+
+		snprintf(name, sizeof(name), "layer%d", i);
+		refusals_add_event(&t, &ev);
+	}
+	assert_int_equal(t.n, REFUSALS_GROUPS_MAX + REFUSALS_KINDS_MAX);
+	/* The full table crosses the wire. */
+	wbuf_init(&w);
+	refusals_encode(&w, &t);
+	rbuf_init(&r, w.p, w.len);
+	assert_int_equal(refusals_decode(&r, &back), 0);
+	assert_int_equal(back.n, t.n);
+	refusals_free(&back);
+	wbuf_free(&w);
+	/* The summary's ten rows show every kind before a kind twice: the probe is named. */
+	f = open_memstream(&text, &len);
+	summary_print_refusals(f, &t, false, NULL);
+	fclose(f);
+	assert_non_null(strstr(text, "169.254.169.254:80"));
+	assert_non_null(strstr(text, "decoy0.example.net"));
+	assert_non_null(strstr(text, "answered with 10.0.0.0"));
+	free(text);
+	refusals_free(&t);
+}
+
 /* Encoded and decoded: the same table; every truncation refused. */
 static void test_wire(void **state)
 {
@@ -133,6 +208,18 @@ static void test_fix(void **state)
 		{ "10.0.0.1:22", "net.ip", "private (RFC 1918)", NULL },
 		{ "payload", "seccomp", "the payload was killed by the seccomp filter", NULL },
 		{ "x", "net.ip", "broken (to allow it: )", NULL },
+		/* A hint a store kept from before: never one that opens the user's own
+		 * machine or network, whichever name answered it. */
+		{ "metadata.example.test", "net.ip", "answered with 169.254.169.254, in the "
+		  "link-local / cloud metadata range: dropped (to allow it: --allow-cidr "
+		  "169.254.169.254/32)", NULL },
+		{ "lan.example.test", "net.ip", "answered with 192.168.1.1, in the private (RFC 1918) "
+		  "range: dropped (to allow it: --allow-cidr 192.168.1.1/32)", NULL },
+		{ "v6.example.test", "net.ip", "answered with ::1, in the loopback range: dropped "
+		  "(to allow it: --allow-cidr ::1/128)", NULL },
+		{ "x", "net.ip", "odd (to allow it: --allow-cidr not-an-address/32)", NULL },
+		{ "bench.example.test", "net.ip", "answered with 198.18.0.7, in the benchmarking range: "
+		  "dropped (to allow it: --allow-cidr 198.18.0.7/32)", "--allow-cidr 198.18.0.7/32" },
 	};
 
 	(void)state;
@@ -199,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_once_per_flow),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_decoys_do_not_hide),
 		cmocka_unit_test(test_wire),
 		cmocka_unit_test(test_fix),
 		cmocka_unit_test(test_print),

@@ -315,6 +315,34 @@ static void test_flood_bounded_and_exact(void **state)
 		event_ok(st, &warn);
 	}
 	assert_int_equal(query_int(st, "SELECT count(*) FROM decisions WHERE verdict = 'warn'"), 1);
+	/*
+	 * Decoys filled the cap: a refusal of a kind not kept yet still gets its
+	 * row (the first of its kind), a second of that kind does not, and one of a
+	 * kind kept before the cap (another private address) does not either.
+	 */
+	ev.addr = "198.18.0.7";
+	ev.detail = "benchmarking range (RFC 2544)";
+	event_ok(st, &ev);
+	ev.addr = "198.18.0.8";
+	event_ok(st, &ev);
+	ev.addr = "10.200.0.1";
+	ev.detail = "private address (RFC 1918)";
+	event_ok(st, &ev);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections WHERE addr = '198.18.0.7'"),
+			 1);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections WHERE addr IN "
+				   "('198.18.0.8', '10.200.0.1')"), 0);
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections"), STORE_SESSION_ROWS + 1);
+	/* The kinds kept past the cap are bounded too. */
+	for (int i = 0; i < STORE_KIND_ROWS * 2; i++) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "made-up reason %c%c", 'a' + i / 26, 'a' + i % 26);
+		ev.detail = why;
+		event_ok(st, &ev);
+	}
+	assert_int_equal(query_int(st, "SELECT count(*) FROM connections"),
+			 STORE_SESSION_ROWS + STORE_KIND_ROWS);
 	store_close(st);
 }
 
