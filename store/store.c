@@ -21,7 +21,6 @@
 #include "common/chain.h"
 #include "common/event.h"
 #include "common/json.h"
-#include "proto/refusals.h"
 #include "store/store.h"
 #include "store/store-internal.h"
 #include "common/util.h"
@@ -809,7 +808,7 @@ enum admit { ADMIT_ROW, ADMIT_COUNTED, ADMIT_DROPPED };
 
 /*
  * Note a refusal's kind (its table, layer and reason words, see
- * refusal_kind_len) as kept; returns whether it was new. Past the session's
+ * event_reason_kind_len) as kept; returns whether it was new. Past the session's
  * cap the first refusal of a kind not kept yet still gets its row, up to
  * STORE_KIND_ROWS of them: a payload that fills the cap with decoys first
  * (five thousand names it knows are refused) cannot keep the one attempt
@@ -825,7 +824,7 @@ static bool kind_note(struct sess *ss, const char *tag, const char *layer, const
 	key_add(&k, tag);
 	key_add(&k, layer);
 	if (reason) {
-		char *words = xstrndup(reason, refusal_kind_len(reason));
+		char *words = xstrndup(reason, event_reason_kind_len(reason));
 
 		key_add(&k, words);
 		free(words);

@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include <stddef.h>
+#include <string.h>
 
 #include "common/event.h"
 #include "common/util.h"
@@ -37,4 +38,9 @@ void event_audit(const struct event_sink *sink, const char *layer, const char *v
 	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
 	event_emit(sink, &ev);
+}
+
+size_t event_reason_kind_len(const char *reason)
+{
+	return strcspn(reason, "0123456789");
 }

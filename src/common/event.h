@@ -10,6 +10,7 @@
 #define BOXY_EVENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct event {
@@ -44,6 +45,14 @@ void event_emit(const struct event_sink *sink, struct event *ev);
 /* An "audit" event's fields, for a caller that sets more of them before event_emit. */
 struct event event_audit_make(const char *layer, const char *verdict, const char *subject,
 			      const char *detail);
+/*
+ * The kind of a refusal's reason: its length up to the first digit, so that
+ * reasons naming an address ("answered with 10.0.0.7, in the private range:
+ * …") are one kind however many addresses a payload makes them name (the
+ * refusal table and the store keep the first of each kind past their caps).
+ */
+size_t event_reason_kind_len(const char *reason);
+
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
 		 const char *subject, const char *detail);

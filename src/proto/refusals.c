@@ -18,16 +18,11 @@ void refusals_init(struct refusals *t)
 	memset(t, 0, sizeof(*t));
 }
 
-size_t refusal_kind_len(const char *reason)
-{
-	return strcspn(reason, "0123456789");
-}
-
 bool refusal_same_kind(const struct refusal_group *a, const struct refusal_group *b)
 {
-	size_t n = refusal_kind_len(a->reason);
+	size_t n = event_reason_kind_len(a->reason);
 
-	return strcmp(a->layer, b->layer) == 0 && n == refusal_kind_len(b->reason) &&
+	return strcmp(a->layer, b->layer) == 0 && n == event_reason_kind_len(b->reason) &&
 	       strncmp(a->reason, b->reason, n) == 0;
 }
 

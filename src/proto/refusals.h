@@ -12,7 +12,7 @@
  * A payload chooses what it is refused, so it can fill the table with
  * decoys (a hundred names it knows are refused) before the attempt that
  * matters: past the cap, a refusal of a kind no group holds yet (its layer
- * and its reason's words, see refusal_kind_len) still gets a group, up to
+ * and its reason's words, see event_reason_kind_len) still gets a group, up to
  * REFUSALS_KINDS_MAX more, and the summary shows every kind before it
  * shows a kind twice.
  *
@@ -49,12 +49,6 @@ struct refusals {
 
 void refusals_init(struct refusals *t);
 
-/*
- * The kind of a reason: its length up to the first digit, so that reasons
- * naming an address ("answered with 10.0.0.7, in the private range: …")
- * are one kind however many addresses a payload makes them name.
- */
-size_t refusal_kind_len(const char *reason);
 
 /* Are two groups' refusals of one kind (same layer, same reason words)? */
 bool refusal_same_kind(const struct refusal_group *a, const struct refusal_group *b);
