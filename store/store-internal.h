@@ -17,4 +17,11 @@ sqlite3 *store_db(struct store *st, char **err);
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err);
 
+/*
+ * Each row of sql (?1 bound to id, ?2 to limit when the statement has a
+ * second parameter) → row, as strings (NULL for SQL NULL), at most 16 columns.
+ */
+int store_rows(struct store *st, const char *sql, const char *id, int64_t limit,
+	       void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx, char **err);
+
 #endif

@@ -81,32 +81,9 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 		     void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
 		     char **err)
 {
-	sqlite3 *db = store_db(st, err);
-	sqlite3_stmt *s;
-	int rc;
-
-	if (!db)
-		return -1;
 	if ((unsigned)q >= STORE_SHOW__COUNT)
 		return set_err(err, "session store: no such query");
-	if (sqlite3_prepare_v2(db, show_sql[q], -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
-	if (q == STORE_SHOW_DESTS)
-		sqlite3_bind_int64(s, 2, limit);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *vals[16];
-		int n = sqlite3_column_count(s);
-
-		n = n > 16 ? 16 : n;
-		for (int i = 0; i < n; i++)
-			vals[i] = (const char *)sqlite3_column_text(s, i);
-		row(ctx, n, vals);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: %s", sqlite3_errmsg(db));
-	return 0;
+	return store_rows(st, show_sql[q], id, limit, row, ctx, err);
 }
 
 /* The policy row's overflow counts as two keys of the record. */

@@ -1347,6 +1347,35 @@ sqlite3 *store_db(struct store *st, char **err)
 	return store_flush(st, err) < 0 ? NULL : st->db;
 }
 
+int store_rows(struct store *st, const char *sql, const char *id, int64_t limit,
+	       void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx, char **err)
+{
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	if (sqlite3_bind_parameter_count(s) >= 2)
+		sqlite3_bind_int64(s, 2, limit);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *vals[16];
+		int n = sqlite3_column_count(s);
+
+		n = n > 16 ? 16 : n;
+		for (int i = 0; i < n; i++)
+			vals[i] = (const char *)sqlite3_column_text(s, i);
+		row(ctx, n, vals);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
 /* rows_json for store/'s other files (store-show.c). */
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err)
