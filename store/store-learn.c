@@ -36,5 +36,5 @@ int store_learn_query(struct store *st, enum store_learn_query q, const char *id
 {
 	if ((unsigned)q >= STORE_LEARN__COUNT)
 		return set_err(err, "session store: no such query");
-	return store_rows(st, learn_sql[q], id, 0, row, ctx, err);
+	return store_rows(st, learn_sql[q], id, NULL, 0, row, ctx, err);
 }

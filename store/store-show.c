@@ -17,12 +17,11 @@
 #include "store/store-show.h"
 #include "common/util.h"
 
-/* A refused flow's subject as proto/refusals.c writes it: host or [v6] or v4, then :port. */
-#define FLOW_SUBJECT \
-	"CASE WHEN host IS NULL AND instr(addr, ':') > 0 THEN '[' || addr || ']'" \
-	" ELSE coalesce(host, addr) END || ':' || port"
 
 static const char *const show_sql[STORE_SHOW__COUNT] = {
+	[STORE_SHOW_SINCE] =
+		"SELECT subject, reason FROM decisions WHERE session_id = ?1 AND layer = 'since'"
+		" AND verdict = 'new' ORDER BY t_ms, id",
 	[STORE_SHOW_POLICY] =
 		"SELECT json_extract(policy, '$.net.mode'),"
 		" (SELECT group_concat(json_extract(h.value, '$.name') ||"
@@ -44,17 +43,7 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		" WHERE session_id = ?1 ORDER BY conns DESC, sent + received DESC, destination"
 		" LIMIT ?2",
 	[STORE_SHOW_REFUSALS] =
-		"SELECT subject, layer, reason, sum(count) AS count FROM ("
-		"  SELECT " FLOW_SUBJECT " AS subject, coalesce(layer, '-') AS layer,"
-		"   coalesce(reason, '') AS reason, count, t_ms FROM connections"
-		"   WHERE session_id = ?1 AND verdict = 'deny'"
-		"  UNION ALL"
-		"  SELECT name, coalesce(layer, 'net.dns'), coalesce(reason, ''), count, t_ms"
-		"   FROM resolutions WHERE session_id = ?1 AND verdict = 'deny'"
-		"  UNION ALL"
-		"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms"
-		"   FROM decisions WHERE session_id = ?1 AND verdict = 'deny'"
-		"   AND layer NOT IN ('git', 'cgroup', 'limits')"
+		"SELECT subject, layer, reason, sum(count) AS count FROM (" STORE_REFUSAL_ROWS("?1")
 		" ) GROUP BY subject, layer, reason ORDER BY sum(count) DESC, min(t_ms), subject",
 	[STORE_SHOW_GIT] =
 		"SELECT verdict, subject, reason, count FROM decisions"
@@ -83,7 +72,7 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 {
 	if ((unsigned)q >= STORE_SHOW__COUNT)
 		return set_err(err, "session store: no such query");
-	return store_rows(st, show_sql[q], id, limit, row, ctx, err);
+	return store_rows(st, show_sql[q], id, NULL, limit, row, ctx, err);
 }
 
 /* The policy row's overflow counts as two keys of the record. */

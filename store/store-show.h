@@ -31,6 +31,8 @@ enum store_show_query {
 	STORE_SHOW_GIT,
 	/* t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail: every row */
 	STORE_SHOW_EVENTS,
+	/* subject, reason: what the run did that its baseline did not (layer "since") */
+	STORE_SHOW_SINCE,
 	STORE_SHOW__COUNT,
 };
 

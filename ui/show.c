@@ -117,6 +117,19 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 	free(line);
 }
 
+/* A "new since the last run" row: SUBJECT (REASON), under the label "new". */
+static void since_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 2)
+		return;
+	line = xasprintf("%s (%s)", v[0] ? v[0] : "-", v[1] ? v[1] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
 struct dest_totals {
 	uint64_t n, conns, denied, up, down;
 };
@@ -202,7 +215,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct dests d = { .out = out };
 	struct lines lim = { out, "limits", 0, false, 0, color },
 		     git = { out, "git", 0, false, 0, color },
-		     alerts = { out, "alerts", 0, false, 1, color };
+		     alerts = { out, "alerts", 0, false, 1, color },
+		     news = { out, "new", 0, false, 0, color };
 	struct refusals t;
 	char when[32], *cmd, *line;
 	time_t start = (time_t)(s->started_ms / 1000);
@@ -275,6 +289,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (t.total)
 		fputc('\n', out);
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &git, err) < 0)
+		goto out;
+	if (store_show_query(st, STORE_SHOW_SINCE, s->id, 0, since_cb, &news, err) < 0)
 		goto out;
 	fprintf(out, _("every event: boxy show %.8s --events\n"), s->id);
 	rc = 0;
