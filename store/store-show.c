@@ -46,8 +46,8 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"SELECT subject, layer, reason, sum(count) AS count FROM (" STORE_REFUSAL_ROWS("?1")
 		" ) GROUP BY subject, layer, reason ORDER BY sum(count) DESC, min(t_ms), subject",
 	[STORE_SHOW_GIT] =
-		"SELECT verdict, subject, reason, count FROM decisions"
-		" WHERE session_id = ?1 AND layer = 'git' ORDER BY t_ms, id",
+		"SELECT verdict, subject, reason, count, layer FROM decisions"
+		" WHERE session_id = ?1 AND (layer = 'git' OR verdict = 'alert') ORDER BY t_ms, id",
 	[STORE_SHOW_EVENTS] =
 		"SELECT t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail FROM ("
 		"  SELECT t_ms, t_rel_ms, proto AS what, verdict, layer,"

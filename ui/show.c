@@ -98,6 +98,8 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		return;
 	if ((strcmp(v[0] ? v[0] : "", "alert") == 0) != (l->alerts == 1))
 		return;
+	if (l->alerts != 1 && ncol > 4 && v[4] && strcmp(v[4], "git") != 0)
+		return;         /* the git section is the git layer's */
 	if (l->alerts == 1) {
 		/* A finding the user must act on: first, in red, with its path. */
 		char *subject = text_sanitize(v[1] ? v[1] : "-"), *reason = text_sanitize(v[2] ? v[2] : "");
@@ -105,8 +107,8 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		if (!l->n++)
 			fprintf(l->out, "%salerts: act on these%s\n", l->color ? "\033[1;31m" : "",
 				l->color ? "\033[0m" : "");
-		fprintf(l->out, "%s  ALERT git %s: %s%s\n", l->color ? "\033[1;31m" : "", subject,
-			reason, l->color ? "\033[0m" : "");
+		fprintf(l->out, "%s  ALERT %s %s: %s%s\n", l->color ? "\033[1;31m" : "",
+			ncol > 4 && v[4] ? v[4] : "git", subject, reason, l->color ? "\033[0m" : "");
 		free(subject);
 		free(reason);
 		return;
