@@ -10,11 +10,42 @@
 #include "common/json.h"
 #include "store/store.h"
 
+/* A refused flow's subject as proto/refusals.c writes it: host or [v6] or v4, then :port. */
+#define FLOW_SUBJECT \
+	"CASE WHEN host IS NULL AND instr(addr, ':') > 0 THEN '[' || addr || ']'" \
+	" ELSE coalesce(host, addr) END || ':' || port"
+
+/*
+ * Every refusal of session P (an SQL parameter such as "?1") as rows of
+ * subject, layer, reason, count, t_ms — the rows `boxy show` groups (git
+ * and limits have sections of their own, so they are not among them).
+ */
+#define STORE_REFUSAL_ROWS(P) \
+	"  SELECT " FLOW_SUBJECT " AS subject, coalesce(layer, '-') AS layer," \
+	"   coalesce(reason, '') AS reason, count, t_ms FROM connections" \
+	"   WHERE session_id = " P " AND verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT name, coalesce(layer, 'net.dns'), coalesce(reason, ''), count, t_ms" \
+	"   FROM resolutions WHERE session_id = " P " AND verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms" \
+	"   FROM decisions WHERE session_id = " P " AND verdict = 'deny'" \
+	"   AND layer NOT IN ('git', 'cgroup', 'limits')"
+
 /* The open database, every count still in memory written first; NULL and err on failure. */
 sqlite3 *store_db(struct store *st, char **err);
 
 /* Each row of sql (?1 bound to id) appended to b under key as an object by column name. */
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err);
+
+/*
+ * Each row of sql → row, as strings (NULL for SQL NULL), at most 16 columns:
+ * ?1 bound to id, ?2 to id2 when not NULL, and the next parameter, when the
+ * statement has it, to limit.
+ */
+int store_rows(struct store *st, const char *sql, const char *id, const char *id2,
+	       int64_t limit, void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
+	       char **err);
 
 #endif

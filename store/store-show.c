@@ -17,12 +17,11 @@
 #include "store/store-show.h"
 #include "common/util.h"
 
-/* A refused flow's subject as proto/refusals.c writes it: host or [v6] or v4, then :port. */
-#define FLOW_SUBJECT \
-	"CASE WHEN host IS NULL AND instr(addr, ':') > 0 THEN '[' || addr || ']'" \
-	" ELSE coalesce(host, addr) END || ':' || port"
 
 static const char *const show_sql[STORE_SHOW__COUNT] = {
+	[STORE_SHOW_SINCE] =
+		"SELECT subject, reason FROM decisions WHERE session_id = ?1 AND layer = 'since'"
+		" AND verdict = 'new' ORDER BY t_ms, id",
 	[STORE_SHOW_POLICY] =
 		"SELECT json_extract(policy, '$.net.mode'),"
 		" (SELECT group_concat(json_extract(h.value, '$.name') ||"
@@ -44,21 +43,11 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		" WHERE session_id = ?1 ORDER BY conns DESC, sent + received DESC, destination"
 		" LIMIT ?2",
 	[STORE_SHOW_REFUSALS] =
-		"SELECT subject, layer, reason, sum(count) AS count FROM ("
-		"  SELECT " FLOW_SUBJECT " AS subject, coalesce(layer, '-') AS layer,"
-		"   coalesce(reason, '') AS reason, count, t_ms FROM connections"
-		"   WHERE session_id = ?1 AND verdict = 'deny'"
-		"  UNION ALL"
-		"  SELECT name, coalesce(layer, 'net.dns'), coalesce(reason, ''), count, t_ms"
-		"   FROM resolutions WHERE session_id = ?1 AND verdict = 'deny'"
-		"  UNION ALL"
-		"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms"
-		"   FROM decisions WHERE session_id = ?1 AND verdict = 'deny'"
-		"   AND layer NOT IN ('git', 'cgroup', 'limits')"
+		"SELECT subject, layer, reason, sum(count) AS count FROM (" STORE_REFUSAL_ROWS("?1")
 		" ) GROUP BY subject, layer, reason ORDER BY sum(count) DESC, min(t_ms), subject",
 	[STORE_SHOW_GIT] =
-		"SELECT verdict, subject, reason, count FROM decisions"
-		" WHERE session_id = ?1 AND layer = 'git' ORDER BY t_ms, id",
+		"SELECT verdict, subject, reason, count, layer FROM decisions"
+		" WHERE session_id = ?1 AND (layer = 'git' OR verdict = 'alert') ORDER BY t_ms, id",
 	[STORE_SHOW_EVENTS] =
 		"SELECT t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail FROM ("
 		"  SELECT t_ms, t_rel_ms, proto AS what, verdict, layer,"
@@ -81,32 +70,9 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 		     void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
 		     char **err)
 {
-	sqlite3 *db = store_db(st, err);
-	sqlite3_stmt *s;
-	int rc;
-
-	if (!db)
-		return -1;
 	if ((unsigned)q >= STORE_SHOW__COUNT)
 		return set_err(err, "session store: no such query");
-	if (sqlite3_prepare_v2(db, show_sql[q], -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
-	if (q == STORE_SHOW_DESTS)
-		sqlite3_bind_int64(s, 2, limit);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *vals[16];
-		int n = sqlite3_column_count(s);
-
-		n = n > 16 ? 16 : n;
-		for (int i = 0; i < n; i++)
-			vals[i] = (const char *)sqlite3_column_text(s, i);
-		row(ctx, n, vals);
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: %s", sqlite3_errmsg(db));
-	return 0;
+	return store_rows(st, show_sql[q], id, NULL, limit, row, ctx, err);
 }
 
 /* The policy row's overflow counts as two keys of the record. */

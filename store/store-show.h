@@ -27,10 +27,12 @@ enum store_show_query {
 	STORE_SHOW_DESTS,
 	/* subject, layer, reason, count: refusals grouped, most first (git and limits apart) */
 	STORE_SHOW_REFUSALS,
-	/* verdict, subject, reason, count: the git layer's findings */
+	/* verdict, subject, reason, count, layer: the git layer's findings and every alert */
 	STORE_SHOW_GIT,
 	/* t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail: every row */
 	STORE_SHOW_EVENTS,
+	/* subject, reason: what the run did that its baseline did not (layer "since") */
+	STORE_SHOW_SINCE,
 	STORE_SHOW__COUNT,
 };
 

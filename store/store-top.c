@@ -405,9 +405,15 @@ int store_top_record(struct store_top *st, const char *id,
 			" ORDER BY sum(count) DESC LIMIT 200", fmt_denial, line, ctx, err) == 0)
 		line(ctx, "  (nothing)", false);
 	line(ctx, "", false);
+	line(ctx, "NEW SINCE THE LAST RUN", false);
+	if (record_part(st, id, "SELECT layer, verdict, coalesce(subject, ''), coalesce(reason, '')"
+			" FROM decisions WHERE session_id = ?1 AND layer = 'since' AND verdict = 'new'"
+			" ORDER BY t_ms, id LIMIT 200", fmt_decision, line, ctx, err) == 0)
+		line(ctx, "  (nothing, or no earlier run of this command here)", false);
+	line(ctx, "", false);
 	line(ctx, "DECISIONS (limits, layers, git)", false);
 	record_part(st, id, "SELECT layer, verdict, coalesce(subject, ''), coalesce(reason, '')"
-		    " FROM decisions WHERE session_id = ?1 AND verdict <> 'deny'"
+		    " FROM decisions WHERE session_id = ?1 AND verdict <> 'deny' AND layer <> 'since'"
 		    " ORDER BY t_ms, id LIMIT 500", fmt_decision, line, ctx, err);
 	return 0;
 }

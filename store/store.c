@@ -39,6 +39,18 @@
 	"  seal        TEXT" \
 	");"
 
+/*
+ * What changed since last time (doc/store.md): the digest of the work
+ * directory's lockfiles when the run began, and the session it is compared
+ * with — the previous completed run of the same command in the same
+ * directory, one with the same lockfiles first. A step of its own, named, so
+ * that it can be ordered against other steps when branches meet.
+ */
+#define MIGRATION_BASELINE \
+	"ALTER TABLE sessions ADD COLUMN lockfile TEXT;" \
+	"ALTER TABLE sessions ADD COLUMN baseline TEXT;" \
+	"CREATE INDEX sessions_command ON sessions(cwd, argv, started_ms);"
+
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
 	/* 0 → 1: the initial schema. */
@@ -222,6 +234,8 @@ static const char *const migrations[] = {
 	"  FROM sessions s;",
 	/* 2 → 3: the chains. */
 	MIGRATION_CHAINS,
+	/* 3 → 4: the baseline of each run. */
+	MIGRATION_BASELINE,
 };
 
 enum stmt_id {
@@ -247,8 +261,11 @@ enum stmt_id {
 static const char *const stmt_sql[ST__COUNT] = {
 	[ST_SESSION_BEGIN] =
 		"INSERT INTO sessions (id, argv, profile, policy, cwd, started_ms, state,"
-		" memory, pids, cpus_milli, timeout_ms, build)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11)",
+		" memory, pids, cpus_milli, timeout_ms, build, lockfile, baseline)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11, ?12,"
+		"  (SELECT p.id FROM sessions p WHERE p.cwd = ?5 AND p.argv = ?2"
+		"   AND p.state = 'exited' AND p.id <> ?1"
+		"   ORDER BY (p.lockfile IS ?12) DESC, p.started_ms DESC LIMIT 1))",
 	[ST_SESSION_END] =
 		"UPDATE sessions SET ended_ms = ?2, state = ?3, exit_code = ?4 WHERE id = ?1",
 	[ST_MARK_LOST] =
@@ -273,14 +290,15 @@ static const char *const stmt_sql[ST__COUNT] = {
 	[ST_FIND] =
 		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build FROM sessions"
-		" WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" FROM sessions WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	[ST_FIND_RUNNING] =
 		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build FROM sessions"
-		" WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1) AND state = 'running'"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" FROM sessions WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1)"
+		" AND state = 'running'"
 		" ORDER BY started_ms DESC, id",
 	[ST_BUMP_CONN] =
 		"UPDATE connections SET count = count + ?2, last_ms = max(last_ms, ?3),"
@@ -556,6 +574,7 @@ int store_session_begin(struct store *st, const struct store_session *ss, char *
 	bind_opt_int(s, 9, ss->cpus_milli);
 	bind_opt_int(s, 10, ss->timeout_ms);
 	bind_text(s, 11, ss->build);
+	bind_text(s, 12, ss->lockfile);
 	return step_done(st, s, err, "recording a session");
 }
 
@@ -1242,6 +1261,8 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 		r->cpus_milli = sqlite3_column_int64(s, 11);
 		r->timeout_ms = sqlite3_column_int64(s, 12);
 		r->build = col_dup(s, 13);
+		r->lockfile = col_dup(s, 14);
+		r->baseline = col_dup(s, 15);
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -1264,6 +1285,8 @@ void store_sessions_free(struct store_sessions *ss)
 		free(r->cwd);
 		free(r->state);
 		free(r->build);
+		free(r->lockfile);
+		free(r->baseline);
 	}
 	free(ss->v);
 	ss->v = NULL;
@@ -1313,6 +1336,8 @@ static void session_fields(struct jbuf *b, const struct store_session *s)
 	if (s->ended_ms && strcmp(s->state, "lost") != 0)
 		json_kv_int(b, "exit_code", s->exit_code);
 	json_kv_str(b, "build", s->build);
+	json_kv_str(b, "lockfile", s->lockfile);
+	json_kv_str(b, "baseline", s->baseline);
 	json_raw_or_str(b, "policy", s->policy_json);
 }
 
@@ -1447,6 +1472,40 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 sqlite3 *store_db(struct store *st, char **err)
 {
 	return store_flush(st, err) < 0 ? NULL : st->db;
+}
+
+int store_rows(struct store *st, const char *sql, const char *id, const char *id2,
+	       int64_t limit, void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
+	       char **err)
+{
+	int lim_at = id2 ? 3 : 2;
+
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	if (id2)
+		sqlite3_bind_text(s, 2, id2, -1, SQLITE_TRANSIENT);
+	if (sqlite3_bind_parameter_count(s) >= lim_at)
+		sqlite3_bind_int64(s, lim_at, limit);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *vals[16];
+		int n = sqlite3_column_count(s);
+
+		n = n > 16 ? 16 : n;
+		for (int i = 0; i < n; i++)
+			vals[i] = (const char *)sqlite3_column_text(s, i);
+		row(ctx, n, vals);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: %s", sqlite3_errmsg(db));
+	return 0;
 }
 
 /* rows_json for store/'s other files (store-show.c). */

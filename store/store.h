@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /*
  * Bounds (doc/store.md, "Aggregation and the per-session cap"). The first
@@ -57,6 +57,8 @@ struct store_session {
 	int exit_code;          /* valid when ended */
 	int64_t memory, pids, cpus_milli, timeout_ms;   /* 0: unset */
 	char *build;            /* build id of the daemon that ran it */
+	char *lockfile;         /* digest of the work directory's lockfiles at the start, or NULL */
+	char *baseline;         /* the session it is compared with (read only: the store picks it) */
 };
 
 struct store_conn {

@@ -98,6 +98,8 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		return;
 	if ((strcmp(v[0] ? v[0] : "", "alert") == 0) != (l->alerts == 1))
 		return;
+	if (l->alerts != 1 && ncol > 4 && v[4] && strcmp(v[4], "git") != 0)
+		return;         /* the git section is the git layer's */
 	if (l->alerts == 1) {
 		/* A finding the user must act on: first, in red, with its path. */
 		char *subject = text_sanitize(v[1] ? v[1] : "-"), *reason = text_sanitize(v[2] ? v[2] : "");
@@ -105,14 +107,27 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		if (!l->n++)
 			fprintf(l->out, "%salerts: act on these%s\n", l->color ? "\033[1;31m" : "",
 				l->color ? "\033[0m" : "");
-		fprintf(l->out, "%s  ALERT git %s: %s%s\n", l->color ? "\033[1;31m" : "", subject,
-			reason, l->color ? "\033[0m" : "");
+		fprintf(l->out, "%s  ALERT %s %s: %s%s\n", l->color ? "\033[1;31m" : "",
+			ncol > 4 && v[4] ? v[4] : "git", subject, reason, l->color ? "\033[0m" : "");
 		free(subject);
 		free(reason);
 		return;
 	}
 	line = xasprintf("%s %s: %s%s%s", v[0] ? v[0] : "-", v[1] ? v[1] : "-",
 			 v[2] ? v[2] : "", num(v[3]) > 1 ? " ×" : "", num(v[3]) > 1 ? v[3] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
+/* A "new since the last run" row: SUBJECT (REASON), under the label "new". */
+static void since_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 2)
+		return;
+	line = xasprintf("%s (%s)", v[0] ? v[0] : "-", v[1] ? v[1] : "");
 	field(l->out, l->n++ ? "" : l->label, line);
 	free(line);
 }
@@ -202,7 +217,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct dests d = { .out = out };
 	struct lines lim = { out, "limits", 0, false, 0, color },
 		     git = { out, "git", 0, false, 0, color },
-		     alerts = { out, "alerts", 0, false, 1, color };
+		     alerts = { out, "alerts", 0, false, 1, color },
+		     news = { out, "new", 0, false, 0, color };
 	struct refusals t;
 	char when[32], *cmd, *line;
 	time_t start = (time_t)(s->started_ms / 1000);
@@ -275,6 +291,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (t.total)
 		fputc('\n', out);
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &git, err) < 0)
+		goto out;
+	if (store_show_query(st, STORE_SHOW_SINCE, s->id, 0, since_cb, &news, err) < 0)
 		goto out;
 	fprintf(out, _("every event: boxy show %.8s --events\n"), s->id);
 	rc = 0;

@@ -35,6 +35,7 @@
 
 #include "broker/broker.h"
 #include "broker/dnscache.h"
+#include "broker/dnsexfil.h"
 #include "proto/msg.h"
 #include "policy/addr.h"
 #include "policy/bind.h"
@@ -114,6 +115,7 @@ struct broker {
 	struct net_policy policy;
 	struct net_bind *binds;
 	struct dns_cache *cache;    /* upstream answers, this session's only */
+	struct dnsexfil *exfil;     /* does its DNS look like a tunnel? (broker/dnsexfil.h) */
 	struct resolver *res;
 	struct netlog *log;
 	uint64_t start_ms;          /* monotonic, for net-log times */
@@ -226,6 +228,30 @@ static void emit_audit_name(struct broker *b, const char *layer, const char *nam
 	ev.host = name;
 	ev.addr = addr;
 	emit(b, &ev);
+}
+
+/*
+ * A finding the user must act on (verdict "alert"): printed at the end of
+ * the run even without -v, kept by the store and the audit log as it is.
+ */
+static void emit_alert(struct broker *b, const char *layer, const char *subject,
+		       const char *detail)
+{
+	struct event ev = {
+		.kind = "audit", .verdict = "alert", .layer = layer, .subject = subject,
+		.detail = detail,
+	};
+
+	emit(b, &ev);
+}
+
+/* The tunnel scorer's word on a query or an answer: an alert the first time it fires. */
+static void exfil_judged(struct broker *b, bool fired, const char *parent, char *why)
+{
+	if (!fired)
+		return;
+	emit_alert(b, NET_LAYER_DNS, parent, why);
+	free(why);
 }
 
 /* The audit line for a flow: subject "tcp://addr:port". */
@@ -1041,6 +1067,14 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, 0);
 		free(detail);
 	}
+	{
+		const char *parent;
+		char *why;
+		bool fired = dnsexfil_answer(b->exfil, name, rcode == DNS_RCODE_NXDOMAIN, now, &parent,
+					     &why);
+
+		exfil_judged(b, fired, parent, fired ? why : NULL);
+	}
 	send_answer(b, id, (uint8_t)rcode, ttl, kept, nk);
 }
 
@@ -1078,6 +1112,13 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 			broker_end(b, "NET_RESOLVE reuses query %u in flight", id);
 			goto out;
 		}
+	}
+	{
+		const char *parent;
+		char *why;
+		bool fired = dnsexfil_query(b->exfil, name, qtype, now_mono_ms(), &parent, &why);
+
+		exfil_judged(b, fired, parent, fired ? why : NULL);
 	}
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
@@ -1304,6 +1345,7 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	net_policy_from_runspec(&b->policy, rs);
 	b->binds = net_bind_create(0);
 	b->cache = dns_cache_create(0);
+	b->exfil = dnsexfil_new();
 	b->log = netlog_create();
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
@@ -1541,6 +1583,7 @@ void broker_free(struct broker *b)
 	close(b->dial_ep);
 	net_bind_free(b->binds);
 	dns_cache_free(b->cache);
+	dnsexfil_free(b->exfil);
 	netlog_free(b->log);
 	free(b->failure);
 	free(b->session);

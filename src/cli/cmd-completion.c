@@ -39,7 +39,7 @@ static const struct {
 static const struct {
 	const char *cmd, *words;
 } sub_words[] = {
-	{ "profile", "list show check" },
+	{ "profile", "list show check learn" },
 	{ "daemon", "status restart stop" },
 	{ "completion", "bash zsh fish" },
 };

@@ -210,9 +210,11 @@ static void print_destinations(void)
  * Findings the user must act on (verdict "alert": a planted repository, a
  * git walk that could not finish): sent even without -v, kept, and printed
  * at the end of the run, after everything else, in red on a terminal unless
- * NO_COLOR is set. Returns whether m was one.
+ * NO_COLOR is set. What the run did that the last one did not (verdict
+ * "new", daemon/since.h) is kept the same way and printed just before, in
+ * yellow. Returns whether m was one.
  */
-static char **alerts;
+static char **alerts, **news;
 
 static bool keep_alert(const struct msg *m)
 {
@@ -222,11 +224,16 @@ static bool keep_alert(const struct msg *m)
 
 	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
 		return false;
-	if (ev.verdict && strcmp(ev.verdict, "alert") == 0) {
+	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
 		subject = watch_sanitize(ev.subject ? ev.subject : "");
 		detail = watch_sanitize(ev.detail ? ev.detail : "");
-		line = xasprintf("%s: %s: %s", ev.layer ? ev.layer : "boxy", subject, detail);
-		strv_push(&alerts, line);
+		if (strcmp(ev.verdict, "new") == 0) {
+			line = xasprintf("%s (%s)", subject, detail);
+			strv_push(&news, line);
+		} else {
+			line = xasprintf("%s: %s: %s", ev.layer ? ev.layer : "boxy", subject, detail);
+			strv_push(&alerts, line);
+		}
 		free(line);
 		free(subject);
 		free(detail);
@@ -241,6 +248,11 @@ static void print_alerts(void)
 	const char *nc = getenv("NO_COLOR");
 	bool red = isatty(STDERR_FILENO) && !(nc && *nc);
 
+	for (size_t i = 0; news && news[i]; i++)
+		fprintf(stderr, "%sboxy: new since the last run: %s%s\n", red ? "\033[33m" : "",
+			news[i], red ? "\033[0m" : "");
+	strv_free(news);
+	news = NULL;
 	for (size_t i = 0; alerts && alerts[i]; i++)
 		fprintf(stderr, "%sboxy: ALERT: %s%s\n", red ? "\033[1;31m" : "", alerts[i],
 			red ? "\033[0m" : "");

@@ -39,6 +39,7 @@
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
+#include "daemon/since.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
@@ -214,6 +215,7 @@ static void session_ended(struct session *s, int status)
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
 	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	since_report(s);        /* what this run did that the last one did not */
 	bus_publish(s, &ev);
 	bus_session_end(s);
 	for (struct client *c = srv->clients; c; c = c->next) {

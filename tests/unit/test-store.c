@@ -21,6 +21,8 @@
 
 #include "common/event.h"
 #include "store/store.h"
+#include "store/store-since.h"
+#include "store/store-top.h"
 #include "common/util.h"
 
 static char dbpath[256];
@@ -748,6 +750,111 @@ static void test_doc_examples_run(void **state)
 	store_close(st);
 }
 
+
+/* Begin a session of cmd in cwd with lockfile lf, one allowed flow to name:port, and end it. */
+static void run_one(struct store *st, const char *id, const char *cmd, const char *cwd,
+		    const char *lf, int64_t t, const char *name, int port, const char *state)
+{
+	struct store_session s = {
+		.id = (char *)id, .argv_json = (char *)cmd, .policy_json = "{}", .cwd = (char *)cwd,
+		.started_ms = t, .lockfile = (char *)lf,
+	};
+	struct store_conn c = {
+		.session_id = id, .t_ms = t + 1, .proto = "tcp", .verdict = "allow",
+		.addr = "192.0.2.1", .port = port, .host = name,
+	};
+	char *err = NULL;
+
+	assert_int_equal(store_session_begin(st, &s, &err), 0);
+	if (name)
+		assert_int_equal(store_add_conn(st, &c, &err), 0);
+	assert_int_equal(store_session_end(st, id, t + 5, state, 0, &err), 0);
+}
+
+/* The baseline of a session: its id, or "-". */
+static const char *baseline_of(struct store *st, const char *id, char *buf, size_t len)
+{
+	struct store_sessions ss;
+	char *err = NULL;
+
+	assert_int_equal(store_sessions_find(st, id, false, &ss, &err), 0);
+	assert_int_equal(ss.n, 1);
+	snprintf(buf, len, "%s", ss.v[0].baseline ? ss.v[0].baseline : "-");
+	store_sessions_free(&ss);
+	return buf;
+}
+
+static void since_collect(void *ctx, int ncol, const char *const *v)
+{
+	char *buf = ctx;
+
+	assert_true(ncol >= 4);
+	snprintf(buf + strlen(buf), 4000 - strlen(buf), "%s%s %s %s %s", buf[0] ? "|" : "", v[0],
+		 v[1], v[2], v[3]);
+}
+
+static void top_collect(void *ctx, const char *text, bool deny)
+{
+	char *buf = ctx;
+
+	(void)deny;
+	snprintf(buf + strlen(buf), 8000 - strlen(buf), "%s\n", text);
+}
+
+/*
+ * The baseline: the last completed run of the same command in the same
+ * directory, one with the same lockfile first; never a failed or lost run,
+ * never another directory's. And what is new against it, in show and top.
+ */
+static void test_baseline_and_since(void **state)
+{
+	struct store *st = open_ok();
+	struct store_top *top = NULL;
+	struct store_decision d = {
+		.session_id = "0000000000000005", .t_ms = 5001, .layer = "since", .verdict = "new",
+		.subject = "tcp new.example:443", .reason = "new destination, since 00000000",
+	};
+	char b[32], buf[8000] = "", *err = NULL;
+	const char *npm = "[\"npm\",\"ci\"]";
+
+	(void)state;
+	run_one(st, "0000000000000001", npm, "/p", "sha256:aa", 1000, "reg.example", 443, "exited");
+	run_one(st, "0000000000000002", npm, "/other", "sha256:aa", 2000, "x.example", 443, "exited");
+	run_one(st, "0000000000000003", npm, "/p", "sha256:bb", 3000, "reg.example", 443, "failed");
+	run_one(st, "0000000000000004", "[\"make\"]", "/p", "sha256:aa", 3500, NULL, 0, "exited");
+	assert_string_equal(baseline_of(st, "0000000000000001", b, sizeof(b)), "-");
+	assert_string_equal(baseline_of(st, "0000000000000002", b, sizeof(b)), "-");
+	assert_string_equal(baseline_of(st, "0000000000000003", b, sizeof(b)), "0000000000000001");
+	/* a new lockfile: no run had it, so the latest completed run of npm ci in /p */
+	run_one(st, "0000000000000005", npm, "/p", "sha256:cc", 4000, "new.example", 443, "exited");
+	assert_string_equal(baseline_of(st, "0000000000000005", b, sizeof(b)), "0000000000000001");
+	/* lockfile aa again: 1 (same lockfile) wins over 5, the latest */
+	run_one(st, "0000000000000006", npm, "/p", "sha256:aa", 6000, "reg.example", 8443, "exited");
+	assert_string_equal(baseline_of(st, "0000000000000006", b, sizeof(b)), "0000000000000001");
+
+	assert_int_equal(store_since_query(st, "0000000000000005", "0000000000000001",
+					   since_collect, buf, &err), 0);
+	assert_string_equal(buf, "destination tcp new.example:443 new destination 1");
+	buf[0] = '\0';
+	assert_int_equal(store_since_query(st, "0000000000000006", "0000000000000001",
+					   since_collect, buf, &err), 0);
+	assert_string_equal(buf, "destination tcp reg.example:8443 new port 1");
+	buf[0] = '\0';
+	assert_int_equal(store_since_query(st, "0000000000000001", "0000000000000001",
+					   since_collect, buf, &err), 0);
+	assert_string_equal(buf, "");
+
+	/* boxy top's record of the session has the new items in a section of their own */
+	assert_int_equal(store_add_decision(st, &d, &err), 0);
+	store_close(st);
+	assert_int_equal(store_top_open(dbpath, &top, &err), 0);
+	buf[0] = '\0';
+	assert_int_equal(store_top_record(top, "0000000000000005", top_collect, buf, &err), 0);
+	assert_non_null(strstr(buf, "NEW SINCE THE LAST RUN\n  since    new       tcp new.example:443"));
+	assert_null(strstr(strstr(buf, "DECISIONS"), "new.example"));
+	store_top_close(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -762,6 +869,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bytes_reach_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolution_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baseline_and_since, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

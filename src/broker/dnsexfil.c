@@ -1,0 +1,315 @@
+/*
+ * broker/dnsexfil.c — scoring a session's DNS for tunnels (see
+ * broker/dnsexfil.h for the rules and their thresholds).
+ *
+ * The parent domain is the last two labels, or three when the last is a
+ * two-letter country code and the one before it is a short second-level
+ * label (co.uk, com.au, ne.jp): without the public suffix list on every
+ * machine this is a heuristic, and its error is on the safe side — a
+ * tunnel under a.b.example.co.uk is still scored under example.co.uk.
+ * The subdomain part is everything left of the parent; its entropy is
+ * counted over its characters without the dots.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/dnsexfil.h"
+#include "common/util.h"
+
+/* Record types tunnels carry data in: TXT, NULL, CNAME, MX, ANY. */
+static bool qtype_rare(uint16_t t)
+{
+	return t == 16 || t == 10 || t == 5 || t == 15 || t == 255;
+}
+
+struct seen {
+	uint64_t t_ms;
+	uint32_t sub;           /* hash of the subdomain part (0: none) */
+	uint16_t sublen;
+	uint16_t maxlabel;
+	float entropy;
+	bool rare;
+};
+
+struct answer {
+	uint64_t t_ms;
+	uint32_t sub;
+	bool nx;
+};
+
+struct domain {
+	char name[256];
+	uint64_t last_ms;
+	uint64_t queries;
+	uint64_t random_total;  /* distinct long, random-looking subdomain parts, the session */
+	uint8_t random_seen[128];       /* their hashes, a bit each (a collision undercounts) */
+	bool alerted;
+	struct seen q[DNSEXFIL_RING];
+	size_t qn, qhead;
+	struct answer a[DNSEXFIL_RING];
+	size_t an, ahead;
+};
+
+struct dnsexfil {
+	struct domain *d;
+	size_t n;
+};
+
+struct dnsexfil *dnsexfil_new(void)
+{
+	struct dnsexfil *x = xcalloc(1, sizeof(*x));
+
+	x->d = xcalloc(DNSEXFIL_DOMAINS_MAX, sizeof(*x->d));
+	return x;
+}
+
+void dnsexfil_free(struct dnsexfil *x)
+{
+	if (!x)
+		return;
+	free(x->d);
+	free(x);
+}
+
+double dnsexfil_entropy(const char *s, size_t n)
+{
+	unsigned count[256] = { 0 };
+	size_t total = 0;
+	double h = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '.') {
+			count[(unsigned char)s[i]]++;
+			total++;
+		}
+	if (!total)
+		return 0;
+	for (int c = 0; c < 256; c++)
+		if (count[c]) {
+			double p = (double)count[c] / (double)total;
+
+			h -= p * log2(p);
+		}
+	return h;
+}
+
+/* Is the label s[0..n) one a country's registry puts names under (co.uk, com.au)? */
+static bool second_level(const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"ac", "co", "com", "edu", "go", "gob", "gov", "ltd", "mil", "ne", "net", "nic",
+		"or", "org", "plc", "sch",
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i]) == n && strncmp(words[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+void dnsexfil_parent(const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name), starts[3] = { 0, 0, 0 }, labels = 0, take;
+
+	/* starts[k]: where the k-th label from the end begins (k = 0: the last) */
+	for (size_t i = n; labels < 3; i--) {
+		if (i == 0 || name[i - 1] == '.') {
+			starts[labels++] = i;
+			if (i == 0)
+				break;
+		}
+	}
+	take = labels < 2 ? labels : 2;
+	if (labels == 3 && n - starts[0] == 2 &&
+	    second_level(name + starts[1], starts[0] - starts[1] - 1))
+		take = 3;       /* co.uk, com.au, ne.jp */
+	snprintf(out, len, "%s", take ? name + starts[take - 1] : name);
+}
+
+/* FNV-1a of n bytes, never 0. */
+static uint32_t hash_sub(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h ? h : 1;
+}
+
+/* The domain entry for parent, made (evicting the least recently seen) when missing. */
+static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_t now_ms)
+{
+	struct domain *d, *old = NULL;
+
+	for (size_t i = 0; i < x->n; i++)
+		if (strcmp(x->d[i].name, parent) == 0) {
+			x->d[i].last_ms = now_ms;
+			return &x->d[i];
+		}
+	if (x->n < DNSEXFIL_DOMAINS_MAX) {
+		d = &x->d[x->n++];
+	} else {
+		for (size_t i = 0; i < x->n; i++)
+			if (!x->d[i].alerted && (!old || x->d[i].last_ms < old->last_ms))
+				old = &x->d[i];
+		d = old ? old : &x->d[0];
+	}
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", parent);
+	d->last_ms = now_ms;
+	return d;
+}
+
+/* Distinct subdomain hashes among v[0..n) (n ≤ DNSEXFIL_RING). */
+static size_t distinct(const uint32_t *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = v[j] == v[i];
+		k += !dup;
+	}
+	return k;
+}
+
+/* The query rules over d's window: true with *why when one holds. */
+static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
+{
+	uint32_t many[DNSEXFIL_RING], rare[DNSEXFIL_RING];
+	size_t nlong = 0, nmany = 0, nrare = 0;
+	unsigned maxlabel = 0;
+	double hsum = 0, hlong = 0;
+
+	for (size_t i = 0; i < d->qn; i++) {
+		const struct seen *s = &d->q[i];
+
+		if (now_ms - s->t_ms > DNSEXFIL_WINDOW_MS)
+			continue;
+		if (s->maxlabel >= DNSEXFIL_LONG_LABEL && s->entropy >= DNSEXFIL_MIN_ENTROPY) {
+			nlong++;
+			hlong += s->entropy;
+			if (s->maxlabel > maxlabel)
+				maxlabel = s->maxlabel;
+		}
+		if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN) {
+			many[nmany++] = s->sub;
+			hsum += s->entropy;
+		}
+		if (s->rare && s->sub)
+			rare[nrare++] = s->sub;
+	}
+	if (nlong >= DNSEXFIL_LONG_QUERIES) {
+		*why = xasprintf("DNS under %s looks like a tunnel: %zu queries in a minute with "
+				 "labels of up to %u characters, %.1f bits a character", d->name,
+				 nlong, maxlabel, hlong / (double)nlong);
+		return true;
+	}
+	if (nmany && distinct(many, nmany) >= DNSEXFIL_MANY_SUBDOMAINS &&
+	    hsum / (double)nmany >= DNSEXFIL_MIN_ENTROPY) {
+		*why = xasprintf("DNS under %s looks like a tunnel: %zu distinct random-looking "
+				 "subdomains in a minute (%.1f bits a character)", d->name,
+				 distinct(many, nmany), hsum / (double)nmany);
+		return true;
+	}
+	if (d->random_total >= DNSEXFIL_SLOW_TOTAL) {
+		*why = xasprintf("DNS under %s looks like a slow tunnel: %llu random-looking "
+				 "subdomains of %u characters or more in this session", d->name,
+				 (unsigned long long)d->random_total, DNSEXFIL_MIN_SUBDOMAIN);
+		return true;
+	}
+	if (nrare && distinct(rare, nrare) >= DNSEXFIL_RARE_QUERIES) {
+		*why = xasprintf("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
+				 "queries for distinct subdomains in a minute", d->name,
+				 distinct(rare, nrare));
+		return true;
+	}
+	return false;
+}
+
+bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64_t now_ms,
+		    const char **parent, char **why)
+{
+	char p[256];
+	struct domain *d;
+	struct seen *s;
+	size_t n = strlen(name), plen, sublen, label = 0, maxlabel = 0;
+
+	dnsexfil_parent(name, p, sizeof(p));
+	plen = strlen(p);
+	sublen = n > plen ? n - plen - 1 : 0;        /* "sub." before the parent */
+	for (size_t i = 0; i < sublen; i++) {
+		label = name[i] == '.' ? 0 : label + 1;
+		if (label > maxlabel)
+			maxlabel = label;
+	}
+	d = domain_get(x, p, now_ms);
+	d->queries++;
+	s = &d->q[d->qhead];
+	d->qhead = (d->qhead + 1) % DNSEXFIL_RING;
+	if (d->qn < DNSEXFIL_RING)
+		d->qn++;
+	*s = (struct seen){
+		.t_ms = now_ms, .sub = sublen ? hash_sub(name, sublen) : 0,
+		.sublen = (uint16_t)sublen, .maxlabel = (uint16_t)maxlabel,
+		.entropy = (float)dnsexfil_entropy(name, sublen), .rare = qtype_rare(qtype),
+	};
+	if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN && s->entropy >= DNSEXFIL_MIN_ENTROPY) {
+		unsigned bit = s->sub % (8 * sizeof(d->random_seen));
+
+		if (!(d->random_seen[bit / 8] & (1u << (bit % 8)))) {
+			d->random_seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
+			d->random_total++;
+		}
+	}
+	if (d->alerted || !judge_queries(d, now_ms, why))
+		return false;
+	d->alerted = true;
+	*parent = d->name;
+	return true;
+}
+
+bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
+		     const char **parent, char **why)
+{
+	char p[256];
+	uint32_t subs[DNSEXFIL_RING];
+	struct domain *d;
+	size_t n = strlen(name), plen, sublen, answers = 0, nx = 0, nsubs = 0;
+
+	dnsexfil_parent(name, p, sizeof(p));
+	plen = strlen(p);
+	sublen = n > plen ? n - plen - 1 : 0;
+	d = domain_get(x, p, now_ms);
+	d->a[d->ahead] = (struct answer){ now_ms, sublen ? hash_sub(name, sublen) : 0, nxdomain };
+	d->ahead = (d->ahead + 1) % DNSEXFIL_RING;
+	if (d->an < DNSEXFIL_RING)
+		d->an++;
+	if (d->alerted)
+		return false;
+	for (size_t i = 0; i < d->an; i++) {
+		if (now_ms - d->a[i].t_ms > DNSEXFIL_WINDOW_MS)
+			continue;
+		answers++;
+		if (d->a[i].nx) {
+			nx++;
+			if (d->a[i].sub)
+				subs[nsubs++] = d->a[i].sub;
+		}
+	}
+	if (answers < DNSEXFIL_NX_QUERIES || (double)nx < DNSEXFIL_NX_SHARE * (double)answers ||
+	    distinct(subs, nsubs) < DNSEXFIL_NX_QUERIES * DNSEXFIL_NX_SHARE)
+		return false;
+	*why = xasprintf("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
+			 "NXDOMAIN, for %zu distinct subdomains", d->name, nx, answers,
+			 distinct(subs, nsubs));
+	d->alerted = true;
+	*parent = d->name;
+	return true;
+}

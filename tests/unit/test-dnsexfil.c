@@ -1,0 +1,251 @@
+/*
+ * test-dnsexfil.c — the DNS tunnel scorer: parent domains, entropy, each
+ * rule firing on the pattern it is for (a file hex-encoded into 60-character
+ * labels, base32 subdomains, a stream of NXDOMAIN, TXT queries, a slow
+ * tunnel), once per domain, and the names an ordinary install asks for
+ * (registries, CDNs with hashed names, retries) firing nothing.
+ */
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "broker/dnsexfil.h"
+#include "common/util.h"
+
+#define T_A   1
+#define T_TXT 16
+
+static void test_parent(void **state)
+{
+	static const char *const rows[][2] = {
+		{ "registry.npmjs.org", "npmjs.org" },
+		{ "a.b.c.example.com", "example.com" },
+		{ "x.evil.co.uk", "evil.co.uk" },
+		{ "bbc.co.uk", "bbc.co.uk" },
+		{ "deadbeef.x9.io", "x9.io" },          /* not a second-level label: two labels */
+		{ "www.example.com.au", "example.com.au" },
+		{ "localhost", "localhost" },
+		{ "example.test", "example.test" },
+		{ "", "" },
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		dnsexfil_parent(rows[i][0], out, sizeof(out));
+		assert_string_equal(out, rows[i][1]);
+	}
+}
+
+static void test_entropy(void **state)
+{
+	(void)state;
+	assert_true(dnsexfil_entropy("aaaa", 4) == 0);
+	assert_true(dnsexfil_entropy("abcd", 4) > 1.99 && dnsexfil_entropy("abcd", 4) < 2.01);
+	assert_true(dnsexfil_entropy("ab.cd", 5) > 1.99);     /* dots do not count */
+	assert_true(dnsexfil_entropy("", 0) == 0);
+}
+
+/* A credentials file as a stealer would send it: hex, 60 characters a label. */
+static void test_hex_file_in_long_labels(void **state)
+{
+	static const char creds[] =
+		"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+	struct dnsexfil *x = dnsexfil_new();
+	char hex[2 * sizeof(creds) + 1], name[128];
+	const char *parent = NULL;
+	char *why = NULL;
+	size_t nhex = 0, fired_at = 0, chunks = 0;
+
+	(void)state;
+	for (size_t i = 0; i + 1 < sizeof(creds); i++)
+		nhex += (size_t)snprintf(hex + nhex, 3, "%02x", (unsigned char)creds[i]);
+	for (size_t off = 0; off < nhex; off += 60, chunks++) {
+		snprintf(name, sizeof(name), "%.60s.%zu.exfil.test", hex + off, chunks);
+		if (dnsexfil_query(x, name, T_A, 1000 + chunks * 200, &parent, &why)) {
+			assert_int_equal(fired_at, 0);
+			fired_at = chunks + 1;
+			assert_string_equal(parent, "exfil.test");
+			assert_non_null(strstr(why, "exfil.test looks like a tunnel: 3 queries"));
+			free(why);
+		}
+	}
+	assert_int_equal(fired_at, DNSEXFIL_LONG_QUERIES);
+	dnsexfil_free(x);
+}
+
+/* base32 chunks of 26 characters, 15 distinct in a minute. */
+static void test_many_random_subdomains(void **state)
+{
+	static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char name[128], *why = NULL;
+	unsigned seed = 7;
+	int fired = 0;
+
+	(void)state;
+	for (int q = 0; q < 40; q++) {
+		char label[27];
+
+		for (int i = 0; i < 26; i++) {
+			seed = seed * 1103515245u + 12345u;
+			label[i] = b32[(seed >> 16) % 32];
+		}
+		label[26] = '\0';
+		snprintf(name, sizeof(name), "%s.t.evil.example", label);
+		if (dnsexfil_query(x, name, T_A, 5000 + (uint64_t)q * 1000, &parent, &why)) {
+			fired++;
+			assert_int_equal(q + 1, DNSEXFIL_MANY_SUBDOMAINS);
+			assert_string_equal(parent, "evil.example");
+			free(why);
+		}
+	}
+	assert_int_equal(fired, 1);     /* once per domain */
+	dnsexfil_free(x);
+}
+
+static void test_nxdomain_stream_and_retries(void **state)
+{
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char name[128], *why = NULL;
+	int fired = 0;
+
+	(void)state;
+	/* the same missing name asked again and again: a retry loop, not a tunnel */
+	for (int i = 0; i < 100; i++)
+		assert_false(dnsexfil_answer(x, "missing.example.org", true, 1000 + i, &parent, &why));
+	/* thirty distinct short names, all NXDOMAIN */
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "q%d.nx.example.net", i);
+		assert_false(dnsexfil_query(x, name, T_A, 2000 + (uint64_t)i, &parent, &why));
+		if (dnsexfil_answer(x, name, true, 2000 + (uint64_t)i, &parent, &why)) {
+			fired++;
+			assert_string_equal(parent, "example.net");
+			assert_non_null(strstr(why, "NXDOMAIN"));
+			free(why);
+		}
+	}
+	assert_int_equal(fired, 1);
+	dnsexfil_free(x);
+}
+
+static void test_txt_queries(void **state)
+{
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char name[128], *why = NULL;
+	int fired = 0;
+
+	(void)state;
+	for (int i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "c%d.cmd.evil.example", i);
+		if (dnsexfil_query(x, name, T_TXT, 1000 + (uint64_t)i, &parent, &why)) {
+			fired = i + 1;
+			free(why);
+		}
+	}
+	assert_int_equal(fired, DNSEXFIL_RARE_QUERIES);
+	dnsexfil_free(x);
+}
+
+/* One long label every two minutes: never three in a window, caught by the session total. */
+static void test_slow_tunnel(void **state)
+{
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char name[128], *why = NULL;
+	int fired = 0;
+
+	(void)state;
+	for (int i = 1; i <= 70; i++) {
+		snprintf(name, sizeof(name), "%08x%08x%08x%08x%08x.slow.example", i * 2654435761u,
+			 i * 40503u + 7, i * 2246822519u, i * 3266489917u, i * 668265263u);
+		if (dnsexfil_query(x, name, T_A, (uint64_t)i * 120000, &parent, &why)) {
+			assert_int_equal(fired, 0);
+			fired = i;
+			assert_non_null(strstr(why, "slow tunnel"));
+			free(why);
+		}
+	}
+	assert_int_equal(fired, DNSEXFIL_SLOW_TOTAL);
+	dnsexfil_free(x);
+}
+
+/* What an npm, pip or git run asks for: nothing fires. */
+static void test_ordinary_names(void **state)
+{
+	static const char *const names[] = {
+		"registry.npmjs.org", "registry.yarnpkg.com", "codeload.github.com", "github.com",
+		"objects.githubusercontent.com", "pypi.org", "files.pythonhosted.org",
+		"deb.debian.org", "nodejs.org", "static.crates.io", "index.crates.io",
+		"proxy.golang.org", "sum.golang.org", "storage.googleapis.com",
+		"d3c33hcgiwev3.cloudfront.net", "d1o5k2i6v2yz5z.cloudfront.net",
+		"dl2ka8bcb8kq9.cloudfront.net", "ec2-52-1-2-3.compute-1.amazonaws.com",
+		"r4---sn-ab5l6nzr.googlevideo.com", "fonts.gstatic.com",
+	};
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char *why = NULL;
+
+	(void)state;
+	for (int round = 0; round < 50; round++)
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			uint64_t t = (uint64_t)round * 1000 + i;
+
+			assert_false(dnsexfil_query(x, names[i], T_A, t, &parent, &why));
+			assert_false(dnsexfil_query(x, names[i], 28, t, &parent, &why));
+			assert_false(dnsexfil_answer(x, names[i], false, t, &parent, &why));
+		}
+	dnsexfil_free(x);
+}
+
+/* More domains than the table holds: the oldest are forgotten, an alerted one kept. */
+static void test_bounded(void **state)
+{
+	struct dnsexfil *x = dnsexfil_new();
+	const char *parent;
+	char name[128], *why = NULL;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%060d.k.kept.example", i);
+		memset(name, 'a' + i, 20);
+		if (dnsexfil_query(x, name, T_A, 10 + (uint64_t)i, &parent, &why))
+			free(why);
+	}
+	for (int i = 0; i < 3 * DNSEXFIL_DOMAINS_MAX; i++) {
+		snprintf(name, sizeof(name), "www.d%d.example", i);
+		assert_false(dnsexfil_query(x, name, T_A, 100 + (uint64_t)i, &parent, &why));
+	}
+	/* kept.example alerted once and stays alerted */
+	snprintf(name, sizeof(name), "%060d.k.kept.example", 99);
+	memset(name, 'q', 30);
+	assert_false(dnsexfil_query(x, name, T_A, 5000, &parent, &why));
+	dnsexfil_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parent),
+		cmocka_unit_test(test_entropy),
+		cmocka_unit_test(test_hex_file_in_long_labels),
+		cmocka_unit_test(test_many_random_subdomains),
+		cmocka_unit_test(test_nxdomain_stream_and_retries),
+		cmocka_unit_test(test_txt_queries),
+		cmocka_unit_test(test_slow_tunnel),
+		cmocka_unit_test(test_ordinary_names),
+		cmocka_unit_test(test_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
