@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "store/store-learn.h"
 #include "ui/profile.h"
+#include "ui/ps.h"
 #include "common/util.h"
 
 /* What the store's rows of one session are fed into. */
@@ -274,7 +275,7 @@ static int learn_session(struct store *st, struct learn *l, const char *prefix, 
 	for (size_t i = 0; rc == 0 && i < sizeof(queries) / sizeof(queries[0]); i++) {
 		rc = store_learn_query(st, queries[i].q, feed.id, queries[i].row, &feed, err);
 		if (rc == 0 && queries[i].q == STORE_LEARN_POLICY) {
-			command = cmd_argv_line(ss.v[0].argv_json);
+			command = ps_argv_line(ss.v[0].argv_json);
 			learn_add_session(l, feed.id, command, ss.v[0].profile, feed.mode);
 			free(command);
 		}
