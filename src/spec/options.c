@@ -52,9 +52,6 @@ const struct spec_option spec_options[] = {
 	{ "timeout", 0, "limits.timeout", "limits.timeout_ms", SPEC_DURATION, 0, F(timeout_ms), 0,
 	  NULL },
 	{ "audit-log", 0, NULL, "logs.audit", SPEC_AUDIT_LOG, 0, F(audit_log), 0, "file" },
-	/* A profile may come from a project: it can send the log to the journal, never to a
-	 * file (doc/journal.md); the flag's row owns the field on the wire and in JSON. */
-	{ NULL, 0, "audit-log", "logs.audit", SPEC_JOURNAL, 0, F(audit_log), 0, NULL },
 	{ "net-log", 0, NULL, "logs.net", SPEC_FILE, 0, F(net_log), 0, "file" },
 	{ "pcap", 0, NULL, "logs.pcap", SPEC_FILE, 0, F(pcap), 0, "file" },
 	{ "pcap-max", 0, NULL, "logs.pcap_max", SPEC_SIZE, 0, F(pcap_max), 0, NULL },
@@ -64,6 +61,9 @@ const struct spec_option spec_options[] = {
 	{ "detach", 'd', NULL, "detach", SPEC_SWITCH, 0, F(detach), 0, NULL },
 	{ "raw-terminal", 0, "raw-terminal", "raw_terminal", SPEC_SWITCH, 0, F(raw_terminal), 0,
 	  NULL },
+	/* A profile may come from a project: it can send the log to the journal, never to a
+	 * file (doc/journal.md); the flag's row owns the field on the wire and in JSON. */
+	{ NULL, 0, "audit-log", "logs.audit", SPEC_JOURNAL, 0, F(audit_log), 0, NULL },
 };
 
 const size_t spec_noptions = ARRAY_SIZE(spec_options);
