@@ -358,7 +358,7 @@ static int profile_cmd_run(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_profile_entry = {
-	"profile", N_("list, show or check YAML profiles"),
+	"profile", N_("list, show, check or learn YAML profiles"),
 	N_("Usage: boxy profile list [--json]\n"
 	   "       boxy profile show [--json] [-w DIR] NAME|PATH\n"
 	   "       boxy profile check NAME|PATH\n"
