@@ -32,10 +32,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/plan.h"
 #include "init/tap.h"
+#include "init/seccomp-prog.h"
 #include "init/stages.h"
 #include "common/util.h"
 
@@ -263,7 +265,7 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	 * init too, which needs only wait4, kill, signalfd reads, setpgid and
 	 * ioctl(TIOCSPGRP) from here on — all in the allowlist. */
 	*stage = "seccomp";
-	if (seccomp_apply(plan->seccomp, err) < 0)
+	if (seccomp_apply_program(plan->seccomp, plan->seccomp_bpf, plan->seccomp_bpf_len, err) < 0)
 		return -1;
 	return 0;
 }
@@ -427,6 +429,17 @@ static int init_supervise(pid_t payload, int sfd)
 	return init_exit_code(status);
 }
 
+/* The test suite's start delay (plan.h, hold_ms): a sandbox held in assembly. */
+static void init_hold(const struct plan *plan)
+{
+	struct timespec ts = { plan->hold_ms / 1000, (long)(plan->hold_ms % 1000) * 1000000L };
+
+	if (plan->hold_ms == 0)
+		return;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* Check how we were started, build the sandbox, start the payload, supervise it. */
 int main(int argc, char **argv)
 {
@@ -467,6 +480,7 @@ int main(int argc, char **argv)
 	if (init_run_stages(&plan, &stage, &err) < 0)
 		init_fail(stage, err);
 
+	init_hold(&plan);
 	init_report(PLAN_REPORT_READY, "ready");
 	close(FD_REPORT);
 

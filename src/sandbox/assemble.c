@@ -546,6 +546,8 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	sb->have_limits = true;
 	if (sb->lim.pids_rlimit)
 		plan.pids = rs->pids;
+	if (sandbox_plan_seccomp(&plan, err) < 0)
+		goto fail;
 	if (plan_encode(&plan, &buf, &len) < 0) {
 		set_err(err, _("the sandbox's plan exceeds %u bytes"), PLAN_MAX_BYTES);
 		goto fail;

@@ -92,4 +92,11 @@ int sandbox_gitcheck_start(struct sandbox *sb);
  */
 int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
 
+struct plan;
+/*
+ * Put the seccomp program compiled at build time for p->seccomp into p, and
+ * the test suite's start hold (sandbox/seccomp-plan.c). 0, or -1 with *err.
+ */
+int sandbox_plan_seccomp(struct plan *p, char **err);
+
 #endif
