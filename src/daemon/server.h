@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "common/event.h"
+#include "daemon/launch.h"
 #include "proto/msg.h"
 #include "proto/refusals.h"
 #include "spec/runspec.h"
@@ -84,6 +85,7 @@ struct session {
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (daemon/session.c) */
 	ev_io gitcheck_w;           /* the after-run git check is done (sandbox/gitcheck.c) */
+	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
 	bool running;

@@ -429,7 +429,7 @@ static int init_supervise(pid_t payload, int sfd)
 	return init_exit_code(status);
 }
 
-/* The test suite's start delay (plan.h, hold_ms): a sandbox held in assembly. */
+/* The test suite's start delay (plan.h, hold_ms): a sandbox held in assembly, before its stages. */
 static void init_hold(const struct plan *plan)
 {
 	struct timespec ts = { plan->hold_ms / 1000, (long)(plan->hold_ms % 1000) * 1000000L };
@@ -477,10 +477,10 @@ int main(int argc, char **argv)
 
 	init_read_plan(&plan);
 	init_take_session(&plan);
+	init_hold(&plan);
 	if (init_run_stages(&plan, &stage, &err) < 0)
 		init_fail(stage, err);
 
-	init_hold(&plan);
 	init_report(PLAN_REPORT_READY, "ready");
 	close(FD_REPORT);
 

@@ -53,7 +53,7 @@ struct plan {
 				     * built with, and refuses to start without it */
 	size_t seccomp_bpf_len;     /* bytes, a multiple of PLAN_BPF_INSN */
 	uint32_t hold_ms;           /* the test suite's knob (BOXY_DAEMON_HOLD_START_MS): boxy-init
-				     * waits this long before its report; 0 always but in tests */
+				     * waits this long before its stages; 0 always but in tests */
 };
 
 #define PLAN_BPF_INSN       8u          /* sizeof(struct sock_filter) */
