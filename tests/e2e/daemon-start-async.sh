@@ -10,7 +10,8 @@
 # wrote its row), and a whole other run B must start and finish — long before A's
 # payload starts. A daemon that waits for boxy-init's report in its loop answers none
 # of them until A's hold is over. A start that fails while held, and one killed while
-# held, must still end as failed starts with their reasons.
+# held, must still end as failed starts with their reasons; a client that leaves during
+# the hold must not take the daemon with it.
 
 . "$(dirname "$0")/../lib/harness.sh"
 harness_as_test_user "$0" "$@"
@@ -35,7 +36,7 @@ HOLD_MS=3000
 BOUND_MS=${BOXY_STARTASYNC_BOUND_MS:-1000}
 ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
-plan 9
+plan 10
 
 "$BOXY" run --net none -- true >/dev/null 2>&1 || harness_die "the daemon does not start"
 
@@ -131,6 +132,20 @@ else
 	not_ok "a held start killed by boxy stop -k fails with its reason (id '$ID', exit $RC)"
 	diag_file "$SUITE/stop" 3
 	diag_file "$SUITE/d.err" 5
+fi
+
+# A client that leaves while its start is held: the session still runs to its end and
+# the daemon, which held the client for the start's answer, forgets it safely.
+BOXY_HOLD_START_MS=1500 "$BOXY" run --net none -- sh -c 'echo orphan >e.ran' >/dev/null 2>&1 &
+E=$!
+sleep 0.4
+kill -9 "$E" 2>/dev/null
+wait "$E" 2>/dev/null
+for _ in $(seq 1 50); do [ -e e.ran ] && break; sleep 0.1; done
+if [ -e e.ran ] && "$BOXY" daemon status >/dev/null 2>&1; then
+	ok "a run whose client left during its held start still ran, and the daemon answers"
+else
+	not_ok "a run whose client left during its held start still ran, and the daemon answers"
 fi
 
 # The daemon is still well after all this.
