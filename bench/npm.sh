@@ -111,10 +111,11 @@ one() {
 	t0=$(date +%s%N)
 	(cd "$p" && "${v}_npm" >"$p.out" 2>&1 </dev/null) &
 	job=$!
-	watchdog "$job" "$LIMIT_S" &
+	watchdog "$job" "$LIMIT_S" </dev/null >/dev/null 2>&1 &
 	dog=$!
 	wait "$job"
 	rc=$?
+	pkill -P "$dog" 2>/dev/null     # its sleep, which would hold the bench's output open
 	kill "$dog" 2>/dev/null
 	t1=$(date +%s%N)
 	if [ "$rc" -ne 0 ] || ! grep -q "added $WANT packages" "$p.out"; then
