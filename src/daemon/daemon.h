@@ -26,6 +26,7 @@
 #include "proto/refusals.h"
 #include "spec/runspec.h"
 #include "proto/wire.h"
+#include "daemon/launch.h"
 
 #define SESSION_ID_LEN      16
 #define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
@@ -92,6 +93,7 @@ struct session {
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (daemon/session.c) */
 	ev_io gitcheck_w;           /* the after-run git check is done (sandbox/gitcheck.c) */
+	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
 	bool running;

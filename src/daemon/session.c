@@ -30,6 +30,7 @@
 
 #include "daemon/audit.h"
 #include "daemon/journal.h"
+#include "daemon/launch.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -88,6 +89,7 @@ void session_free(struct session *s)
 	ev_timer_stop(s->srv->loop, &s->grace_w);
 	ev_timer_stop(s->srv->loop, &s->resume_w);
 	ev_io_stop(s->srv->loop, &s->gitcheck_w);
+	session_launch_end(s);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
 		close(s->pty);
@@ -242,26 +244,38 @@ static void gitcheck_done(struct ev_loop *loop, ev_io *w, int revents)
 	session_ended(s, s->end_status);
 }
 
-static void child_exited(struct ev_loop *loop, ev_child *w, int revents)
+/* The session's init exited with wait status st; see daemon/launch.h. */
+void session_child_exited(struct session *s, int st)
 {
-	struct session *s = w->data;
+	struct ev_loop *loop = s->srv->loop;
 	int fd;
 
-	(void)revents;
 	/* The git walks take as long as the tree is big: off the loop, the session
 	 * ending when they are done (issue 8, item 15). */
-	ev_child_stop(loop, w);
+	ev_child_stop(loop, &s->child_w);
 	ev_timer_stop(loop, &s->timeout_w);
 	ev_timer_stop(loop, &s->grace_w);
 	fd = sandbox_gitcheck_start(s->sb);
 	if (fd < 0) {
-		session_ended(s, w->rstatus);
+		session_ended(s, st);
 		return;
 	}
-	s->end_status = w->rstatus;
+	s->end_status = st;
 	ev_io_init(&s->gitcheck_w, gitcheck_done, fd, EV_READ);
 	s->gitcheck_w.data = s;
 	ev_io_start(loop, &s->gitcheck_w);
+}
+
+static void child_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	/* While boxy-init still assembles the sandbox, its exit is the launch's. */
+	if (session_launch_child(s, w->rstatus))
+		return;
+	session_child_exited(s, w->rstatus);
 }
 
 static void timeout_fired(struct ev_loop *loop, ev_timer *w, int revents)
@@ -320,6 +334,57 @@ static int open_pty(int *master, int *slave, uint16_t rows, uint16_t cols, char 
 	struct winsize ws = { .ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80 };
 
 	return pty_open(master, slave, &ws, err);
+}
+
+/* A start that failed (nothing launched, or boxy-init's report): recorded, the client told why. */
+void session_run_failed(struct session *s, struct client *c, char *err)
+{
+	s->running = false;
+	s->exit_code = EXIT_BOXY_FAILED;
+	s->failure = err;
+	bus_session_end(s);
+	if (c)
+		client_send_error(c, EXIT_BOXY_FAILED, "%s", err);
+	if (c && c->role == CLIENT_RUN && !c->session)
+		c->role = CLIENT_READY;
+	unlink_session(s);
+	session_free(s);
+}
+
+/* boxy-init reported ready: the session runs, and c (NULL when it left) is bound to it. */
+void session_run_started(struct session *s, struct client *c, bool tty, const char *tailnet)
+{
+	struct server *srv = s->srv;
+
+	session_net_start(s, tailnet);
+	if (s->rs.timeout_ms) {
+		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
+		ev_timer_start(srv->loop, &s->timeout_w);
+	}
+	if (s->pty >= 0) {
+		ev_io_init(&s->pty_w, pty_readable, s->pty, EV_READ);
+		s->pty_w.data = s;
+		ev_io_start(srv->loop, &s->pty_w);
+	}
+	if (!c)
+		return;
+	send_started(c, s);
+	if (s->rs.detach) {
+		/* nothing: the client prints the id and leaves */
+		c->role = CLIENT_READY;
+	} else if (tty) {
+		c->role = CLIENT_ATTACHED;
+		c->session = s;
+		s->attached = c;
+	} else {
+		c->role = CLIENT_RUN;
+		c->session = s;
+		s->runner = c;
+	}
+	/* -v: what the sandbox decided while it was set up, before this client was bound. */
+	for (size_t i = 0; s->verbose && !s->rs.detach && i < s->nrecent; i++)
+		bus_send_event(c, &s->recent[(s->recent_next + SESSION_RECENT - s->nrecent + i) %
+					     SESSION_RECENT].ev);
 }
 
 /*
@@ -435,53 +500,24 @@ void session_handle_run(struct client *c, const struct msg *m)
 	path_roots_init(&roots);
 	path_roots_add_store(&roots, srv->store);
 	ctx.roots = &roots;
-	started = sandbox_start(&s->rs, &ctx, &s->sb, &err);
-	path_roots_free(&roots);
-	if (started < 0) {
-		/* Recorded as a failed session, and the client is told why. */
-		s->running = false;
-		s->exit_code = EXIT_BOXY_FAILED;
-		s->failure = err;
-		bus_session_end(s);
-		client_send_error(c, EXIT_BOXY_FAILED, "%s", err);
-		unlink_session(s);
-		session_free(s);
-		goto out;
-	}
-	s->pid = sandbox_pid(s->sb);
-	session_net_start(s, tailnet);
-	ev_child_init(&s->child_w, child_exited, s->pid, 0);
-	s->child_w.data = s;
-	ev_child_start(srv->loop, &s->child_w);
+	/* The timers exist from here: boxy stop may come while the sandbox is being built. */
 	ev_init(&s->timeout_w, timeout_fired);
 	ev_init(&s->grace_w, grace_fired);
 	ev_init(&s->resume_w, resume_fired);
 	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
-	if (s->rs.timeout_ms) {
-		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
-		ev_timer_start(srv->loop, &s->timeout_w);
+	started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
+	path_roots_free(&roots);
+	if (started < 0) {
+		session_run_failed(s, c, err);
+		goto out;
 	}
-	if (s->pty >= 0) {
-		ev_io_init(&s->pty_w, pty_readable, s->pty, EV_READ);
-		s->pty_w.data = s;
-		ev_io_start(srv->loop, &s->pty_w);
-	}
-	send_started(c, s);
-	if (s->rs.detach) {
-		/* nothing: the client prints the id and leaves */
-	} else if (tty) {
-		c->role = CLIENT_ATTACHED;
-		c->session = s;
-		s->attached = c;
-	} else {
-		c->role = CLIENT_RUN;
-		c->session = s;
-		s->runner = c;
-	}
-	/* -v: what the sandbox decided while it was set up, before this client was bound. */
-	for (size_t i = 0; s->verbose && !s->rs.detach && i < s->nrecent; i++)
-		bus_send_event(c, &s->recent[(s->recent_next + SESSION_RECENT - s->nrecent + i) %
-					     SESSION_RECENT].ev);
+	/* boxy-init builds the sandbox now; the loop serves others until it reports (daemon/launch.h). */
+	s->pid = sandbox_pid(s->sb);
+	ev_child_init(&s->child_w, child_exited, s->pid, 0);
+	s->child_w.data = s;
+	ev_child_start(srv->loop, &s->child_w);
+	session_launch_begin(s, c, tty, tailnet);
+	tailnet = NULL;
 out:
 	free(tailnet);
 	if (slave >= 0)
@@ -671,4 +707,19 @@ void session_client_input(struct client *c, const struct msg *m)
 	default:
 		break;
 	}
+}
+
+void session_client_gone(struct client *c)
+{
+	struct session *s = c->session;
+
+	session_launch_client_gone(c);
+	if (!s)
+		return;
+	if (s->attached == c)
+		s->attached = NULL;
+	if (s->runner == c)
+		s->runner = NULL;
+	c->session = NULL;
+	session_resume_output(s);
 }

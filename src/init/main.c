@@ -32,10 +32,12 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "init/plan.h"
 #include "init/tap.h"
+#include "init/seccomp-prog.h"
 #include "init/stages.h"
 #include "common/util.h"
 
@@ -252,7 +254,7 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	 * init too, which needs only wait4, kill, signalfd reads, setpgid and
 	 * ioctl(TIOCSPGRP) from here on — all in the allowlist. */
 	*stage = "seccomp";
-	if (seccomp_apply(plan->seccomp, err) < 0)
+	if (seccomp_apply_program(plan->seccomp, plan->seccomp_bpf, plan->seccomp_bpf_len, err) < 0)
 		return -1;
 	return 0;
 }
@@ -416,6 +418,17 @@ static int init_supervise(pid_t payload, int sfd)
 	return init_exit_code(status);
 }
 
+/* The test suite's start delay (plan.h, hold_ms): a sandbox held in assembly, before its stages. */
+static void init_hold(const struct plan *plan)
+{
+	struct timespec ts = { plan->hold_ms / 1000, (long)(plan->hold_ms % 1000) * 1000000L };
+
+	if (plan->hold_ms == 0)
+		return;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* Check how we were started, build the sandbox, start the payload, supervise it. */
 int main(int argc, char **argv)
 {
@@ -453,6 +466,7 @@ int main(int argc, char **argv)
 
 	init_read_plan(&plan);
 	init_take_session(&plan);
+	init_hold(&plan);
 	if (init_run_stages(&plan, &stage, &err) < 0)
 		init_fail(stage, err);
 

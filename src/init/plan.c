@@ -58,7 +58,9 @@ enum plan_tag {
 	TAG_NEW_SESSION,
 	TAG_DNS_SEARCH,         /* optional: absent means no search line */
 	TAG_ROOTS,              /* optional: the writable roots, absolute paths */
-	TAG_LAST = TAG_ROOTS,
+	TAG_SECCOMP_BPF,        /* optional here; boxy-init refuses to run without it */
+	TAG_HOLD_MS,            /* optional: the test suite's start delay (plan.h) */
+	TAG_LAST = TAG_HOLD_MS,
 };
 
 /* Fields a plan cannot be run without. */
@@ -92,6 +94,7 @@ void plan_free(struct plan *p)
 	free(p->mounts);
 	free(p->ports);
 	strv_free(p->roots);
+	free(p->seccomp_bpf);
 	plan_init(p);
 }
 
@@ -151,6 +154,19 @@ static void field_bool(struct wbuf *w, enum plan_tag tag, bool v)
 	wire_put_len_end(w, at);
 }
 
+/* The compiled seccomp program and the test hold, when the plan has them. */
+static void plan_encode_seccomp(struct obuf *b, const struct plan *p)
+{
+	if (p->seccomp_bpf_len > 0) {
+		size_t at = field_begin(b, TAG_SECCOMP_BPF);
+
+		obuf_put(b, p->seccomp_bpf, p->seccomp_bpf_len);
+		field_end(b, at);
+	}
+	if (p->hold_ms > 0)
+		field_u32(b, TAG_HOLD_MS, p->hold_ms);
+}
+
 /* Tags in a fixed order; plan_decode accepts any order, but this one is what tests see. */
 int plan_encode(const struct plan *p, char **buf, size_t *len)
 {
@@ -195,6 +211,7 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 	field_str(&b, TAG_DNS_SEARCH, p->dns_search);
 	if (p->roots)
 		field_strv(&b, TAG_ROOTS, p->roots);
+	plan_encode_seccomp(&b, p);
 
 	if (b.len > PLAN_MAX_BYTES) {
 		wbuf_free(&b);
@@ -320,6 +337,19 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char 
 		if (c->failed || u32 < SECCOMP_STRICT || u32 > SECCOMP_COMPAT)
 			return set_err(err, "plan: bad seccomp mode");
 		p->seccomp = (enum seccomp_mode)u32;
+		break;
+	case TAG_SECCOMP_BPF:
+		/* Whole 8-byte instructions, at most the kernel's BPF_MAXINSNS (4096). */
+		if (c->left == 0 || c->left % PLAN_BPF_INSN != 0 ||
+		    c->left > PLAN_BPF_MAX_INSNS * PLAN_BPF_INSN)
+			return set_err(err, "plan: bad seccomp program length %zu", c->left);
+		p->seccomp_bpf_len = c->left;
+		p->seccomp_bpf = xmalloc(c->left);
+		cur_take(c, p->seccomp_bpf, c->left);
+		break;
+	case TAG_HOLD_MS:
+		if (!cur_u32(c, &p->hold_ms) || p->hold_ms > PLAN_HOLD_MAX_MS)
+			return set_err(err, "plan: bad start hold");
 		break;
 	case TAG_TMPFS_SIZE:
 		p->tmpfs_size = wire_get_u64(c);

@@ -47,7 +47,18 @@ struct plan {
 	char **roots;               /* NULL-terminated: every host directory some sandbox could
 				     * write (this run's and the store's, common/path-guard.h); a link
 				     * inside one never leads a source out of it. May be NULL */
+	uint8_t *seccomp_bpf;       /* the filter for `seccomp`, compiled at build time
+				     * (init/seccomp-prog.h): struct sock_filter records. boxy-init
+				     * loads it only when its length and SHA-256 are the ones it was
+				     * built with, and refuses to start without it */
+	size_t seccomp_bpf_len;     /* bytes, a multiple of PLAN_BPF_INSN */
+	uint32_t hold_ms;           /* the test suite's knob (BOXY_DAEMON_HOLD_START_MS): boxy-init
+				     * waits this long before its stages; 0 always but in tests */
 };
+
+#define PLAN_BPF_INSN       8u          /* sizeof(struct sock_filter) */
+#define PLAN_BPF_MAX_INSNS  4096u       /* the kernel's BPF_MAXINSNS */
+#define PLAN_HOLD_MAX_MS    10000u
 
 /*
  * The report record boxy-init writes on fd 4, once, in a single write(2)

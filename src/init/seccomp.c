@@ -31,6 +31,9 @@
  * (AUDIT_ARCH_X86_64 with __X32_SYSCALL_BIT set in the number), which
  * libseccomp routes to the same action when x32 is not in the filter; the
  * tests assert both. doc/seccomp.md gives the reason for every row.
+ *
+ * boxy-init no longer runs this code: the build does (init/seccomp-gen.c),
+ * once per mode, and boxy-init loads the result (init/seccomp-load.c).
  */
 #include "config.h"
 
@@ -572,24 +575,6 @@ static scmp_filter_ctx seccomp_build(enum seccomp_mode mode, char **err)
 fail:
 	seccomp_release(b.ctx);
 	return NULL;
-}
-
-/* Load the filter into the calling thread; see init/stages.h. */
-int seccomp_apply(enum seccomp_mode mode, char **err)
-{
-	scmp_filter_ctx ctx = seccomp_build(mode, err);
-	int rc;
-
-	if (!ctx)
-		return -1;
-	/* libseccomp sets no_new_privs first (SCMP_FLTATR_CTL_NNP is on); caps_drop_all did too. */
-	rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (rc < 0) {
-		errno = -rc;
-		return set_err_errno(err, "loading the seccomp filter");
-	}
-	return 0;
 }
 
 /* Export the filter as classic BPF; see init/stages.h. */

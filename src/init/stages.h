@@ -6,7 +6,8 @@
  *   mount_setup          root filesystem and pivot_root     (init/mount.c)
  *   caps_drop_all        capabilities, securebits, NNP     (init/caps.c)
  *   landlock_apply       Landlock, best ABI                 (init/landlock.c)
- *   seccomp_apply        seccomp, last                      (init/seccomp.c)
+ *   seccomp_apply_program seccomp, last: the program in the plan
+ *                        (init/seccomp-load.c, compiled by init/seccomp.c at build time)
  *
  * Each returns 0, or -1 with a one-line reason in *err (which the caller
  * prefixes with the stage name). None of them may exit or print.
@@ -115,13 +116,16 @@ int landlock_apply(const struct plan *plan, char **err);
 struct sock_filter;
 
 /*
- * Load the filter (policy: doc/seccomp.md) into the calling thread; sets
- * no_new_privs itself. Last stage: everything after it, boxy-init's own
+ * The filter (policy: doc/seccomp.md) is loaded by seccomp_apply_program
+ * (init/seccomp-prog.h), last: everything after it, boxy-init's own
  * supervision included, runs under the filter.
  */
-int seccomp_apply(enum seccomp_mode mode, char **err);
 
-/* The assembled filter as classic BPF, for the simulator tests. *prog is malloc'd, *len instructions. */
+/*
+ * The filter for mode assembled by libseccomp, as classic BPF: what the
+ * build compiles into init/seccomp-prog.c (init/seccomp-gen.c), and what
+ * the tests compare that with. *prog is malloc'd, *len instructions.
+ */
 int seccomp_export(enum seccomp_mode mode, struct sock_filter **prog, size_t *len, char **err);
 
 /*

@@ -79,6 +79,9 @@ struct sandbox {
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
 	uint64_t memory;            /* the limit it watches */
+	int launch_rep;             /* boxy-init's report pipe until it has reported, or -1 */
+	int launch_ctl;             /* the plan socket (tap0 comes back over it), or -1 */
+	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
 };
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
@@ -423,25 +426,6 @@ static int sandbox_send_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Read the report record until EOF; returns its length (0: no record). */
-static ssize_t sandbox_read_report(int fd, char *rec, size_t max)
-{
-	/*
-	 * boxy-init writes its one record with one write() of at most
-	 * PLAN_REPORT_MAX (≤ PIPE_BUF) bytes, so one read takes it whole. Not
-	 * waiting for the EOF behind it: anything still holding the pipe's write
-	 * end (a process forked meanwhile) kept the daemon's loop waiting for it,
-	 * up to half a second in a large work tree, measured.
-	 */
-	for (;;) {
-		ssize_t r = read(fd, rec, max);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		return r < 0 ? 0 : r;
-	}
-}
-
 /* Launch: plan, audit, limits, clone, maps, plan to boxy-init, read its report. */
 /* Whether writable path p (resolved) is x or one of x's ancestors. */
 static bool covers(const char *p, const char *x)
@@ -514,16 +498,16 @@ static void sandbox_audit_missing(const struct plan *plan, const struct sandbox_
 	}
 }
 
-int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
-		  struct sandbox **out, char **err)
+/* The first half of sandbox_start: everything up to boxy-init's report; see sandbox/assemble.h. */
+int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
+		   struct sandbox **out, char **err)
 {
 	struct sandbox *sb = xcalloc(1, sizeof(*sb));
 	struct plan plan;
-	char *buf = NULL, rec[PLAN_REPORT_MAX + 1];
+	char *buf = NULL;
 	size_t len = 0;
 	int exe = -1, ctl[2] = { -1, -1 }, rep[2] = { -1, -1 };
 	sigset_t all, old;
-	ssize_t n;
 	long pid;
 	char go = 'g';
 	int st;
@@ -532,6 +516,7 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	sb->pid = -1;
 	sb->pidfd = -1;
 	sb->tap_fd = -1;
+	sb->launch_rep = sb->launch_ctl = -1;
 	if (ctx->events) {
 		sb->events = *ctx->events;
 		sb->have_events = true;
@@ -549,6 +534,8 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	sb->have_limits = true;
 	if (sb->lim.pids_rlimit)
 		plan.pids = rs->pids;
+	if (sandbox_plan_seccomp(&plan, ctx->environ, err) < 0)
+		goto fail;
 	if (plan_encode(&plan, &buf, &len) < 0) {
 		set_err(err, _("the sandbox's plan exceeds %u bytes"), PLAN_MAX_BYTES);
 		goto fail;
@@ -604,57 +591,11 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		/* boxy-init died meanwhile: its report (or its silence) says why */
 	}
 
-	n = sandbox_read_report(rep[0], rec, PLAN_REPORT_MAX);
-	close(rep[0]);
-	rep[0] = -1;
-	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
-		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
-		if (plan.net == NET_PUBLIC || plan.net == NET_ALLOWLIST) {
-			sb->tap_fd = sandbox_net_recv_fd(ctl[0], err);
-			if (sb->tap_fd < 0) {
-				close(ctl[0]);
-				ctl[0] = -1;
-				goto kill;
-			}
-		}
-		close(ctl[0]);
-		ctl[0] = -1;
-		goto ready;
-	}
-	close(ctl[0]);
-	ctl[0] = -1;
-
-	/* A failed start: reap boxy-init and keep its verdict for sandbox_reap(). */
-	while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
-		;
-	sb->reaped = true;
-	if (n > 0) {
-		uint8_t code = (uint8_t)rec[0];
-
-		rec[n] = '\0';
-		sb->start_code = code >= 125 && code <= 127 ? code : EXIT_BOXY_FAILED;
-		sb->start_err = xstrndup(rec + 1, strcspn(rec + 1, "\n"));
-	} else {
-		sb->start_code = EXIT_BOXY_FAILED;
-		/* No record: boxy-init could not be executed, or crashed before reporting. */
-		if (WIFSIGNALED(st))
-			sb->start_err = xasprintf(_("stage init: boxy-init was killed by signal %d "
-						    "before reporting"), WTERMSIG(st));
-		else
-			sb->start_err = xasprintf(_("stage init: boxy-init exited with status %d "
-						    "before reporting"), WEXITSTATUS(st));
-	}
-	set_err(err, "%s", sb->start_err);
-	if (sb->have_limits)
-		limits_release(&sb->lim);
-	sb->have_limits = false;
-	free(buf);
-	plan_free(&plan);
-	*out = sb;
-	return -1;
-
-ready:
-	sandbox_memwatch_begin(sb, rs);
+	/* boxy-init assembles the sandbox now; its report is read by sandbox_launch_report. */
+	sb->launch_rep = rep[0];
+	sb->launch_ctl = ctl[0];
+	sb->launch_net = plan.net == NET_PUBLIC || plan.net == NET_ALLOWLIST;
+	rep[0] = ctl[0] = -1;
 	free(buf);
 	plan_free(&plan);
 	*out = sb;
@@ -677,6 +618,106 @@ fail:
 	free(buf);
 	plan_free(&plan);
 	sandbox_free(sb);
+	return -1;
+}
+
+/* The report pipe while boxy-init assembles the sandbox; see sandbox/assemble.h. */
+int sandbox_launch_fd(const struct sandbox *sb)
+{
+	return sb->launch_rep;
+}
+
+/* Take boxy-init's report, once the pipe is readable; see sandbox/assemble.h. */
+int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **err)
+{
+	char rec[PLAN_REPORT_MAX + 1];
+	ssize_t n;
+
+	if (sb->launch_rep < 0)
+		return set_err(err, "the sandbox's report was taken already");
+	/*
+	 * boxy-init writes its one record with one write() of at most
+	 * PLAN_REPORT_MAX (≤ PIPE_BUF) bytes, so one read takes it whole. Not
+	 * waiting for the EOF behind it: anything still holding the pipe's write
+	 * end (a process forked meanwhile) would keep the start waiting for it.
+	 */
+	n = read(sb->launch_rep, rec, PLAN_REPORT_MAX);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	close(sb->launch_rep);
+	sb->launch_rep = -1;
+	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
+		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
+		if (sb->launch_net) {
+			sb->tap_fd = sandbox_net_recv_fd(sb->launch_ctl, err);
+			if (sb->tap_fd < 0) {
+				close(sb->launch_ctl);
+				sb->launch_ctl = -1;
+				kill(sb->pid, SIGKILL);
+				sb->start_code = EXIT_BOXY_FAILED;
+				sb->start_err = xstrdup(err && *err ? *err : "receiving tap0");
+				return -1;
+			}
+		}
+		close(sb->launch_ctl);
+		sb->launch_ctl = -1;
+		sandbox_memwatch_begin(sb, rs);
+		return 0;
+	}
+	close(sb->launch_ctl);
+	sb->launch_ctl = -1;
+	/* A failed start: the caller reaps boxy-init, then sandbox_launch_reaped. */
+	sb->start_code = EXIT_BOXY_FAILED;
+	if (n > 0) {
+		uint8_t code = (uint8_t)rec[0];
+
+		rec[n] = '\0';
+		sb->start_code = code >= 125 && code <= 127 ? code : EXIT_BOXY_FAILED;
+		sb->start_err = xstrndup(rec + 1, strcspn(rec + 1, "\n"));
+		set_err(err, "%s", sb->start_err);
+	}
+	return -1;
+}
+
+/* A failed start's boxy-init was reaped with wait status st; see sandbox/assemble.h. */
+void sandbox_launch_reaped(struct sandbox *sb, int st, char **err)
+{
+	sb->reaped = true;
+	if (!sb->start_code)
+		sb->start_code = EXIT_BOXY_FAILED;
+	if (!sb->start_err) {
+		/* No record: boxy-init could not be executed, or crashed before reporting. */
+		if (WIFSIGNALED(st))
+			sb->start_err = xasprintf(_("stage init: boxy-init was killed by signal %d "
+						    "before reporting"), WTERMSIG(st));
+		else
+			sb->start_err = xasprintf(_("stage init: boxy-init exited with status %d "
+						    "before reporting"), WEXITSTATUS(st));
+	}
+	set_err(err, "%s", sb->start_err);
+	if (sb->have_limits)
+		limits_release(&sb->lim);
+	sb->have_limits = false;
+}
+
+/* Launch, then wait for the report here; see sandbox/assemble.h. */
+int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
+		  struct sandbox **out, char **err)
+{
+	struct sandbox *sb;
+	int rc, st = 0;
+
+	if (sandbox_launch(rs, ctx, out, err) < 0)
+		return -1;
+	sb = *out;
+	/* The pipe is blocking here: the read waits for the record (or the EOF). */
+	while ((rc = sandbox_launch_report(sb, rs, err)) > 0)
+		;
+	if (rc == 0)
+		return 0;
+	while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	sandbox_launch_reaped(sb, st, err);
 	return -1;
 }
 
@@ -754,6 +795,10 @@ void sandbox_free(struct sandbox *sb)
 		return;
 	if (sb->tap_fd >= 0)
 		close(sb->tap_fd);
+	if (sb->launch_rep >= 0)
+		close(sb->launch_rep);
+	if (sb->launch_ctl >= 0)
+		close(sb->launch_ctl);
 	memwatch_stop(sb->mw, NULL);
 	if (sb->have_limits)
 		limits_release(&sb->lim);

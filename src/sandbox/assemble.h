@@ -56,6 +56,30 @@ struct sandbox;
  */
 int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		  struct sandbox **out, char **err);
+/*
+ * sandbox_start in halves, for a caller with an event loop (the daemon,
+ * daemon/launch.c), which must go on serving others while boxy-init builds
+ * the sandbox (8–15 ms, far more in a large tree):
+ *
+ *  sandbox_launch        resolve, clone, send the plan. -1 with *out NULL (or
+ *                        killed and reaped) as for sandbox_start; 0: boxy-init is
+ *                        assembling and sandbox_launch_fd becomes readable when it
+ *                        has reported or died.
+ *  sandbox_launch_report take the report: 1 not yet (the caller made the fd
+ *                        non-blocking), 0 ready (the payload is being started),
+ *                        -1 a failed start (*err may still be NULL): the caller
+ *                        reaps boxy-init — through its own child watcher, since
+ *                        an event loop's SIGCHLD handler may reap it first — and
+ *                        calls sandbox_launch_reaped with the wait status, which
+ *                        sets *err to the stage's line. sandbox_reap(sb, 0, err)
+ *                        then returns the start's exit code, as after sandbox_start.
+ */
+int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
+		   struct sandbox **out, char **err);
+int sandbox_launch_fd(const struct sandbox *sb);
+int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **err);
+void sandbox_launch_reaped(struct sandbox *sb, int status, char **err);
+
 /* PID (in the caller's pid namespace) of the sandbox's init. */
 pid_t sandbox_pid(const struct sandbox *sb);
 /* Send sig to the sandbox's init, which forwards it to the payload. */
@@ -91,5 +115,13 @@ int sandbox_gitcheck_start(struct sandbox *sb);
  * The direct path of `boxy run`.
  */
 int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
+
+struct plan;
+/*
+ * Put the seccomp program compiled at build time for p->seccomp into p, and
+ * the test suite's start hold from the caller's environment
+ * (sandbox/seccomp-plan.c). 0, or -1 with *err.
+ */
+int sandbox_plan_seccomp(struct plan *p, char *const *environ, char **err);
 
 #endif

@@ -152,7 +152,7 @@ static void mb_base(struct mb *b)
 /* Field tags, as init/plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
        T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
-       T_DNS_SEARCH };
+       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS };
 
 /* Offset of the value of the first field with this tag in an encoded plan, and its length. */
 static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
@@ -688,6 +688,55 @@ static void test_plan_dns_search_oversized(void **state)
 }
 
 /* More mounts than the cap: refused, and nothing leaks. */
+/* The seccomp program travels whole; a length that is not whole instructions, or too many, is refused. */
+static void test_plan_seccomp_program(void **state)
+{
+	static const struct { uint32_t len; const char *err; } bad[] = {
+		{ 0, "plan: bad seccomp program length 0" },
+		{ 7, "plan: bad seccomp program length 7" },
+		{ 4097 * 8, "plan: bad seccomp program length 32776" },
+	};
+	struct plan p, out;
+	char *buf, *err = NULL;
+	size_t len;
+	struct mb b;
+
+	(void)state;
+	plan_fill(&p, false);
+	p.seccomp_bpf_len = 16;
+	p.seccomp_bpf = malloc(16);
+	assert_non_null(p.seccomp_bpf);
+	memcpy(p.seccomp_bpf, "\x20\0\0\0\4\0\0\0\x06\0\0\0\0\0\xff\x7f", 16);
+	p.hold_ms = 2500;
+	encode_or_die(&p, &buf, &len);
+	assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+	assert_int_equal(out.seccomp_bpf_len, 16);
+	assert_memory_equal(out.seccomp_bpf, p.seccomp_bpf, 16);
+	assert_int_equal(out.hold_ms, 2500);
+	plan_free(&out);
+	plan_free(&p);
+	free(buf);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *zeros = calloc(1, bad[i].len + 1);
+
+		mb_base(&b);
+		mb_u16(&b, T_SECCOMP_BPF);
+		mb_u32(&b, bad[i].len);
+		mb_put(&b, zeros, bad[i].len);
+		assert_decode_fails(b.d, b.n, bad[i].err);
+		free(b.d);
+		free(zeros);
+	}
+	/* A hold past 10 s is refused. */
+	mb_base(&b);
+	mb_u16(&b, T_HOLD_MS);
+	mb_u32(&b, 4);
+	mb_u32(&b, 10001);
+	assert_decode_fails(b.d, b.n, "plan: bad start hold");
+	free(b.d);
+}
+
 static void test_plan_too_many_mounts(void **state)
 {
 	struct mb b;
@@ -852,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_plan_dns_search),
 		cmocka_unit_test(test_plan_dns_search_oversized),
 		cmocka_unit_test(test_plan_too_many_mounts),
+		cmocka_unit_test(test_plan_seccomp_program),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_env_null_caller),
 	};

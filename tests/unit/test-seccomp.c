@@ -15,6 +15,12 @@
  * in forked children: a strict child dies of SIGSYS on unshare(CLONE_NEWUSER)
  * while fork, threads, clone3's fallback and real tools keep working; a
  * compat child gets EPERM instead.
+ *
+ * The programs simulated and loaded are the ones compiled into the build
+ * (init/seccomp-prog.h), which boxy-init loads; they must be byte-identical
+ * to what libseccomp assembles from the tables now (seccomp_export, what
+ * boxy-init ran on every start before), and boxy-init's check must refuse
+ * every other program: the other mode's, a truncated, extended or altered one.
  */
 #include "config.h"
 
@@ -47,6 +53,7 @@
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
+#include "init/seccomp-prog.h"
 #include "init/stages.h"
 #include "bpf-sim.h"
 
@@ -420,7 +427,8 @@ struct exported {
 	size_t len;
 };
 
-static struct exported strict_prog, compat_prog;
+static struct exported strict_prog, compat_prog;      /* compiled in: what boxy-init loads */
+static struct exported strict_built, compat_built;    /* assembled by libseccomp now */
 static int max_nr;    /* the highest x86-64 syscall number libseccomp knows */
 
 /* The SECCOMP_RET_* value verdict v must produce in mode m. */
@@ -470,10 +478,16 @@ static int group_setup(void **state)
 {
 	char *err = NULL;
 
-	if (seccomp_export(SECCOMP_STRICT, &strict_prog.prog, &strict_prog.len, &err) < 0 ||
-	    seccomp_export(SECCOMP_COMPAT, &compat_prog.prog, &compat_prog.len, &err) < 0) {
+	if (seccomp_export(SECCOMP_STRICT, &strict_built.prog, &strict_built.len, &err) < 0 ||
+	    seccomp_export(SECCOMP_COMPAT, &compat_built.prog, &compat_built.len, &err) < 0) {
 		fprintf(stderr, "# seccomp_export: %s\n", err ? err : "?");
 		free(err);
+		return -1;
+	}
+	strict_prog.prog = (struct sock_filter *)seccomp_program(SECCOMP_STRICT, &strict_prog.len);
+	compat_prog.prog = (struct sock_filter *)seccomp_program(SECCOMP_COMPAT, &compat_prog.len);
+	if (!strict_prog.prog || !compat_prog.prog) {
+		fprintf(stderr, "# no compiled-in seccomp program\n");
 		return -1;
 	}
 	for (int nr = 0; nr < 4096; nr++) {
@@ -488,8 +502,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	free(strict_prog.prog);
-	free(compat_prog.prog);
+	free(strict_built.prog);
+	free(compat_built.prog);
 	return 0;
 }
 
@@ -883,6 +897,92 @@ static void test_program_size(void **state)
 	print_message("# filter: %zu instructions\n", strict_prog.len);
 }
 
+/* ---- the program compiled at build time ---------------------------------- */
+
+/* The compiled-in programs are exactly what libseccomp assembles from the tables. */
+static void test_compiled_is_built(void **state)
+{
+	const struct { const char *name; struct exported *compiled, *built; } rows[] = {
+		{ "strict", &strict_prog, &strict_built },
+		{ "compat", &compat_prog, &compat_built },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (rows[i].compiled->len != rows[i].built->len)
+			fail_msg("%s: compiled %zu instructions, libseccomp builds %zu", rows[i].name,
+				 rows[i].compiled->len, rows[i].built->len);
+		if (memcmp(rows[i].compiled->prog, rows[i].built->prog,
+			   rows[i].built->len * sizeof(struct sock_filter)) != 0)
+			fail_msg("%s: the compiled program differs from libseccomp's", rows[i].name);
+	}
+	/* The two modes differ (deny actions), so a mix-up is detectable. */
+	assert_false(strict_prog.len == compat_prog.len &&
+		     memcmp(strict_prog.prog, compat_prog.prog, strict_prog.len * 8) == 0);
+}
+
+enum { ALTER_NONE, ALTER_OTHER_MODE, ALTER_DROP_LAST, ALTER_ADD_ONE, ALTER_ODD_BYTES,
+       ALTER_FLIP_FIRST, ALTER_FLIP_MIDDLE, ALTER_FLIP_LAST, ALTER_EMPTY };
+
+/* boxy-init's check takes this build's program for each mode and refuses every other. */
+static void test_check_program(void **state)
+{
+	const struct {
+		const char *name;
+		enum seccomp_mode mode;
+		int alter;
+		bool ok;
+		const char *why;        /* what the refusal must say */
+	} rows[] = {
+		{ "strict as compiled", SECCOMP_STRICT, ALTER_NONE, true, NULL },
+		{ "compat as compiled", SECCOMP_COMPAT, ALTER_NONE, true, NULL },
+		{ "compat's program for strict", SECCOMP_STRICT, ALTER_OTHER_MODE, false, "bytes" },
+		{ "strict's program for compat", SECCOMP_COMPAT, ALTER_OTHER_MODE, false, "bytes" },
+		{ "last instruction dropped", SECCOMP_STRICT, ALTER_DROP_LAST, false, "bytes" },
+		{ "one instruction added", SECCOMP_STRICT, ALTER_ADD_ONE, false, "bytes" },
+		{ "a byte short", SECCOMP_STRICT, ALTER_ODD_BYTES, false, "bytes" },
+		{ "first instruction's arch altered", SECCOMP_STRICT, ALTER_FLIP_FIRST, false, "SHA-256" },
+		{ "a middle jump altered", SECCOMP_COMPAT, ALTER_FLIP_MIDDLE, false, "SHA-256" },
+		{ "last return altered", SECCOMP_STRICT, ALTER_FLIP_LAST, false, "SHA-256" },
+		{ "no program", SECCOMP_STRICT, ALTER_EMPTY, false, "no seccomp program" },
+		{ "unset mode", SECCOMP_UNSET, ALTER_NONE, false, "no compiled program" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct exported *e = rows[i].mode == SECCOMP_COMPAT ? &compat_prog : &strict_prog;
+		const struct exported *o = e == &strict_prog ? &compat_prog : &strict_prog;
+		size_t n = (rows[i].alter == ALTER_OTHER_MODE ? o->len : e->len) + 1;
+		struct sock_filter *p = calloc(n, sizeof(*p));
+		size_t bytes;
+		char *err = NULL;
+		int rc;
+
+		assert_non_null(p);
+		memcpy(p, rows[i].alter == ALTER_OTHER_MODE ? o->prog : e->prog,
+		       (n - 1) * sizeof(*p));
+		bytes = (n - 1) * sizeof(*p);
+		switch (rows[i].alter) {
+		case ALTER_DROP_LAST: bytes -= sizeof(*p); break;
+		case ALTER_ADD_ONE: p[n - 1] = p[n - 2]; bytes += sizeof(*p); break;
+		case ALTER_ODD_BYTES: bytes -= 1; break;
+		case ALTER_FLIP_FIRST: p[0].k ^= 1; break;
+		case ALTER_FLIP_MIDDLE: p[(n - 1) / 2].jt ^= 1; break;
+		case ALTER_FLIP_LAST: p[n - 2].k ^= 0x80; break;
+		case ALTER_EMPTY: bytes = 0; break;
+		default: break;
+		}
+		rc = seccomp_check_program(rows[i].mode, rows[i].alter == ALTER_EMPTY ? NULL : p,
+					   bytes, &err);
+		if ((rc == 0) != rows[i].ok)
+			fail_msg("%s: check %s (%s)", rows[i].name, rc == 0 ? "accepted" : "refused",
+				 err ? err : "no reason");
+		if (rc < 0 && (!err || !strstr(err, rows[i].why)))
+			fail_msg("%s: refused without saying \"%s\" (%s)", rows[i].name, rows[i].why,
+				 err ? err : "no reason");
+		free(err);
+		free(p);
+	}
+}
+
 /* ---- the kernel, in forked children -------------------------------------- */
 
 /* Fork; in the child apply mode and run fn, whose return value is the exit status. */
@@ -900,8 +1000,10 @@ static int run_filtered(enum seccomp_mode m, int (*fn)(void), int *status)
 
 		/* A SIGSYS kill dumps core by default: keep it cheap. */
 		setrlimit(RLIMIT_CORE, &no_core);
-		if (seccomp_apply(m, &err) < 0) {
-			fprintf(stderr, "# seccomp_apply: %s\n", err);
+		const struct exported *e = m == SECCOMP_STRICT ? &strict_prog : &compat_prog;
+
+		if (seccomp_apply_program(m, e->prog, e->len * sizeof(*e->prog), &err) < 0) {
+			fprintf(stderr, "# seccomp_apply_program: %s\n", err);
 			_exit(100);
 		}
 		/* _exit: a sanitizer's exit handlers would ptrace, which the filter forbids. */
@@ -1096,6 +1198,8 @@ int main(void)
 		cmocka_unit_test(test_sim_refuses_malformed),
 		cmocka_unit_test(test_table_names_resolve),
 		cmocka_unit_test(test_program_size),
+		cmocka_unit_test(test_compiled_is_built),
+		cmocka_unit_test(test_check_program),
 		cmocka_unit_test(test_every_syscall_strict),
 		cmocka_unit_test(test_every_syscall_compat),
 		cmocka_unit_test(test_arguments_strict),

@@ -1,7 +1,8 @@
 /*
  * test-util.c — path arithmetic, size formatting, string vectors and the
  * JSON writer's escaping (the last line of defence between a hostile name
- * and a terminal or a parser).
+ * and a terminal or a parser), and SHA-256 against the standard's examples
+ * and lengths around the padding's block boundary.
  */
 #include <config.h>
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/sha256.h"
 #include "common/util.h"
 
 static void test_path_absolute(void **state)
@@ -134,6 +136,37 @@ static void test_json_structure(void **state)
 	free(s);
 }
 
+/* SHA-256 of FIPS 180-4's examples, the empty string, and 55/56/64/119/120 bytes (padding edges). */
+static void test_sha256(void **state)
+{
+	static const struct { const char *in; size_t repeat; const char *hex; } rows[] = {
+		{ "abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "x", 55, "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072" },
+		{ "x", 56, "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e" },
+		{ "x", 64, "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c" },
+		{ "a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = strlen(rows[i].in), len = n * rows[i].repeat;
+		char *buf = malloc(len + 1), hex[2 * SHA256_LEN + 1];
+		uint8_t d[SHA256_LEN];
+
+		assert_non_null(buf);
+		for (size_t k = 0; k < rows[i].repeat; k++)
+			memcpy(buf + k * n, rows[i].in, n);
+		sha256_digest(buf, len, d);
+		for (size_t k = 0; k < SHA256_LEN; k++)
+			snprintf(hex + 2 * k, 3, "%02x", d[k]);
+		assert_string_equal(hex, rows[i].hex);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_strv),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_json_structure),
+		cmocka_unit_test(test_sha256),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
