@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "daemon/clients.h"
+#include "daemon/launch.h"
 #include "proto/daemon-msg.h"
 #include "proto/outq.h"
 
@@ -102,6 +103,7 @@ void session_client_gone(struct client *c)
 {
 	struct session *s = c->session;
 
+	session_launch_client_gone(c);      /* a start it was waiting for forgets it */
 	if (!s)
 		return;
 	if (s->attached == c)

@@ -17,7 +17,8 @@
 
 #include "common/util.h"
 #include "daemon/launch.h"
-#include "daemon/server.h"
+#include "daemon/clients.h"
+#include "daemon/session.h"
 #include "sandbox/assemble.h"
 
 /* A failed start whose report and exit are both in: the session ends as a failure. */

@@ -709,17 +709,3 @@ void session_client_input(struct client *c, const struct msg *m)
 	}
 }
 
-void session_client_gone(struct client *c)
-{
-	struct session *s = c->session;
-
-	session_launch_client_gone(c);
-	if (!s)
-		return;
-	if (s->attached == c)
-		s->attached = NULL;
-	if (s->runner == c)
-		s->runner = NULL;
-	c->session = NULL;
-	session_resume_output(s);
-}

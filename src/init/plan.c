@@ -155,13 +155,13 @@ static void field_bool(struct wbuf *w, enum plan_tag tag, bool v)
 }
 
 /* The compiled seccomp program and the test hold, when the plan has them. */
-static void plan_encode_seccomp(struct obuf *b, const struct plan *p)
+static void plan_encode_seccomp(struct wbuf *b, const struct plan *p)
 {
 	if (p->seccomp_bpf_len > 0) {
 		size_t at = field_begin(b, TAG_SECCOMP_BPF);
 
-		obuf_put(b, p->seccomp_bpf, p->seccomp_bpf_len);
-		field_end(b, at);
+		wire_put_raw(b, p->seccomp_bpf, p->seccomp_bpf_len);
+		wire_put_len_end(b, at);
 	}
 	if (p->hold_ms > 0)
 		field_u32(b, TAG_HOLD_MS, p->hold_ms);
@@ -340,15 +340,17 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char 
 		break;
 	case TAG_SECCOMP_BPF:
 		/* Whole 8-byte instructions, at most the kernel's BPF_MAXINSNS (4096). */
-		if (c->left == 0 || c->left % PLAN_BPF_INSN != 0 ||
-		    c->left > PLAN_BPF_MAX_INSNS * PLAN_BPF_INSN)
-			return set_err(err, "plan: bad seccomp program length %zu", c->left);
-		p->seccomp_bpf_len = c->left;
-		p->seccomp_bpf = xmalloc(c->left);
-		cur_take(c, p->seccomp_bpf, c->left);
+		if (wire_left(c) == 0 || wire_left(c) % PLAN_BPF_INSN != 0 ||
+		    wire_left(c) > PLAN_BPF_MAX_INSNS * PLAN_BPF_INSN)
+			return set_err(err, "plan: bad seccomp program length %zu", wire_left(c));
+		p->seccomp_bpf_len = wire_left(c);
+		p->seccomp_bpf = xmalloc(p->seccomp_bpf_len);
+		if (!wire_get_raw(c, p->seccomp_bpf, p->seccomp_bpf_len))
+			return set_err(err, "plan: truncated seccomp program");
 		break;
 	case TAG_HOLD_MS:
-		if (!cur_u32(c, &p->hold_ms) || p->hold_ms > PLAN_HOLD_MAX_MS)
+		p->hold_ms = wire_get_u32(c);
+		if (c->failed || p->hold_ms > PLAN_HOLD_MAX_MS)
 			return set_err(err, "plan: bad start hold");
 		break;
 	case TAG_TMPFS_SIZE:

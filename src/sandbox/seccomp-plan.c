@@ -20,7 +20,7 @@
 
 #include "common/util.h"
 #include "init/seccomp-prog.h"
-#include "proto/plan.h"
+#include "init/plan.h"
 #include "sandbox/assemble.h"
 
 /* Copy the compiled program for p->seccomp into p; see sandbox/assemble.h. */
