@@ -33,6 +33,7 @@
 #include "daemon/journal.h"
 #include "daemon/seal.h"
 #include "client/client.h"
+#include "client/gate.h"
 #include "client/run.h"
 #include "client/tty.h"
 #include "cli/cmd.h"
@@ -42,6 +43,7 @@
 #include "spec/profile.h"
 #include "broker/resolver.h"
 #include "spec/runspec.h"
+#include "spec/values.h"
 #include "sandbox/assemble.h"
 #include "common/util.h"
 
@@ -453,6 +455,13 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 		warnx_(_("-d/--detach needs the per-user daemon; it contradicts --no-daemon"));
 		return EXIT_BOXY_USAGE;
 	}
+	/* The gate reads the end of the run as the client sees it (doc/ci.md). */
+	if ((rs->fail_on || rs->report) && (rs->detach || run_no_daemon)) {
+		warnx_(_("%s needs to see the run end through the daemon; it contradicts %s"),
+		       rs->fail_on ? "--fail-on" : "--report", rs->detach ? "-d/--detach"
+									: "--no-daemon");
+		return EXIT_BOXY_USAGE;
+	}
 	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
 		warnx_(_("--net %s needs the daemon's network gateway; it contradicts --no-daemon "
 			 "(use --net none)"), net_mode_name(rs->net));
@@ -488,7 +497,8 @@ static int run_open_output(const char *flag, const char *path, bool append)
 static int run_via_daemon(const struct runspec *rs, const char *cwd, const char *home,
 			  int audit_fd)
 {
-	int nfd = -1, pfd = -1, code;
+	int nfd = -1, pfd = -1, xfd = -1, jfd = -1, code;
+	unsigned fail_on = 0;
 
 	if (rs->tailscale) {
 		char *why = NULL, *sfx = resolver_tailscale_suffix(NULL, &why);
@@ -513,11 +523,42 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 			return EXIT_BOXY_FAILED;
 		}
 	}
+	if (rs->fail_on) {
+		char *err = NULL;
+
+		/* the row's validator wrote these words; a profile's went through it too */
+		if (parse_fail_on(rs->fail_on, &fail_on, &err) < 0) {
+			warnx_("%s", err);
+			free(err);
+			code = EXIT_BOXY_USAGE;
+			goto out;
+		}
+	}
+	if (rs->report) {
+		char *jpath = xasprintf("%s.json", rs->report);
+
+		/* Both files before the run: one that cannot be written fails it at once. */
+		xfd = run_open_output("--report", rs->report, false);
+		if (xfd >= 0)
+			jfd = run_open_output("--report", jpath, false);
+		free(jpath);
+		if (jfd < 0) {
+			code = EXIT_BOXY_FAILED;
+			goto out;
+		}
+	}
 	code = client_run_net(rs, cwd, home, audit_fd, nfd, pfd);
+	if (rs->fail_on || rs->report)
+		code = gate_finish(fail_on, rs->argv, code, xfd, jfd);
+out:
 	if (nfd >= 0)
 		close(nfd);
 	if (pfd >= 0)
 		close(pfd);
+	if (xfd >= 0)
+		close(xfd);
+	if (jfd >= 0)
+		close(jfd);
 	return code;
 }
 
