@@ -490,6 +490,38 @@ static int run_open_output(const char *flag, const char *path, bool append)
 }
 
 /*
+ * --report FILE: xml to FILE, json to FILE.json, each opened afresh through
+ * the path guard (after the run, when nothing of the sandbox is left to
+ * swap the file for its own; doc/ci.md). -1 with one line said.
+ */
+static int run_write_report(const char *path, const char *xml, const char *json)
+{
+	char *jpath = xasprintf("%s.json", path);
+	const char *paths[2] = { path, jpath }, *texts[2] = { xml, json };
+	int rc = 0;
+
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		int fd = run_open_output("--report", paths[i], false);
+
+		bool bad;
+
+		if (fd < 0) {
+			rc = -1;
+			break;
+		}
+		bad = write_all(fd, texts[i], strlen(texts[i])) < 0;
+		if (close(fd) < 0)
+			bad = true;
+		if (bad) {
+			warnx_(_("--report: writing %s: %s"), paths[i], strerror(errno));
+			rc = -1;
+		}
+	}
+	free(jpath);
+	return rc;
+}
+
+/*
  * Through the daemon: open --net-log and --pcap here, with the caller's
  * rights (created before the network exists, so a file that cannot be
  * written fails the run at once), and pass the descriptors on.
@@ -497,7 +529,7 @@ static int run_open_output(const char *flag, const char *path, bool append)
 static int run_via_daemon(const struct runspec *rs, const char *cwd, const char *home,
 			  int audit_fd)
 {
-	int nfd = -1, pfd = -1, xfd = -1, jfd = -1, code;
+	int nfd = -1, pfd = -1, code;
 	unsigned fail_on = 0;
 
 	if (rs->tailscale) {
@@ -534,31 +566,26 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 			goto out;
 		}
 	}
-	if (rs->report) {
-		char *jpath = xasprintf("%s.json", rs->report);
-
-		/* Both files before the run: one that cannot be written fails it at once. */
-		xfd = run_open_output("--report", rs->report, false);
-		if (xfd >= 0)
-			jfd = run_open_output("--report", jpath, false);
-		free(jpath);
-		if (jfd < 0) {
-			code = EXIT_BOXY_FAILED;
-			goto out;
-		}
+	/* Both files before the run too: one that cannot be written fails it at once. */
+	if (rs->report && run_write_report(rs->report, "", "") < 0) {
+		code = EXIT_BOXY_FAILED;
+		goto out;
 	}
 	code = client_run_net(rs, cwd, home, audit_fd, nfd, pfd);
-	if (rs->fail_on || rs->report)
-		code = gate_finish(fail_on, rs->argv, code, xfd, jfd);
+	if (rs->fail_on || rs->report) {
+		char *xml, *json;
+
+		code = gate_finish(fail_on, rs->argv, code, &xml, &json);
+		if (rs->report && run_write_report(rs->report, xml, json) < 0 && code == 0)
+			code = EXIT_BOXY_FAILED;
+		free(xml);
+		free(json);
+	}
 out:
 	if (nfd >= 0)
 		close(nfd);
 	if (pfd >= 0)
 		close(pfd);
-	if (xfd >= 0)
-		close(xfd);
-	if (jfd >= 0)
-		close(jfd);
 	return code;
 }
 

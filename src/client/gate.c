@@ -322,25 +322,13 @@ static char *gate_json(const struct gate *g, unsigned fail_on, char *const *argv
 	return jbuf_steal(&b);
 }
 
-/* Write text to fd (the report's file, opened by the caller); -1 with a line said. */
-static int gate_write(int fd, const char *what, const char *text)
-{
-	if (fd < 0)
-		return 0;
-	if (write_all(fd, text, strlen(text)) < 0) {
-		warnx_(_("--report: writing the %s report: %s"), what, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-int gate_finish(unsigned fail_on, char *const *argv, int code, int xml_fd, int json_fd)
+int gate_finish(unsigned fail_on, char *const *argv, int code, char **xml, char **json)
 {
 	const struct client_findings *cf = client_findings();
 	struct watch_model m;
 	struct gate g = { 0 };
 	struct wbuf cmd;
-	char *xml, *json, *failed_text;
+	char *failed_text;
 	int status = code;
 	bool gate_failed;
 
@@ -377,14 +365,8 @@ int gate_finish(unsigned fail_on, char *const *argv, int code, int xml_fd, int j
 			       failed_text, code);
 		free(failed_text);
 	}
-	xml = gate_junit(&g, fail_on);
-	json = gate_json(&g, fail_on, argv, code, status);
-	if (gate_write(xml_fd, "JUnit", xml) < 0 || gate_write(json_fd, "JSON", json) < 0) {
-		if (status == 0)
-			status = EXIT_BOXY_FAILED;
-	}
-	free(xml);
-	free(json);
+	*xml = gate_junit(&g, fail_on);
+	*json = gate_json(&g, fail_on, argv, code, status);
 	free(g.v);
 	free(g.command);
 	watch_model_free(&m);

@@ -20,11 +20,12 @@ char *gate_xml_escape(const char *s);
 
 /*
  * The run ended with code; fail_on: FAIL_ON_* bits (spec/values.h); argv: the
- * command, for the report; xml_fd/json_fd: the report's files or -1. Writes
- * the reports, says on stderr which words failed, and returns the run's
- * status: code when it is not 0 (the payload's failure wins), else
- * EXIT_BOXY_GATE when the gate failed, else 0.
+ * command, for the report. Says on stderr which words failed, sets *xml and
+ * *json to the reports (malloc'd; the caller writes them), frees the
+ * client's findings, and returns the run's status: code when it is not 0
+ * (the payload's failure wins), else EXIT_BOXY_GATE when the gate failed,
+ * else 0.
  */
-int gate_finish(unsigned fail_on, char *const *argv, int code, int xml_fd, int json_fd);
+int gate_finish(unsigned fail_on, char *const *argv, int code, char **xml, char **json);
 
 #endif

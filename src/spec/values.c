@@ -360,7 +360,7 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 	const char *p = s;
 
 	if (!*s)
-		return set_err(err, _("--fail-on: empty; expected a comma list of deny, "
+		return set_err(err, _("empty; expected a comma list of deny, "
 				      "new-destination, alert"));
 	for (;;) {
 		size_t n = strcspn(p, ",");
@@ -379,7 +379,7 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 		} else {
 			char *word = xstrndup(p, n);
 			char *clean = text_sanitize(word);
-			int rc = set_err(err, _("--fail-on: unknown word '%s'; expected deny, "
+			int rc = set_err(err, _("unknown word '%s'; expected deny, "
 						"new-destination, alert"), clean);
 
 			free(clean);
