@@ -366,7 +366,12 @@ int gate_finish(unsigned fail_on, char *const *argv, int code, char **xml, char 
 		free(failed_text);
 	}
 	*xml = gate_junit(&g, fail_on);
-	*json = gate_json(&g, fail_on, argv, code, status);
+	{
+		char *j = gate_json(&g, fail_on, argv, code, status);
+
+		*json = xasprintf("%s\n", j);  /* a file of one line ends with its newline */
+		free(j);
+	}
 	free(g.v);
 	free(g.command);
 	watch_model_free(&m);

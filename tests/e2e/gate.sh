@@ -54,6 +54,8 @@ if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
 	grep -q 'gate: failed on deny' "$C/err"; then
 	ok "gate: a refusal with --fail-on deny exits $GATE; the JUnit failure names the refused name"
 	diag "junit: $J"
+	diag_file "$C/r.xml" 40
+	diag_file "$C/r.xml.json" 5
 else
 	fail_case "gate: a refusal with --fail-on deny exits $GATE; the JUnit failure names the refused name" \
 		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")"
