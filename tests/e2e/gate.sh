@@ -102,6 +102,21 @@ else
 		"exit $RC, junit: $J" "json: $(jsonrep "$C/r.xml.json")"
 fi
 
+## ---- an alert, with a name the payload chose to break the XML ------------------------------
+# A repository planted in a directory named with markup, a CDATA end, a control
+# byte and a byte that is not UTF-8: the alert names it, the report stays XML.
+run_case gate-alert --net none --fail-on alert --report r.xml -- sh -c \
+	'd=$(printf "p<&\"]]>\001\377x"); mkdir -p "$d" && cd "$d" && git init -q . && exit 0'
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|git: '*'p<&"]]>'$'\xef\xbf\xbd\xef\xbf\xbd''x'* ]] &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["failed_on"] != ["alert"])' \
+		"$C/r.xml.json"; then
+	ok "gate: a planted repository fails --fail-on alert; its hostile name is escaped in the JUnit file"
+else
+	fail_case "gate: a planted repository fails --fail-on alert; its hostile name is escaped in the JUnit file" \
+		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")" "$(head -c 2000 "$C/r.xml")"
+fi
+
 ## ---- a new destination since the last run ---------------------------------------------------
 W=$TN/cases/gate-since
 mkdir -p "$W" && cp "$TN/tls/ca.pem" "$W/ca.pem" && chmod -R a+rwX "$W"
