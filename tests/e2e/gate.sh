@@ -164,6 +164,22 @@ else
 	fail_case "gate: --fail-on with -d is refused" "exit $RC" "$(cat "$C/err")"
 fi
 
+## ---- the payload swaps the report for its own ---------------------------------------------
+# The report is in the work directory, which the payload can write: it removes the
+# file boxy created and writes a passing report in its place. What is there after
+# the run is boxy's.
+fake='<testsuites><testsuite name="boxy" tests="1" failures="0"><testcase name="deny"/></testsuite></testsuites>'
+run_case gate-swap "${allow[@]}" --fail-on deny --report r.xml -- sh -c \
+	"$refused; rm -f r.xml r.xml.json; printf '%s' '$fake' >r.xml; echo '{}' >r.xml.json; exit 0"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
+	[ "$(jsonrep "$C/r.xml.json")" = "True deny deny 0 $GATE" ]; then
+	ok "gate: a report the payload replaced during the run is boxy's again when the run ends"
+else
+	fail_case "gate: a report the payload replaced during the run is boxy's again when the run ends" \
+		"exit $RC, junit: $J" "$(head -c 600 "$C/r.xml")"
+fi
+
 ## ---- a report path that is a link ------------------------------------------------------------
 C=$TN/cases/gate-link
 mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
