@@ -115,6 +115,7 @@ static bool news_is_destination(const struct client_finding *f)
 	       strncmp(f->detail, "new port", 8) == 0 || strcmp(f->subject, "…") == 0;
 }
 
+/* The client's findings and the snapshot's refusal table into g's items, by word. */
 static void gate_collect(struct gate *g, unsigned fail_on, const struct client_findings *cf,
 			 const struct watch_model *m)
 {
