@@ -505,7 +505,6 @@ static int run_write_report(const char *path, const char *xml, const char *json)
 
 	for (size_t i = 0; i < 2 && rc == 0; i++) {
 		int fd = run_open_output("--report", paths[i], false);
-
 		bool bad;
 
 		if (fd < 0) {
