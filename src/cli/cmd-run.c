@@ -33,6 +33,7 @@
 #include "daemon/journal.h"
 #include "daemon/seal.h"
 #include "client/client.h"
+#include "client/gate.h"
 #include "client/run.h"
 #include "client/tty.h"
 #include "cli/cmd.h"
@@ -42,6 +43,7 @@
 #include "spec/profile.h"
 #include "broker/resolver.h"
 #include "spec/runspec.h"
+#include "spec/values.h"
 #include "sandbox/assemble.h"
 #include "common/util.h"
 
@@ -119,6 +121,9 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --net-log FILE     every connection, hostname and SNI\n"
 	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
 	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
+	   "      --fail-on LIST     exit 123 when the command succeeded but one of\n"
+	   "                         deny,new-destination,alert occurred (CI gate)\n"
+	   "      --report FILE      the findings as JUnit XML (FILE) and JSON (FILE.json)\n"
 	   "      --seccomp MODE     strict (default) or compat\n"
 	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
 	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
@@ -453,6 +458,13 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 		warnx_(_("-d/--detach needs the per-user daemon; it contradicts --no-daemon"));
 		return EXIT_BOXY_USAGE;
 	}
+	/* The gate reads the end of the run as the client sees it (doc/ci.md). */
+	if ((rs->fail_on || rs->report) && (rs->detach || run_no_daemon)) {
+		warnx_(_("%s needs to see the run end through the daemon; it contradicts %s"),
+		       rs->fail_on ? "--fail-on" : "--report", rs->detach ? "-d/--detach"
+									: "--no-daemon");
+		return EXIT_BOXY_USAGE;
+	}
 	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
 		warnx_(_("--net %s needs the daemon's network gateway; it contradicts --no-daemon "
 			 "(use --net none)"), net_mode_name(rs->net));
@@ -481,6 +493,37 @@ static int run_open_output(const char *flag, const char *path, bool append)
 }
 
 /*
+ * --report FILE: xml to FILE, json to FILE.json, each opened afresh through
+ * the path guard (after the run, when nothing of the sandbox is left to
+ * swap the file for its own; doc/ci.md). -1 with one line said.
+ */
+static int run_write_report(const char *path, const char *xml, const char *json)
+{
+	char *jpath = xasprintf("%s.json", path);
+	const char *paths[2] = { path, jpath }, *texts[2] = { xml, json };
+	int rc = 0;
+
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		int fd = run_open_output("--report", paths[i], false);
+		bool bad;
+
+		if (fd < 0) {
+			rc = -1;
+			break;
+		}
+		bad = write_all(fd, texts[i], strlen(texts[i])) < 0;
+		if (close(fd) < 0)
+			bad = true;
+		if (bad) {
+			warnx_(_("--report: writing %s: %s"), paths[i], strerror(errno));
+			rc = -1;
+		}
+	}
+	free(jpath);
+	return rc;
+}
+
+/*
  * Through the daemon: open --net-log and --pcap here, with the caller's
  * rights (created before the network exists, so a file that cannot be
  * written fails the run at once), and pass the descriptors on.
@@ -489,6 +532,7 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 			  int audit_fd)
 {
 	int nfd = -1, pfd = -1, code;
+	unsigned fail_on = 0;
 
 	if (rs->tailscale) {
 		char *why = NULL, *sfx = resolver_tailscale_suffix(NULL, &why);
@@ -513,7 +557,33 @@ static int run_via_daemon(const struct runspec *rs, const char *cwd, const char 
 			return EXIT_BOXY_FAILED;
 		}
 	}
+	if (rs->fail_on) {
+		char *err = NULL;
+
+		/* the row's validator wrote these words; a profile's went through it too */
+		if (parse_fail_on(rs->fail_on, &fail_on, &err) < 0) {
+			warnx_("%s", err);
+			free(err);
+			code = EXIT_BOXY_USAGE;
+			goto out;
+		}
+	}
+	/* Both files before the run too: one that cannot be written fails it at once. */
+	if (rs->report && run_write_report(rs->report, "", "") < 0) {
+		code = EXIT_BOXY_FAILED;
+		goto out;
+	}
 	code = client_run_net(rs, cwd, home, audit_fd, nfd, pfd);
+	if (rs->fail_on || rs->report) {
+		char *xml, *json;
+
+		code = gate_finish(fail_on, rs->argv, code, &xml, &json);
+		if (rs->report && run_write_report(rs->report, xml, json) < 0 && code == 0)
+			code = EXIT_BOXY_FAILED;
+		free(xml);
+		free(json);
+	}
+out:
 	if (nfd >= 0)
 		close(nfd);
 	if (pfd >= 0)

@@ -179,8 +179,54 @@ static void send_winsize(int fd)
 static uint8_t *last_snapshot;
 static size_t last_snapshot_len;
 
+static struct client_findings findings;
+
+const struct client_findings *client_findings(void)
+{
+	return &findings;
+}
+
+void client_findings_free(void)
+{
+	for (size_t i = 0; i < findings.nnews; i++) {
+		free(findings.news[i].layer);
+		free(findings.news[i].subject);
+		free(findings.news[i].detail);
+	}
+	for (size_t i = 0; i < findings.nalerts; i++) {
+		free(findings.alerts[i].layer);
+		free(findings.alerts[i].subject);
+		free(findings.alerts[i].detail);
+	}
+	free(findings.news);
+	free(findings.alerts);
+	free(findings.snapshot);
+	memset(&findings, 0, sizeof(findings));
+}
+
+/* One "new" or "alert" event into the findings, raw (the report escapes it). */
+static void keep_finding(const struct event *ev, bool is_new)
+{
+	struct client_finding **v = is_new ? &findings.news : &findings.alerts;
+	size_t *n = is_new ? &findings.nnews : &findings.nalerts;
+	struct client_finding *f;
+
+	if (*n >= CLIENT_FINDINGS_MAX) {
+		(*(is_new ? &findings.more_news : &findings.more_alerts))++;
+		return;
+	}
+	f = xappend((void **)v, n, sizeof(*f));
+	f->layer = xstrdup(ev->layer ? ev->layer : "boxy");
+	f->subject = xstrdup(ev->subject ? ev->subject : "");
+	f->detail = xstrdup(ev->detail ? ev->detail : "");
+}
+
 static void keep_snapshot(const struct msg *m)
 {
+	free(findings.snapshot);
+	findings.snapshot = xmalloc(m->len ? m->len : 1);
+	memcpy(findings.snapshot, m->payload, m->len);
+	findings.snapshot_len = m->len;
 	free(last_snapshot);
 	last_snapshot = xmalloc(m->len ? m->len : 1);
 	memcpy(last_snapshot, m->payload, m->len);
@@ -227,6 +273,7 @@ static bool keep_alert(const struct msg *m)
 	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
 		subject = watch_sanitize(ev.subject ? ev.subject : "");
 		detail = watch_sanitize(ev.detail ? ev.detail : "");
+		keep_finding(&ev, strcmp(ev.verdict, "new") == 0);
 		if (strcmp(ev.verdict, "new") == 0) {
 			line = xasprintf("%s (%s)", subject, detail);
 			strv_push(&news, line);
@@ -270,6 +317,7 @@ static int exit_from(const struct msg *m)
 		fprintf(stderr, "boxy: malformed exit message from the daemon\n");
 		return EXIT_BOXY_FAILED;
 	}
+	findings.ended = true;
 	if (reason && code >= 124) {
 		char *clean = watch_sanitize(reason);
 

@@ -35,6 +35,27 @@ int client_local_pty(unsigned ttys, bool raw, int *slave, pid_t *relay, char **e
 void client_local_pty_end(int slave, pid_t relay);
 /* Wait for a non-terminal run to end; returns its exit code. Ctrl-C stops the session. */
 int client_wait_run(int fd, const char *id, bool verbose);
+/*
+ * What the end of the run showed, kept for the CI gate (client/gate.h): the
+ * daemon's last snapshot (its refusal table) and, raw as the daemon sent
+ * them, the "new since the last run" events and the alerts (at most
+ * CLIENT_FINDINGS_MAX of each; past it only `more` grows). ended: a MSG_EXIT
+ * was seen. Kept until client_findings_free.
+ */
+#define CLIENT_FINDINGS_MAX 1000
+struct client_finding {
+	char *layer, *subject, *detail;
+};
+struct client_findings {
+	bool ended;
+	unsigned char *snapshot;
+	size_t snapshot_len;
+	struct client_finding *news, *alerts;
+	size_t nnews, nalerts;
+	unsigned long long more_news, more_alerts;
+};
+const struct client_findings *client_findings(void);
+void client_findings_free(void);
 /* Send a stop request for id on a new connection (used on Ctrl-C). */
 int client_request_stop(const char *id, bool now, char **err);
 

@@ -23,6 +23,7 @@
 
 /* Exit codes for boxy's own failures (the env/podman convention). */
 #define EXIT_BOXY_USAGE   2     /* bad flag, bad profile */
+#define EXIT_BOXY_GATE    123   /* the payload succeeded, the --fail-on gate failed (doc/ci.md) */
 #define EXIT_BOXY_FAILED  125   /* boxy itself failed */
 #define EXIT_BOXY_NOEXEC  126   /* the command was found but could not run */
 #define EXIT_BOXY_NOENT   127   /* the command was not found */

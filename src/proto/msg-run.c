@@ -65,6 +65,7 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 		wire_put_u8(w, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
+	case SPEC_FAIL_ON:
 		wire_put_str(w, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
@@ -302,6 +303,17 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
 		return path_ok(*(char **)f, false) ||
 		       (*(char **)f && strcmp(*(char **)f, "journal") == 0) ? NULL : o->flag;
+	case SPEC_FAIL_ON: {
+		unsigned bits;
+		char *e = NULL;
+		bool ok;
+
+		/* absent, or the words the flag accepts */
+		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
+		ok = !*(char **)f || parse_fail_on(*(char **)f, &bits, &e) == 0;
+		free(e);
+		return ok ? NULL : o->flag;
+	}
 	case SPEC_SIZE: case SPEC_DURATION:
 		*(uint64_t *)f = wire_get_u64(r);
 		return NULL;

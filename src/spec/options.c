@@ -55,6 +55,9 @@ const struct spec_option spec_options[] = {
 	{ "net-log", 0, NULL, "logs.net", SPEC_FILE, 0, F(net_log), 0, "file" },
 	{ "pcap", 0, NULL, "logs.pcap", SPEC_FILE, 0, F(pcap), 0, "file" },
 	{ "pcap-max", 0, NULL, "logs.pcap_max", SPEC_SIZE, 0, F(pcap_max), 0, NULL },
+	/* The CI gate (doc/ci.md): a CI profile may ask for it; the report is a file, flag only. */
+	{ "fail-on", 0, "fail-on", "gate.fail_on", SPEC_FAIL_ON, 0, F(fail_on), 0, NULL },
+	{ "report", 0, NULL, "gate.report", SPEC_FILE, 0, F(report), 0, "file" },
 	{ "seccomp", 0, "seccomp", "seccomp", SPEC_SECCOMP, 0, F(seccomp), 0, "strict compat" },
 	{ "tty", 0, NULL, "tty", SPEC_SWITCH, 0, F(tty), 0, NULL },
 	{ "verbose", 'v', NULL, "verbose", SPEC_SWITCH, 0, F(verbose), 0, NULL },
@@ -227,6 +230,15 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		return parse_net_mode(text, f, err);
 	case SPEC_SECCOMP:
 		return parse_seccomp_mode(text, f, err);
+	case SPEC_FAIL_ON: {
+		unsigned bits;
+
+		if (parse_fail_on(text, &bits, err) < 0)
+			return -1;
+		free(*(char **)f);
+		*(char **)f = fail_on_text(bits);
+		return 0;
+	}
 	case SPEC_MOUNT: {
 		struct mount_spec m = { .kind = o->mount };
 
@@ -309,6 +321,7 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		json_bool(b, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
+	case SPEC_FAIL_ON:
 		json_str(b, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:

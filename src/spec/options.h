@@ -42,6 +42,7 @@ enum spec_kind {
 	SPEC_CIDR,      /* list of struct cidr: parse_cidr */
 	SPEC_ENV,       /* list of struct env_spec: parse_env_spec (a profile: names only) */
 	SPEC_ENV_SET,   /* the same list, from a profile's NAME: value mapping */
+	SPEC_FAIL_ON,   /* char *: parse_fail_on's words, kept as fail_on_text gives them */
 };
 
 struct spec_option {

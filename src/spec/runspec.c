@@ -102,6 +102,8 @@ void runspec_free(struct runspec *rs)
 	free(rs->audit_log);
 	free(rs->net_log);
 	free(rs->pcap);
+	free(rs->fail_on);
+	free(rs->report);
 	runspec_init(rs);
 }
 
@@ -188,6 +190,8 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	merge_str(&dst->audit_log, src->audit_log);
 	merge_str(&dst->net_log, src->net_log);
 	merge_str(&dst->pcap, src->pcap);
+	merge_str(&dst->fail_on, src->fail_on);
+	merge_str(&dst->report, src->report);
 	if (src->pcap_max)
 		dst->pcap_max = src->pcap_max;
 	if (src->seccomp != SECCOMP_UNSET)
@@ -281,7 +285,8 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 	    absolutize(&rs->audit_log, cwd, "--audit-log", err) < 0)
 		return -1;
 	if (absolutize(&rs->net_log, cwd, "--net-log", err) < 0 ||
-	    absolutize(&rs->pcap, cwd, "--pcap", err) < 0)
+	    absolutize(&rs->pcap, cwd, "--pcap", err) < 0 ||
+	    absolutize(&rs->report, cwd, "--report", err) < 0)
 		return -1;
 
 	if (rs->net == NET_UNSET)

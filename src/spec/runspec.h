@@ -94,6 +94,8 @@ struct runspec {
 	char *net_log;
 	char *pcap;
 	uint64_t pcap_max;          /* bytes; 0 unset (default 1GiB) */
+	char *fail_on;              /* --fail-on: the canonical word list (doc/ci.md); NULL unset */
+	char *report;               /* --report: the JUnit file (and FILE.json), opened by the client */
 
 	enum seccomp_mode seccomp;
 	bool tty;

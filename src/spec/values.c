@@ -347,6 +347,66 @@ int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
 	return 0;
 }
 
+/* The gate's words, in their canonical order. */
+static const struct { const char *word; unsigned bit; } fail_on_words[] = {
+	{ "deny", FAIL_ON_DENY },
+	{ "new-destination", FAIL_ON_NEW },
+	{ "alert", FAIL_ON_ALERT },
+};
+
+int parse_fail_on(const char *s, unsigned *out, char **err)
+{
+	unsigned bits = 0;
+	const char *p = s;
+
+	if (!*s)
+		return set_err(err, _("empty; expected a comma list of deny, "
+				      "new-destination, alert"));
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(fail_on_words); i++)
+			if (strlen(fail_on_words[i].word) == n &&
+			    strncmp(p, fail_on_words[i].word, n) == 0)
+				break;
+		if (i < ARRAY_SIZE(fail_on_words)) {
+			bits |= fail_on_words[i].bit;
+		} else if (n == 8 && strncmp(p, "tripwire", 8) == 0) {
+			/* never accept a word that cannot fire */
+			return set_err(err, _("tripwire: not built yet (tripwires come with "
+					      "issue 14)"));
+		} else {
+			char *word = xstrndup(p, n);
+			char *clean = text_sanitize(word);
+			int rc = set_err(err, _("unknown word '%s'; expected deny, "
+						"new-destination, alert"), clean);
+
+			free(clean);
+			free(word);
+			return rc;
+		}
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*out = bits;
+	return 0;
+}
+
+char *fail_on_text(unsigned bits)
+{
+	char buf[64] = "";
+
+	for (size_t i = 0; i < ARRAY_SIZE(fail_on_words); i++)
+		if (bits & fail_on_words[i].bit) {
+			if (*buf)
+				strcat(buf, ",");
+			strcat(buf, fail_on_words[i].word);
+		}
+	return xstrdup(buf);
+}
+
 #define HOST_MAX 253
 #define LABEL_MAX 63
 #define IP_NOT_HOST N_(" is an IP address, not a hostname; use --allow-cidr for addresses")

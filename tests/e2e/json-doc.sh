@@ -62,7 +62,7 @@ doc_check() {
 	fi
 }
 
-plan 8
+plan 10
 
 B daemon status --json
 doc_check "daemon status --json without a daemon" '`boxy daemon status --json`' 1
@@ -84,5 +84,13 @@ doc_check "profile list --json" '`boxy profile list --json`' 0
 B doctor --json
 doc_check "doctor --json" '`boxy doctor --json`' 0
 "$BOXY" stop -k "$ID" >/dev/null 2>&1
+# --report FILE's JSON (FILE.json): the timeout is a refusal, so findings is not empty.
+B run --net none --timeout 1s --report "$SUITE/report.xml" -- sleep 10
+OUT=$SUITE/report.xml.json
+doc_check "run --report: FILE.json" '`boxy run --report FILE`' 0
+python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["findings"], open(sys.argv[2], "w"))' \
+	"$SUITE/report.xml.json" "$SUITE/findings.json"
+OUT=$SUITE/findings.json
+doc_check "run --report: FILE.json's findings" '`boxy run --report FILE`' 1
 
 done_testing

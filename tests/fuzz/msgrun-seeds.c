@@ -21,10 +21,10 @@
 #include "spec/options.h"
 #include "common/util.h"
 
-/* Up to 12 "flag=value" words (a switch: "flag"), then the command. */
+/* Up to 15 "flag=value" words (a switch: "flag"), then the command. */
 static const struct {
 	const char *name;
-	const char *words[12];
+	const char *words[16];
 	const char *argv[4];
 	unsigned ttys;
 	bool audit, netlog, pcap;
@@ -37,7 +37,8 @@ static const struct {
 		      "copy=/etc/hosts", "copy-ro=/etc/passwd:/home/u/p", "allow-git-write", NULL },
 	  { "sh", "-c", "ls", NULL }, 2, false, false, false },
 	{ "limits", { "memory=2GiB", "pids=512", "cpus=1.5", "timeout=1h30m", "seccomp=compat",
-		      "env=TERM", "env=TOKEN=x", "net=none", "verbose", "raw-terminal", NULL },
+		      "env=TERM", "env=TOKEN=x", "net=none", "verbose", "raw-terminal",
+		      "fail-on=deny,alert", "report=/tmp/r.xml", NULL },
 	  { "make", NULL }, 0, true, false, false },
 	{ "detach", { "detach", "workdir=/tmp", "profile=node", "pcap=/tmp/p.pcap",
 		      "pcap-max=1M", "net-log=/tmp/n.log", NULL },

@@ -33,7 +33,7 @@ static const char *const no_flag[] = { "argv", "filesystem.mkdir", "env.set", "a
 /* Flags deliberately not in profiles: the profile itself, the run's place, files, the session. */
 static const char *const no_key[] = {
 	"profile", "argv", "workdir", "audit-log", "net-log", "pcap", "pcap-max", "tty", "verbose",
-	"detach",
+	"detach", "report",
 };
 
 /* A value of the row's kind that the validator accepts, and that differs from the base run. */
@@ -60,6 +60,7 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_CIDR: return "10.0.0.0/8";
 	case SPEC_ENV: return "TOKEN";
 	case SPEC_ENV_SET: return "TOKEN=v";
+	case SPEC_FAIL_ON: return "deny,alert";
 	}
 	return NULL;
 }

@@ -409,6 +409,7 @@ static void test_to_json(void **state)
 	rs.memory = 2ULL << 30;
 	rs.timeout_ms = 600000;
 	rs.audit_log = xstrdup("/w/a.jsonl");
+	rs.fail_on = xstrdup("deny,alert");
 	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
 	json = runspec_to_json(&rs);
 	assert_string_equal(json,
@@ -422,6 +423,7 @@ static void test_to_json(void **state)
 		"\"limits\":{\"memory\":2147483648,\"pids\":4096,\"cpus_milli\":null,"
 		"\"timeout_ms\":600000},"
 		"\"logs\":{\"audit\":\"/w/a.jsonl\",\"net\":null,\"pcap\":null,\"pcap_max\":null},"
+		"\"gate\":{\"fail_on\":\"deny,alert\",\"report\":null},"
 		"\"seccomp\":\"strict\",\"tty\":false,\"verbose\":false,\"detach\":false,"
 		"\"raw_terminal\":false}");
 	/* a value given with -e is a credential handed in on purpose: never recorded */

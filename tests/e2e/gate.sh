@@ -1,0 +1,201 @@
+#!/bin/bash
+# tests/e2e/gate.sh — the CI gate (doc/ci.md): `--fail-on deny,new-destination,
+# alert` turns a run whose payload succeeded into exit 123 when one of the
+# named findings occurred, and `--report FILE` writes them as JUnit XML (and
+# FILE.json) that a JUnit parser reads; a payload's own failure keeps its
+# status; a word that cannot fire (tripwire) or does not exist is refused;
+# a report path that is a link is never followed.
+#
+# Inside the hermetic test network (tests/lib/testnet.sh), as the test user,
+# with the suite's own daemon.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/lib/harness.sh"
+. "$here/lib/testnet.sh"
+harness_locate
+[ "${BOXY_TESTNET_INSIDE:-}" = 1 ] || harness_as_test_user "$0" "$@"
+testnet_enter "$0" "$@"
+testnet_setup
+tn_probe
+
+GATE=123
+ok_get='curl -sS -m 10 --cacert ca.pem https://www.example.test/hello.txt >/dev/null'
+# Refused in allowlist mode at the name (only www.example.test is allowed).
+refused='curl -s -m 5 http://other.example.test/hello.txt >/dev/null'
+allow=(--net allowlist --allow-host www.example.test:443)
+
+# junit FILE: "FAILURES|MESSAGES" from the JUnit file, or "unparsable: why".
+junit() {
+	python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception as e:
+    print("unparsable:", e); sys.exit()
+fails = root.findall(".//testcase/failure")
+props = {p.get("name"): p.get("value") for p in root.iter("property")}
+cases = sorted(c.get("name") for c in root.iter("testcase"))
+print("%d|%s|%s|%s" % (len(fails), " ## ".join(f.get("message") for f in fails),
+                       ",".join(cases), props.get("session", "")))
+PY
+}
+# jsonrep FILE: "failed failed_on kinds" from the JSON report.
+jsonrep() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["failed"], ",".join(d["failed_on"]), ",".join(f["kind"] for f in d["findings"]), d["exit"], d["status"])' "$1" 2>&1
+}
+
+## ---- a refusal fails --fail-on deny ----------------------------------------------------
+run_case gate-deny "${allow[@]}" --fail-on deny --report r.xml -- sh -c "$ok_get; $refused; exit 0"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
+	grep -q 'gate: failed on deny' "$C/err"; then
+	ok "gate: a refusal with --fail-on deny exits $GATE; the JUnit failure names the refused name"
+	diag "junit: $J"
+	diag_file "$C/r.xml" 40
+	diag_file "$C/r.xml.json" 5
+else
+	fail_case "gate: a refusal with --fail-on deny exits $GATE; the JUnit failure names the refused name" \
+		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")"
+fi
+ID=$(tn_boxy ps -a | awk 'NR == 2 { print $1 }')
+if [[ $J == *'|alert,deny,new-destination|'"$ID"* ]] &&
+	[ "$(jsonrep "$C/r.xml.json")" = "True deny deny 0 $GATE" ]; then
+	ok "gate: one testcase per word, the session id as a property, the JSON report beside it"
+else
+	fail_case "gate: one testcase per word, the session id as a property, the JSON report beside it" \
+		"junit: $J (session $ID)" "json: $(jsonrep "$C/r.xml.json")"
+fi
+
+## ---- a clean run passes -----------------------------------------------------------------
+run_case gate-clean "${allow[@]}" --fail-on deny --report r.xml -- sh -c "$ok_get"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq 0 ] && [[ $J == '0|'* ]] && [ "$(jsonrep "$C/r.xml.json")" = "False   0 0" ] &&
+	! grep -q 'gate:' "$C/err"; then
+	ok "gate: a clean run with the same flags exits 0 and its report has no failure"
+else
+	fail_case "gate: a clean run with the same flags exits 0 and its report has no failure" \
+		"exit $RC, junit: $J" "json: $(jsonrep "$C/r.xml.json")" "$(tail -n 5 "$C/err")"
+fi
+
+## ---- the payload's own failure wins --------------------------------------------------------
+run_case gate-fails "${allow[@]}" --fail-on deny --report r.xml -- sh -c "$refused; exit 3"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq 3 ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
+	grep -q 'gate: failed on deny; the command.s own exit status 3 wins' "$C/err"; then
+	ok "gate: a payload that fails (exit 3) with a refusal keeps exit 3; the report shows the refusal"
+else
+	fail_case "gate: a payload that fails (exit 3) with a refusal keeps exit 3; the report shows the refusal" \
+		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")"
+fi
+
+## ---- --report alone judges nothing ----------------------------------------------------------
+run_case gate-report-only "${allow[@]}" --report r.xml -- sh -c "$refused; exit 0"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq 0 ] && [[ $J == '0|'* ]] && grep -q 'other.example.test' "$C/r.xml" &&
+	[ "$(jsonrep "$C/r.xml.json")" = "False  deny 0 0" ]; then
+	ok "gate: --report without --fail-on lists the refusal, fails nothing, exits 0"
+else
+	fail_case "gate: --report without --fail-on lists the refusal, fails nothing, exits 0" \
+		"exit $RC, junit: $J" "json: $(jsonrep "$C/r.xml.json")"
+fi
+
+## ---- an alert, with a name the payload chose to break the XML ------------------------------
+# A repository planted in a directory named with markup, a CDATA end, a control
+# byte and a byte that is not UTF-8: the alert names it, the report stays XML.
+run_case gate-alert --net none --fail-on alert --report r.xml -- sh -c \
+	'd=$(printf "p<&\"]]>\001\377x"); mkdir -p "$d" && cd "$d" && git init -q . && exit 0'
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|git: '*'p<&"]]>'$'\xef\xbf\xbd\xef\xbf\xbd''x'* ]] &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["failed_on"] != ["alert"])' \
+		"$C/r.xml.json"; then
+	ok "gate: a planted repository fails --fail-on alert; its hostile name is escaped in the JUnit file"
+else
+	fail_case "gate: a planted repository fails --fail-on alert; its hostile name is escaped in the JUnit file" \
+		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")" "$(head -c 2000 "$C/r.xml")"
+fi
+
+## ---- a new destination since the last run ---------------------------------------------------
+W=$TN/cases/gate-since
+mkdir -p "$W" && cp "$TN/tls/ca.pem" "$W/ca.pem" && chmod -R a+rwX "$W"
+# run_job NAME: `boxy run --fail-on new-destination --report NAME.xml -- sh job.sh` in $W.
+run_job() {
+	(cd "$W" && tn_boxy run --fail-on new-destination --report "$1.xml" -- sh job.sh \
+		>"$W/$1.out" 2>"$W/$1.err" </dev/null)
+	RC=$?
+}
+printf '%s\n' "$ok_get" >"$W/job.sh" && chmod a+rw "$W/job.sh"
+run_job first
+R1=$RC
+run_job again
+R2=$RC
+printf '%s\n%s\n' "$ok_get" 'curl -sS -m 10 http://other.example.test/hello.txt >/dev/null' \
+	>"$W/job.sh"
+run_job bump
+J=$(junit "$W/bump.xml")
+if [ "$R1" -eq 0 ] && [ "$R2" -eq 0 ] && [ "$RC" -eq "$GATE" ] &&
+	[[ $J == 1'|'*'other.example.test:80'*'new destination'* ]]; then
+	ok "gate: --fail-on new-destination passes twice, then fails when the job reaches a new host"
+else
+	fail_case "gate: --fail-on new-destination passes twice, then fails when the job reaches a new host" \
+		"exits $R1 $R2 $RC, junit: $J" "$(tail -n 5 "$W/bump.err")"
+fi
+
+## ---- words that cannot fire, or do not exist ---------------------------------------------------
+for w in tripwire deny,tripwire bogus; do
+	run_case "gate-word-${w//,/-}" --fail-on "$w" -- true
+	case $w in
+	*tripwire*) want='boxy run: --fail-on: tripwire: not built yet (tripwires come with issue 14)' ;;
+	*) want="boxy run: --fail-on: unknown word '$w'; expected deny, new-destination, alert" ;;
+	esac
+	if [ "$RC" -eq 2 ] && [ "$(head -n 1 "$C/err")" = "$want" ] &&
+		[ "$(grep -c 'fail-on' "$C/err")" -eq 1 ]; then
+		ok "gate: --fail-on $w exits 2 with one line"
+	else
+		fail_case "gate: --fail-on $w exits 2 with one line" "exit $RC" "$(cat "$C/err")"
+	fi
+done
+run_case gate-detach -d --fail-on deny -- true
+if [ "$RC" -eq 2 ] && grep -q 'contradicts -d/--detach' "$C/err"; then
+	ok "gate: --fail-on with -d is refused (a detached run has no end for the client to judge)"
+else
+	fail_case "gate: --fail-on with -d is refused" "exit $RC" "$(cat "$C/err")"
+fi
+
+## ---- the payload swaps the report for its own ---------------------------------------------
+# The report is in the work directory, which the payload can write: it removes the
+# file boxy created and writes a passing report in its place. What is there after
+# the run is boxy's.
+fake='<testsuites><testsuite name="boxy" tests="1" failures="0"><testcase name="deny"/></testsuite></testsuites>'
+run_case gate-swap "${allow[@]}" --fail-on deny --report r.xml -- sh -c \
+	"$refused; rm -f r.xml r.xml.json; printf '%s' '$fake' >r.xml; echo '{}' >r.xml.json; exit 0"
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
+	[ "$(jsonrep "$C/r.xml.json")" = "True deny deny 0 $GATE" ]; then
+	ok "gate: a report the payload replaced during the run is boxy's again when the run ends"
+else
+	fail_case "gate: a report the payload replaced during the run is boxy's again when the run ends" \
+		"exit $RC, junit: $J" "$(head -c 600 "$C/r.xml")"
+fi
+
+## ---- a report path that is a link ------------------------------------------------------------
+C=$TN/cases/gate-link
+mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
+echo precious >"$TN/precious" && chmod 0666 "$TN/precious"
+ln -sf "$TN/precious" "$C/r.xml"
+ln -sf "$TN/precious" "$C/s.xml.json"
+(cd "$C" && tn_boxy run --fail-on deny --report r.xml -- true >"$C/out" 2>"$C/err" </dev/null)
+RC=$?
+(cd "$C" && tn_boxy run --fail-on deny --report s.xml -- true >"$C/out2" 2>"$C/err2" </dev/null)
+RC2=$?
+if [ "$RC" -eq 125 ] && [ "$RC2" -eq 125 ] && [ "$(cat "$TN/precious")" = precious ] &&
+	grep -q -- '--report' "$C/err" && grep -q -- '--report' "$C/err2"; then
+	ok "gate: a report path (or its .json) that is a symlink is refused and its target untouched"
+else
+	fail_case "gate: a report path (or its .json) that is a symlink is refused and its target untouched" \
+		"exits $RC $RC2, precious: $(cat "$TN/precious")" "$(cat "$C/err" "$C/err2")"
+fi
+
+done_testing
