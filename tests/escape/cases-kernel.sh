@@ -20,10 +20,20 @@ inotify_probe_start() {
 			sleep 0.05
 		done
 		if [ -e "$CASE_WORK/held" ]; then
-			python3 -c 'import ctypes, os
+			# Three tries 0.1 s apart, each closed again: one refusal is enough. (Other
+			# suites run as the same user and take and free instances meanwhile; the
+			# payload soaks up whatever they free, so a lucky moment cannot hide it.)
+			python3 -c 'import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
-fd = libc.inotify_init1(0)
-print("host-inotify", "ok" if fd >= 0 else os.strerror(ctypes.get_errno()))' >"$CASE/inotify-host" 2>&1
+res = "ok"
+for _ in range(3):
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        res = os.strerror(ctypes.get_errno())
+        break
+    os.close(fd)
+    time.sleep(0.1)
+print("host-inotify", res)' >"$CASE/inotify-host" 2>&1
 		else
 			echo "host-inotify never-held" >"$CASE/inotify-host"
 		fi
@@ -152,10 +162,14 @@ for _ in range(200):
 w = sys.argv[1]
 with open(os.path.join(w, "held"), "w") as f:
     f.write(str(len(fds)))
-for _ in range(200):
+# Until the host has checked, take every instance anyone else frees.
+for _ in range(1000):
     if os.path.exists(os.path.join(w, "checked")):
         break
-    time.sleep(0.05)
+    fd = libc.inotify_init1(0)
+    if fd >= 0:
+        fds.append(fd)
+    time.sleep(0.01)
 print("held", len(fds), "inotify instances")
 PY'
 
