@@ -55,15 +55,14 @@ struct domain {
 };
 
 struct dnsexfil {
-	struct domain *d;
-	size_t n;
+	struct domain *d;       /* grown as domains are seen (about 3 KiB each), up to the cap */
+	size_t n, cap;
 };
 
 struct dnsexfil *dnsexfil_new(void)
 {
 	struct dnsexfil *x = xcalloc(1, sizeof(*x));
 
-	x->d = xcalloc(DNSEXFIL_DOMAINS_MAX, sizeof(*x->d));
 	return x;
 }
 
@@ -151,6 +150,13 @@ static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_
 			return &x->d[i];
 		}
 	if (x->n < DNSEXFIL_DOMAINS_MAX) {
+		if (x->n == x->cap) {
+			/* a session that asks for three names costs three entries, not the cap */
+			x->cap = x->cap ? 2 * x->cap : 8;
+			if (x->cap > DNSEXFIL_DOMAINS_MAX)
+				x->cap = DNSEXFIL_DOMAINS_MAX;
+			x->d = xrealloc(x->d, x->cap * sizeof(*x->d));
+		}
 		d = &x->d[x->n++];
 	} else {
 		for (size_t i = 0; i < x->n; i++)
