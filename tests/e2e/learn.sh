@@ -58,7 +58,8 @@ else
 	fail_case "learn: extends generic for a run without a profile, and names the session" \
 		"$(head -n 12 "$L")"
 fi
-if out=$(tn_boxy profile check "$L" 2>&1) && [ "$out" = "$L: ok" ]; then
+if out=$(tn_boxy profile check "$L" 2>&1) && [ "$out" = "$L: ok" ] &&
+	grep -q '^  hosts:$' "$L"; then
 	ok "learn: the learned profile passes boxy profile check"
 else
 	fail_case "learn: the learned profile passes boxy profile check" "$out"
