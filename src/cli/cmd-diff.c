@@ -6,7 +6,7 @@
  * CI run before and after a dependency bump.
  *
  * Reads the store only. Everything printed came from a payload (names,
- * paths) and goes through the screen sanitizer; --json escapes it.
+ * paths): the text goes through ui/diff.c, --json escapes it.
  */
 #include <config.h>
 
@@ -20,11 +20,7 @@
 #include "common/util.h"
 #include "store/store.h"
 #include "store/store-since.h"
-
-struct diff_rows {
-	char **v;               /* kind, subject, detail, count: four strings a row */
-	size_t n;
-};
+#include "ui/diff.h"
 
 static void diff_row(void *ctx, int ncol, const char *const *v)
 {
@@ -55,21 +51,6 @@ static int diff_find(struct store *st, const char *prefix, char **id, char **err
 					 ss.n);
 	store_sessions_free(&ss);
 	return rc;
-}
-
-/* One half as text: a heading, then "  SUBJECT  DETAIL" lines (or "  nothing"). */
-static void diff_print_half(const char *heading, const struct diff_rows *d)
-{
-	printf("%s\n", heading);
-	if (d->n == 0)
-		printf(_("  nothing\n"));
-	for (size_t i = 0; i < d->n; i++) {
-		char *subject = text_sanitize(d->v[4 * i + 1]), *detail = text_sanitize(d->v[4 * i + 2]);
-
-		printf("  %-40s %s (%s)\n", subject, detail, d->v[4 * i + 3]);
-		free(subject);
-		free(detail);
-	}
 }
 
 /* One half as a JSON array of {kind, subject, detail, count}. */
