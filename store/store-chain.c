@@ -22,8 +22,8 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 
 	if (!db)
 		return -1;
-	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO chains (session_id, audit_lines,"
-			       " audit_head, seal) VALUES (?1, ?2, ?3, ?4)", -1, &s, NULL) != SQLITE_OK)
+	if (!(s = store_stmt(st, "INSERT OR REPLACE INTO chains (session_id, audit_lines,"
+			     " audit_head, seal) VALUES (?1, ?2, ?3, ?4)", NULL)))
 		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, audit ? (int64_t)audit->n : 0);
@@ -34,10 +34,10 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 	if (seal)
 		sqlite3_bind_text(s, 4, seal, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
-	return 0;
+		set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+	store_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int store_chain_get(struct store *st, const char *id, struct store_chain *out, char **err)
@@ -95,9 +95,9 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 	*bad_rowid = 0;
 	if (!db)
 		return -1;
-	if (sqlite3_prepare_v2(db, "SELECT id, session_id, t_ms, coalesce(t_rel_ms, 0), layer,"
-			       " verdict, subject, reason, hash FROM decisions WHERE session_id = ?1"
-			       " ORDER BY id", -1, &s, NULL) != SQLITE_OK)
+	if (!(s = store_stmt(st, "SELECT id, session_id, t_ms, coalesce(t_rel_ms, 0), layer,"
+			     " verdict, subject, reason, hash FROM decisions WHERE session_id = ?1"
+			     " ORDER BY id", NULL)))
 		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -117,8 +117,8 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 			*bad_rowid = sqlite3_column_int64(s, 0);
 		}
 	}
-	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
-	return 0;
+		set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+	store_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -35,6 +35,17 @@
 /* The open database, every count still in memory written first; NULL and err on failure. */
 sqlite3 *store_db(struct store *st, char **err);
 
+/*
+ * A statement for sql, prepared the first time and kept until the store
+ * closes (the since report, the seal and the writable roots run at every
+ * session's start or end: preparing them again cost more than running them).
+ * Given back with store_stmt_done, which resets it (or finalizes one prepared
+ * past the cache's room, or while the same text is still in use). NULL and
+ * err when SQLite refuses the text.
+ */
+sqlite3_stmt *store_stmt(struct store *st, const char *sql, char **err);
+void store_stmt_done(struct store *st, sqlite3_stmt *s);
+
 /* Each row of sql (?1 bound to id) appended to b under key as an object by column name. */
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err);

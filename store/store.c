@@ -356,9 +356,19 @@ struct sess {
 	struct chain decisions;         /* the chain of its decision rows (common/chain.h) */
 };
 
+/* Statements of store/'s other files, prepared on first use and kept (store_stmt). */
+#define STMT_CACHE 16
+
+struct stmt_ent {
+	const char *sql;        /* the caller's text, only compared, never read */
+	sqlite3_stmt *s;
+	bool busy;              /* handed out and not yet given back */
+};
+
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[ST__COUNT];
+	struct stmt_ent cache[STMT_CACHE];
 	struct sess *sessions;
 	struct pend *dirty;
 	bool dirty_sessions;
@@ -498,6 +508,8 @@ void store_close(struct store *st)
 		sess_forget(st, st->sessions->id);
 	for (int i = 0; i < ST__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	for (int i = 0; i < STMT_CACHE; i++)
+		sqlite3_finalize(st->cache[i].s);
 	sqlite3_close(st->db);
 	free(st);
 }
@@ -1356,10 +1368,10 @@ char *store_session_json(const struct store_session *s)
 static int rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		     const char *id, char **err)
 {
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = store_stmt(st, sql, NULL);
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (!s)
 		return db_err(st, err, key);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	json_key(b, key);
@@ -1385,10 +1397,10 @@ static int rows_json(struct store *st, struct jbuf *b, const char *key, const ch
 		json_obj_end(b);
 	}
 	json_arr_end(b);
-	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return db_err(st, err, key);
-	return 0;
+		db_err(st, err, key);
+	store_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 int store_show_json(struct store *st, const char *prefix, char **json, char **err)
@@ -1455,17 +1467,57 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
 		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
 		" GROUP BY path ORDER BY t DESC, path";
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = store_stmt(st, sql, NULL);
 	int rc;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (!s)
 		return db_err(st, err, "writable roots");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		cb(ctx, (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return db_err(st, err, "writable roots");
-	return 0;
+		db_err(st, err, "writable roots");
+	store_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+sqlite3_stmt *store_stmt(struct store *st, const char *sql, char **err)
+{
+	struct stmt_ent *slot = NULL;
+	sqlite3_stmt *s;
+
+	for (int i = 0; i < STMT_CACHE; i++) {
+		struct stmt_ent *e = &st->cache[i];
+
+		if (!e->s) {
+			if (!slot)
+				slot = e;
+		} else if (!e->busy && e->sql == sql && strcmp(sqlite3_sql(e->s), sql) == 0) {
+			e->busy = true;
+			return e->s;
+		}
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, &s,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(s);
+		set_err(err, "session store: %s", sqlite3_errmsg(st->db));
+		return NULL;
+	}
+	if (slot)
+		*slot = (struct stmt_ent){ .sql = sql, .s = s, .busy = true };
+	return s;
+}
+
+void store_stmt_done(struct store *st, sqlite3_stmt *s)
+{
+	for (int i = 0; i < STMT_CACHE; i++) {
+		if (st->cache[i].s == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			st->cache[i].busy = false;
+			return;
+		}
+	}
+	sqlite3_finalize(s);
 }
 
 /* The database handle, pending counts written first: for store/'s own other files only. */
@@ -1486,7 +1538,7 @@ int store_rows(struct store *st, const char *sql, const char *id, const char *id
 
 	if (!db)
 		return -1;
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+	if (!(s = store_stmt(st, sql, NULL)))
 		return set_err(err, "session store: %s", sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	if (id2)
@@ -1502,10 +1554,10 @@ int store_rows(struct store *st, const char *sql, const char *id, const char *id
 			vals[i] = (const char *)sqlite3_column_text(s, i);
 		row(ctx, n, vals);
 	}
-	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: %s", sqlite3_errmsg(db));
-	return 0;
+		set_err(err, "session store: %s", sqlite3_errmsg(db));
+	store_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* rows_json for store/'s other files (store-show.c). */

@@ -16,11 +16,13 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "common/sha256.h"
 #include "common/sign.h"
 #include "common/util.h"
 
 struct sign_key {
 	EVP_PKEY *pkey;
+	uint8_t digest[SHA256_LEN];     /* of the file's bytes it was parsed from (sign_key_reload) */
 };
 
 char *sign_key_path(void)
@@ -150,23 +152,17 @@ static int key_open_checked(const char *path, char **err)
 	return fd;
 }
 
-int sign_key_load(const char *path, bool create, struct sign_key **out, char **err)
+/* Open the key file as key_open_checked does, making it first when missing and create is set. */
+static int key_open(const char *path, bool create, char **err)
 {
-	EVP_PKEY *pk = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	BIO *mem;
 	int fd;
 
-	*out = NULL;
 	for (int tries = 0; ; tries++) {
 		fd = key_open_checked(path, err);
 		if (fd >= 0 || fd == -2)
 			break;
 		if (fd == -1 && errno == ENOENT && create && tries < 2) {
-			int c = key_create(path, err);
-
-			if (c < 0)
+			if (key_create(path, err) < 0)
 				return -1;
 			continue;   /* load what was written (by us, or by a racing daemon) */
 		}
@@ -174,13 +170,38 @@ int sign_key_load(const char *path, bool create, struct sign_key **out, char **e
 			set_err_errno(err, _("signing key %s"), path);
 		return -1;
 	}
-	if (fd < 0)
-		return -1;
-	buf = read_small(fd, &len);
-	close(fd);
+	return fd < 0 ? -1 : fd;
+}
+
+int sign_key_reload(const char *path, bool create, struct sign_key **key, char **err)
+{
+	uint8_t digest[SHA256_LEN];
+	EVP_PKEY *pk = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	BIO *mem;
+	int fd = key_open(path, create, err);
+
+	if (fd >= 0) {
+		buf = read_small(fd, &len);
+		close(fd);
+		if (!buf)
+			set_err(err, _("signing key %s: unreadable, empty or larger than %d bytes"),
+				path, SIGN_KEY_MAX);
+	}
+	if (buf)
+		sha256_digest(buf, len, digest);
+	if (!buf || (*key && memcmp((*key)->digest, digest, SHA256_LEN) != 0)) {
+		sign_key_free(*key);
+		*key = NULL;
+	}
 	if (!buf)
-		return set_err(err, _("signing key %s: unreadable, empty or larger than %d bytes"),
-			       path, SIGN_KEY_MAX);
+		return -1;
+	if (*key) {
+		OPENSSL_cleanse(buf, len);
+		free(buf);
+		return 0;
+	}
 	mem = BIO_new_mem_buf(buf, (int)len);
 	if (mem)
 		pk = PEM_read_bio_PrivateKey(mem, NULL, NULL, NULL);
@@ -191,9 +212,16 @@ int sign_key_load(const char *path, bool create, struct sign_key **out, char **e
 		EVP_PKEY_free(pk);
 		return set_err(err, _("signing key %s is not an ed25519 private key in PEM"), path);
 	}
-	*out = xcalloc(1, sizeof(**out));
-	(*out)->pkey = pk;
+	*key = xcalloc(1, sizeof(**key));
+	(*key)->pkey = pk;
+	memcpy((*key)->digest, digest, SHA256_LEN);
 	return 0;
+}
+
+int sign_key_load(const char *path, bool create, struct sign_key **out, char **err)
+{
+	*out = NULL;
+	return sign_key_reload(path, create, out, err);
 }
 
 void sign_key_free(struct sign_key *k)

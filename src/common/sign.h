@@ -51,6 +51,14 @@ char *sign_key_path(void);
  * (mode 0600, never through a link). Refused as above, with a reason.
  */
 int sign_key_load(const char *path, bool create, struct sign_key **out, char **err);
+/*
+ * The same for a key kept between calls (the daemon's, one seal per session:
+ * parsing the PEM cost more than everything else a session's end does). The
+ * file is opened, checked and read every time, as by sign_key_load; *key is
+ * kept when it was parsed from the same bytes (SHA-256), else it is freed and
+ * the bytes parsed. On failure *key is freed and NULL.
+ */
+int sign_key_reload(const char *path, bool create, struct sign_key **key, char **err);
 void sign_key_free(struct sign_key *k);
 /* The rule a key file must pass, on its fstat: regular, owned by me, no group/other bits. */
 int sign_key_check_stat(const char *path, const struct stat *st, uid_t me, char **err);

@@ -18,11 +18,19 @@
 #include "daemon/seal.h"
 #include "store/store-chain.h"
 
+/* The user's key as last loaded, kept for the next seal (sign_key_reload). */
+static struct sign_key *seal_key;
+
+void seal_forget_key(void)
+{
+	sign_key_free(seal_key);
+	seal_key = NULL;
+}
+
 int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_t t_ms,
 		 char **err)
 {
 	struct seal s = { .t_ms = t_ms };
-	struct sign_key *key = NULL;
 	struct chain final;
 	char *path = sign_key_path(), *line = NULL;
 	uint64_t bad = 0;
@@ -44,7 +52,7 @@ int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_
 		set_err(err, _("signing key: no state directory ($XDG_STATE_HOME or $HOME)"));
 		goto keep;
 	}
-	if (sign_key_load(path, true, &key, err) < 0 || sign_seal(key, &s, err) < 0)
+	if (sign_key_reload(path, true, &seal_key, err) < 0 || sign_seal(seal_key, &s, err) < 0)
 		goto keep;
 	if (al) {
 		if (audit_log_write_seal(al, &s, &line) < 0) {
@@ -64,6 +72,5 @@ keep:
 		rc = -1;
 	free(line);
 	free(path);
-	sign_key_free(key);
 	return rc;
 }

@@ -18,5 +18,7 @@ struct audit_log;
  */
 int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_t t_ms,
 		 char **err);
+/* Drop the key seal_session keeps between sessions (at the daemon's exit). */
+void seal_forget_key(void);
 
 #endif

@@ -29,6 +29,7 @@
 #include "daemon/activation.h"
 #include "proto/place.h"
 #include "daemon/log.h"
+#include "daemon/seal.h"
 #include "common/protected.h"
 #include "sandbox/assemble.h"
 #include "daemon/server.h"
@@ -743,6 +744,7 @@ int server_main(void)
 		session_free(s);
 	}
 	store_close(srv->store);
+	seal_forget_key();
 	/*
 	 * Last: the socket file (ours only while it is the one we bound), then the
 	 * lock; the store is another daemon's to open once the lock goes.

@@ -584,6 +584,80 @@ static void test_key_file(void **state)
 	rmdir(link);
 }
 
+/*
+ * The daemon's kept key (sign_key_reload): kept while the file is unchanged,
+ * dropped when the file is refused, read again when it was replaced — and
+ * seal_session, which keeps it between sessions, signs with the key on disk.
+ */
+static void test_key_reload(void **state)
+{
+	char path[96], other[96], dir[96], *err = NULL;
+	unsigned char pub1[SIGN_PUB_LEN], pub2[SIGN_PUB_LEN];
+	struct sign_key *k = NULL, *k2 = NULL, *kept;
+	struct store *st = store_with_decisions();
+	struct store_chain sc;
+	struct seal s;
+	uint64_t seq;
+	unsigned char prev[CHAIN_HASH_LEN];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/r", statedir);
+	snprintf(path, sizeof(path), "%s/signing.key", dir);
+	snprintf(other, sizeof(other), "%s/other.key", dir);
+	assert_int_equal(sign_key_reload(path, true, &k, &err), 0);
+	sign_key_public(k, pub1);
+	kept = k;
+	assert_int_equal(sign_key_reload(path, true, &k, &err), 0);
+	assert_ptr_equal(k, kept);
+	/* widened: refused, the kept key dropped */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(sign_key_reload(path, true, &k, &err), -1);
+	assert_null(k);
+	assert_non_null(strstr(err, "mode 0644"));
+	free(err);
+	err = NULL;
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(sign_key_reload(path, true, &k, &err), 0);
+	sign_key_public(k, pub2);
+	assert_memory_equal(pub1, pub2, SIGN_PUB_LEN);
+	/* replaced by another key: that one */
+	assert_int_equal(sign_key_load(other, true, &k2, &err), 0);
+	sign_key_free(k2);
+	assert_int_equal(rename(other, path), 0);
+	assert_int_equal(sign_key_reload(path, true, &k, &err), 0);
+	sign_key_public(k, pub2);
+	assert_memory_not_equal(pub1, pub2, SIGN_PUB_LEN);
+	/* replaced by a link: refused */
+	assert_int_equal(rename(path, other), 0);
+	assert_int_equal(symlink(other, path), 0);
+	assert_int_equal(sign_key_reload(path, true, &k, &err), -1);
+	assert_null(k);
+	free(err);
+	err = NULL;
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+
+	/* seal_session's kept key follows the file too: two sessions, the key replaced between */
+	snprintf(path, sizeof(path), "%s/boxy/signing.key", statedir);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(seal_session(st, ID, NULL, 2000 + i, &err), 0);
+		assert_int_equal(store_chain_get(st, ID, &sc, &err), 0);
+		assert_int_equal(verify_parse_seal(sc.seal, strlen(sc.seal), &s, &seq, prev), 0);
+		assert_true(seal_verify(&s));
+		assert_int_equal(sign_key_load(path, false, &k2, &err), 0);
+		sign_key_public(k2, pub1);
+		sign_key_free(k2);
+		assert_memory_equal(s.key, pub1, SIGN_PUB_LEN);
+		store_chain_free(&sc);
+		if (i == 0) {
+			assert_int_equal(unlink(path), 0);      /* the next seal makes a new key */
+		}
+	}
+	seal_forget_key();
+	store_close(st);
+}
+
 static int setup(void **state)
 {
 	char key[96];
@@ -622,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_store_seal),
 		cmocka_unit_test(test_key_stat),
 		cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_key_reload),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -855,6 +855,80 @@ static void test_baseline_and_since(void **state)
 	store_top_close(top);
 }
 
+/* store_writable_roots' callback: the paths, space-separated. */
+static void roots_collect(void *ctx, const char *path)
+{
+	char *buf = ctx;
+
+	snprintf(buf + strlen(buf), 4000 - strlen(buf), "%s%s", buf[0] ? " " : "", path);
+}
+
+/* since_nested's context: the store, and what the inner query found. */
+struct nested {
+	struct store *st;
+	char inner[4000];
+	int rows;
+};
+
+/* A row of the outer since query: the same query run again while the outer one is open. */
+static void since_nested(void *ctx, int ncol, const char *const *v)
+{
+	struct nested *n = ctx;
+	char *err = NULL;
+
+	(void)ncol;
+	(void)v;
+	n->rows++;
+	assert_int_equal(store_since_query(n->st, "0000000000000006", "0000000000000001",
+					   since_collect, n->inner, &err), 0);
+}
+
+/*
+ * The statements kept between calls (store_stmt): the same query run many
+ * times answers the same with each call's own parameters, one run while the
+ * same statement is still being stepped gets a statement of its own, and the
+ * writable roots are read again after a new session added one.
+ */
+static void test_statements_kept(void **state)
+{
+	struct store *st = open_ok();
+	struct store_session s = {
+		.id = "0000000000000009", .argv_json = "[\"make\"]", .cwd = "/q",
+		.policy_json = "{\"workdir\":\"/q\"}", .started_ms = 9000,
+	};
+	struct nested n = { .st = st };
+	const char *npm = "[\"npm\",\"ci\"]";
+	char buf[4000], *err = NULL;
+
+	(void)state;
+	run_one(st, "0000000000000001", npm, "/p", "sha256:aa", 1000, "reg.example", 443, "exited");
+	run_one(st, "0000000000000005", npm, "/p", "sha256:cc", 4000, "new.example", 443, "exited");
+	run_one(st, "0000000000000006", npm, "/p", "sha256:aa", 6000, "reg.example", 8443, "exited");
+	for (int i = 0; i < 40; i++) {
+		const char *id = i % 2 ? "0000000000000005" : "0000000000000006";
+
+		buf[0] = '\0';
+		assert_int_equal(store_since_query(st, id, "0000000000000001", since_collect, buf,
+						   &err), 0);
+		assert_string_equal(buf, i % 2 ? "destination tcp new.example:443 new destination 1"
+					       : "destination tcp reg.example:8443 new port 1");
+	}
+	n.inner[0] = '\0';
+	assert_int_equal(store_since_query(st, "0000000000000005", "0000000000000001",
+					   since_nested, &n, &err), 0);
+	assert_int_equal(n.rows, 1);
+	assert_string_equal(n.inner, "destination tcp reg.example:8443 new port 1");
+	for (int round = 0; round < 2; round++) {
+		buf[0] = '\0';
+		assert_int_equal(store_writable_roots(st, roots_collect, buf, &err), 0);
+		assert_string_equal(buf, round ? "/q" : "");
+		if (round)
+			break;
+		assert_int_equal(store_session_begin(st, &s, &err), 0);
+	}
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -870,6 +944,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolution_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_and_since, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_statements_kept, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
