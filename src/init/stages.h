@@ -2,7 +2,7 @@
  * init/stages.h — the stages of boxy-init, one module each, in the
  * order boxy-init calls them (init/main.c lists them in one function):
  *
- *   limits_apply_child   rlimit fallbacks                   (sandbox/limits.c)
+ *   limits_apply_child   rlimit fallbacks                   (init/limits.c)
  *   mount_setup          root filesystem and pivot_root     (init/mount.c)
  *   caps_drop_all        capabilities, securebits, NNP     (init/caps.c)
  *   landlock_apply       Landlock, best ABI                 (init/landlock.c)
@@ -164,7 +164,7 @@ size_t links_select(struct link_name_view *v, size_t n);
 int links_mask_shared(const char *const *roots, size_t nroots, size_t *masked,
 		      size_t *unprotected, bool *incomplete, char **err);
 
-/* ---- limits (sandbox/limits.c) ---------------------------------------- */
+/* ---- limits (init/limits.c) ------------------------------------------- */
 
 /* Inside the sandbox, before caps are dropped: RLIMIT_NPROC when plan->pids != 0. */
 int limits_apply_child(const struct plan *plan, char **err);
