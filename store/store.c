@@ -51,6 +51,64 @@
 	"ALTER TABLE sessions ADD COLUMN baseline TEXT;" \
 	"CREATE INDEX sessions_command ON sessions(cwd, argv, started_ms);"
 
+/*
+ * The directories some sandbox could write (store_writable_roots), kept in a
+ * table of their own: reading them from every session's policy JSON at each
+ * start cost 7 ms with 1,000 sessions in the store and grew with every run
+ * (21 ms at 10,000). `session_roots` holds each session's roots (its work
+ * directory, its rw and mkdir mounts: what the policy names, absolute paths
+ * only), filled by a trigger when the session's row is written and deleted
+ * with it; `roots` holds each distinct path once with the latest session's
+ * start, kept by triggers on `session_roots`. A step of its own, named, so
+ * that it can be ordered against other steps when branches meet.
+ */
+#define MIGRATION_ROOTS \
+	"CREATE TABLE session_roots (" \
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE," \
+	"  path        TEXT NOT NULL," \
+	"  started_ms  INTEGER NOT NULL," \
+	"  PRIMARY KEY (session_id, path)" \
+	") WITHOUT ROWID;" \
+	"CREATE INDEX session_roots_path ON session_roots(path, started_ms);" \
+	"CREATE TABLE roots (" \
+	"  path        TEXT PRIMARY KEY," \
+	"  started_ms  INTEGER NOT NULL" \
+	") WITHOUT ROWID;" \
+	"CREATE TRIGGER session_roots_added AFTER INSERT ON session_roots BEGIN" \
+	"  INSERT INTO roots (path, started_ms) VALUES (NEW.path, NEW.started_ms)" \
+	"   ON CONFLICT (path) DO UPDATE SET started_ms = max(started_ms, excluded.started_ms);" \
+	"END;" \
+	"CREATE TRIGGER session_roots_dropped AFTER DELETE ON session_roots BEGIN" \
+	"  DELETE FROM roots WHERE path = OLD.path" \
+	"   AND NOT EXISTS (SELECT 1 FROM session_roots WHERE path = OLD.path);" \
+	"  UPDATE roots SET started_ms =" \
+	"   (SELECT max(started_ms) FROM session_roots WHERE path = OLD.path)" \
+	"   WHERE path = OLD.path;" \
+	"END;" \
+	"CREATE TRIGGER sessions_roots AFTER INSERT ON sessions WHEN json_valid(NEW.policy) BEGIN" \
+	"  INSERT OR IGNORE INTO session_roots (session_id, path, started_ms)" \
+	"   SELECT NEW.id, p, NEW.started_ms FROM (" \
+	"    SELECT json_extract(NEW.policy, '$.workdir') AS p" \
+	"    UNION ALL" \
+	"    SELECT CASE WHEN m.type = 'object' THEN json_extract(m.value, '$.src') END" \
+	"     FROM json_each(NEW.policy, '$.mounts') AS m" \
+	"     WHERE CASE WHEN m.type = 'object' THEN json_extract(m.value, '$.kind') END" \
+	"      IN ('rw', 'mkdir'))" \
+	"   WHERE typeof(p) = 'text' AND substr(p, 1, 1) = '/';" \
+	"END;" \
+	"INSERT OR IGNORE INTO session_roots (session_id, path, started_ms)" \
+	" SELECT s.id, r.path, s.started_ms FROM sessions AS s, (" \
+	"  SELECT id, json_extract(policy, '$.workdir') AS path FROM sessions" \
+	"   WHERE json_valid(policy)" \
+	"  UNION ALL" \
+	"  SELECT s2.id, CASE WHEN m.type = 'object' THEN json_extract(m.value, '$.src') END" \
+	"   FROM sessions AS s2, json_each(CASE WHEN json_valid(s2.policy) THEN s2.policy" \
+	"    ELSE '{}' END, '$.mounts') AS m" \
+	"   WHERE json_valid(s2.policy)" \
+	"    AND CASE WHEN m.type = 'object' THEN json_extract(m.value, '$.kind') END" \
+	"     IN ('rw', 'mkdir')) AS r" \
+	" WHERE r.id = s.id AND typeof(r.path) = 'text' AND substr(r.path, 1, 1) = '/';"
+
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
 	/* 0 → 1: the initial schema. */
@@ -236,6 +294,8 @@ static const char *const migrations[] = {
 	MIGRATION_CHAINS,
 	/* 3 → 4: the baseline of each run. */
 	MIGRATION_BASELINE,
+	/* 4 → 5: the writable roots, kept instead of read from every policy. */
+	MIGRATION_ROOTS,
 };
 
 enum stmt_id {
@@ -1447,26 +1507,17 @@ out:
 
 /*
  * Every host directory a recorded session could write: its work directory
- * and its --rw and mkdir mounts, read from the policy each session row
- * keeps (the policy column, runspec_to_json: "workdir", "mounts"[].kind/src), newest first,
- * each once. Links planted there by one run must not carry a later run's
- * sources or output files out (common/path-guard.h). A session pruned from the
- * store is forgotten here too.
+ * and its --rw and mkdir mounts, as the policy each session row keeps names
+ * them (the policy column, runspec_to_json: "workdir", "mounts"[].kind/src),
+ * newest first, each once — the `roots` table MIGRATION_ROOTS keeps, so the
+ * cost does not grow with the sessions recorded. Links planted there by one
+ * run must not carry a later run's sources or output files out
+ * (common/path-guard.h). A session pruned from the store is forgotten here too.
  */
 int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *path), void *ctx,
 			 char **err)
 {
-	static const char sql[] =
-		"SELECT path, MAX(started_ms) AS t FROM ("
-		" SELECT json_extract(policy, '$.workdir') AS path, started_ms FROM sessions"
-		"  WHERE json_valid(policy)"
-		" UNION ALL"
-		" SELECT json_extract(m.value, '$.src'), s.started_ms"
-		"  FROM sessions AS s, json_each(s.policy, '$.mounts') AS m"
-		"  WHERE json_valid(s.policy)"
-		"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
-		") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
-		" GROUP BY path ORDER BY t DESC, path";
+	static const char sql[] = "SELECT path FROM roots ORDER BY started_ms DESC, path";
 	sqlite3_stmt *s = store_stmt(st, sql, NULL);
 	int rc;
 

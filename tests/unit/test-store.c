@@ -625,7 +625,7 @@ static void test_migrate_from_v1(void **state)
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
 				    "DROP VIEW session_summary; DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
-				    "DROP TABLE chains;"
+				    "DROP TABLE chains; DROP TABLE session_roots; DROP TABLE roots;"
 				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,
 				    &err), 0);
 	assert_int_equal(store_exec(st, v1_schema, NULL, NULL, &err), 0);
@@ -929,6 +929,152 @@ static void test_statements_kept(void **state)
 	store_close(st);
 }
 
+/* A 64 KiB buffer's worth of lines, for the roots test. */
+struct lines {
+	char buf[65536];
+};
+
+/* store_writable_roots' callback: one path a line. */
+static void lines_root(void *ctx, const char *path)
+{
+	struct lines *l = ctx;
+
+	snprintf(l->buf + strlen(l->buf), sizeof(l->buf) - strlen(l->buf), "%s\n", path);
+}
+
+/* store_exec's callback: the first column, a line. */
+static int lines_row(void *ctx, int ncol, char **vals, char **names)
+{
+	struct lines *l = ctx;
+
+	(void)names;
+	if (ncol > 0)
+		snprintf(l->buf + strlen(l->buf), sizeof(l->buf) - strlen(l->buf), "%s\n",
+			 vals[0] ? vals[0] : "NULL");
+	return 0;
+}
+
+/* What every session's policy names, the way the roots were read before version 5. */
+static const char roots_from_policies[] =
+	"SELECT path FROM ("
+	" SELECT json_extract(policy, '$.workdir') AS path, started_ms FROM sessions"
+	"  WHERE json_valid(policy)"
+	" UNION ALL"
+	" SELECT json_extract(m.value, '$.src'), s.started_ms"
+	"  FROM sessions AS s, json_each(s.policy, '$.mounts') AS m"
+	"  WHERE json_valid(s.policy)"
+	"   AND json_extract(m.value, '$.kind') IN ('rw', 'mkdir')"
+	") WHERE typeof(path) = 'text' AND substr(path, 1, 1) = '/'"
+	" GROUP BY path ORDER BY MAX(started_ms) DESC, path";
+
+/* The roots kept in their table and the roots every policy names: the same, in the same order. */
+static void roots_agree(struct store *st, const char *when)
+{
+	static struct lines kept, named;
+	char *err = NULL;
+
+	kept.buf[0] = named.buf[0] = '\0';
+	assert_int_equal(store_writable_roots(st, lines_root, &kept, &err), 0);
+	assert_int_equal(store_exec(st, roots_from_policies, lines_row, &named, &err), 0);
+	if (strcmp(kept.buf, named.buf) != 0)
+		fail_msg("%s: the roots table says\n%s\nthe policies say\n%s", when, kept.buf,
+			 named.buf);
+	assert_true(kept.buf[0] != '\0');
+}
+
+/* Add n sessions from seed on: work directories, rw/mkdir/ro mounts, relative and odd values. */
+static void roots_sessions(struct store *st, int seed, int n)
+{
+	char *err = NULL;
+
+	assert_int_equal(store_begin(st, &err), 0);
+	for (int i = seed; i < seed + n; i++) {
+		char id[17], policy[512];
+		struct store_session s = {
+			.id = id, .argv_json = "[\"make\"]", .policy_json = policy, .cwd = "/w",
+			.started_ms = 1000 + (i * 7919) % 5000,
+		};
+
+		snprintf(id, sizeof(id), "%016x", i);
+		switch (i % 6) {
+		case 0:
+			snprintf(policy, sizeof(policy), "{\"workdir\":\"/w/%d\"}", i % 13);
+			break;
+		case 1:
+			snprintf(policy, sizeof(policy), "{\"workdir\":\"/w/%d\",\"mounts\":["
+				 "{\"kind\":\"rw\",\"src\":\"/m/%d\"},{\"kind\":\"ro\","
+				 "\"src\":\"/ro/%d\"},{\"kind\":\"mkdir\",\"src\":\"/k/%d\"}]}",
+				 i % 13, i % 5, i % 3, i % 4);
+			break;
+		case 2:
+			snprintf(policy, sizeof(policy), "{\"workdir\":\"relative/%d\","
+				 "\"mounts\":[{\"kind\":\"rw\",\"src\":7}]}", i);
+			break;
+		case 3:
+			snprintf(policy, sizeof(policy), "{\"workdir\":\"/w/%d\",\"mounts\":["
+				 "{\"kind\":\"copy\",\"src\":\"/c/%d\"},{\"kind\":\"rw\","
+				 "\"src\":\"/w/%d\"}]}", i % 13, i, i % 13);
+			break;
+		case 4:
+			snprintf(policy, sizeof(policy), "{}");
+			break;
+		default:
+			snprintf(policy, sizeof(policy), "{\"workdir\":\"/w/%d\",\"mounts\":[]}",
+				 i % 17);
+			break;
+		}
+		if (store_session_begin(st, &s, &err) < 0)
+			fail_msg("session %s: %s", id, err);
+	}
+	assert_int_equal(store_commit(st, &err), 0);
+}
+
+/*
+ * The writable roots (MIGRATION_ROOTS): kept in a table of their own and
+ * always what the sessions' policies name, in the same order, as sessions
+ * are added and pruned; a version 4 store's roots are filled from its
+ * sessions when it is opened; the table holds each path once, however many
+ * sessions name it, so reading it does not grow with the sessions recorded.
+ */
+static void test_roots_table(void **state)
+{
+	struct store *st = open_ok();
+	char buf[4096] = "", *err = NULL;
+	int pruned = 0;
+
+	(void)state;
+	roots_sessions(st, 0, 600);
+	roots_agree(st, "600 sessions");
+	assert_int_equal(store_exec(st, "SELECT count(*) FROM roots", collect, buf, &err), 0);
+	assert_string_equal(buf, "24");     /* /w/0-16, /m/0-4, /k/1 and /k/3: 600 sessions, 24 paths */
+	/* prune a third (the session_roots rows go with them, and their paths when unnamed) */
+	assert_int_equal(store_exec(st, "UPDATE sessions SET state = 'exited', ended_ms = started_ms",
+				    NULL, NULL, &err), 0);
+	assert_int_equal(store_prune(st, 2700, &pruned, &err), 0);
+	assert_true(pruned > 100);
+	roots_agree(st, "pruned below 2700");
+	assert_int_equal(store_prune(st, 6000, &pruned, &err), 0);
+	buf[0] = '\0';
+	assert_int_equal(store_exec(st, "SELECT (SELECT count(*) FROM roots) +"
+				    " (SELECT count(*) FROM session_roots)", collect, buf, &err), 0);
+	assert_string_equal(buf, "0");
+	roots_sessions(st, 1000, 50);
+	roots_agree(st, "all pruned, 50 new");
+
+	/* a version 4 store: its roots come from the sessions already there */
+	assert_int_equal(store_exec(st, "DROP TRIGGER sessions_roots; DROP TABLE session_roots;"
+				    "DROP TABLE roots;"
+				    "PRAGMA user_version = 4", NULL, NULL, &err), 0);
+	roots_sessions(st, 2000, 100);
+	store_close(st);
+	st = open_ok();
+	assert_int_equal(query_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	roots_agree(st, "migrated from version 4");
+	roots_sessions(st, 3000, 100);
+	roots_agree(st, "migrated, then 100 new");
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -945,6 +1091,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_baseline_and_since, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statements_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roots_table, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
