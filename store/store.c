@@ -307,6 +307,7 @@ enum stmt_id {
 	ST_DECISION,
 	ST_PRUNE,
 	ST_FIND,
+	ST_FIND_PREFIX,
 	ST_FIND_RUNNING,
 	ST_BUMP_CONN,
 	ST_BUMP_RESOLUTION,
@@ -352,6 +353,18 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
 		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
 		" FROM sessions WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
+		" ORDER BY started_ms DESC, id",
+	/*
+	 * ST_FIND for one prefix, through the primary key: every id with the
+	 * prefix sorts at or after it and before it with '~' appended (an id is
+	 * 16 hex digits, all below '~'). ST_FIND's test scans every session, and
+	 * the daemon looks two up at every session's end.
+	 */
+	[ST_FIND_PREFIX] =
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" FROM sessions WHERE id >= ?1 AND id < ?1 || '~' AND substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	[ST_FIND_RUNNING] =
 		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
@@ -1310,7 +1323,7 @@ static char *col_dup(sqlite3_stmt *s, int i)
 int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 			struct store_sessions *out, char **err)
 {
-	sqlite3_stmt *s = st->stmt[running_only ? ST_FIND_RUNNING : ST_FIND];
+	sqlite3_stmt *s = st->stmt[running_only ? ST_FIND_RUNNING : prefix ? ST_FIND_PREFIX : ST_FIND];
 	int rc;
 
 	out->v = NULL;

@@ -1075,6 +1075,54 @@ static void test_roots_table(void **state)
 	store_close(st);
 }
 
+/*
+ * Looking sessions up by a prefix of their id (ST_FIND_PREFIX, through the
+ * primary key): the same sessions as filtering them all, for prefixes of
+ * every length, an empty one, one longer than an id, and ones no id has.
+ */
+static void test_prefix_lookup(void **state)
+{
+	static const char *const prefixes[] = {
+		"", "0", "00", "0000000000000001", "00000000000000010", "1", "a", "ab", "f",
+		"~", "g", "%", "_", "0%", "0_", "A", "\x7f", "\xc3\xa9",
+	};
+	struct store *st = open_ok();
+	struct store_sessions all;
+	char *err = NULL;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		char id[17];
+
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)(i * 0x0123456789abcULL) +
+			 (i % 3 == 0 ? 1 : 0));
+		add_session(st, id, 1000 + i);
+	}
+	assert_int_equal(store_sessions_find(st, NULL, false, &all, &err), 0);
+	assert_int_equal(all.n, 40);
+	for (size_t k = 0; k < ARRAY_SIZE(prefixes); k++) {
+		struct store_sessions got;
+		size_t want = 0, j = 0;
+
+		assert_int_equal(store_sessions_find(st, prefixes[k], false, &got, &err), 0);
+		for (size_t i = 0; i < all.n; i++) {
+			if (strncmp(all.v[i].id, prefixes[k], strlen(prefixes[k])) != 0)
+				continue;
+			want++;
+			/* same order: newest first */
+			if (j >= got.n || strcmp(got.v[j].id, all.v[i].id) != 0)
+				fail_msg("prefix \"%s\": session %s missing or out of order", prefixes[k],
+					 all.v[i].id);
+			j++;
+		}
+		if (got.n != want)
+			fail_msg("prefix \"%s\": %zu sessions, want %zu", prefixes[k], got.n, want);
+		store_sessions_free(&got);
+	}
+	store_sessions_free(&all);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1092,6 +1140,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_baseline_and_since, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_statements_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roots_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prefix_lookup, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
