@@ -22,7 +22,6 @@
 #include "daemon/bus.h"
 #include "daemon/clients.h"
 #include "proto/daemon-msg.h"
-#include "daemon/lockfile.h"
 #include "store/store.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -246,7 +245,7 @@ void bus_session_begin(struct session *s)
 {
 	struct server *srv = s->srv;
 	struct jbuf b;
-	char *argv_json, *policy, *lockfile, *err = NULL;
+	char *argv_json, *policy, *err = NULL;
 	struct store_session row;
 
 	if (!srv->store)
@@ -258,19 +257,17 @@ void bus_session_begin(struct session *s)
 	json_arr_end(&b);
 	argv_json = jbuf_steal(&b);
 	policy = runspec_to_json(&s->rs);
-	lockfile = lockfile_digest(s->cwd);
 	row = (struct store_session){
 		.id = s->id, .argv_json = argv_json, .profile = s->rs.profile,
 		.policy_json = policy, .cwd = s->cwd, .started_ms = (int64_t)s->started_ms,
 		.memory = (int64_t)s->rs.memory, .pids = (int64_t)s->rs.pids,
 		.cpus_milli = s->rs.cpus_milli, .timeout_ms = (int64_t)s->rs.timeout_ms,
-		.build = (char *)build_id(), .lockfile = lockfile,
+		.build = (char *)build_id(), .lockfile = s->lockfile,
 	};
 	if (store_session_begin(srv->store, &row, &err) < 0)
 		store_warn(srv, err);
 	free(argv_json);
 	free(policy);
-	free(lockfile);
 }
 
 void bus_session_end(struct session *s)

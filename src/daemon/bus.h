@@ -13,7 +13,11 @@
 void bus_publish(struct session *s, const struct event *ev);
 /* Write the events waiting for the store. */
 void bus_flush(struct server *srv);
-/* The session's row in the store, at its start and at its end. */
+/*
+ * The session's row in the store, at its start (written once boxy-init is
+ * building the sandbox: nothing in the plan needs it, and boxy-init works on
+ * the other core meanwhile) and at its end.
+ */
 void bus_session_begin(struct session *s);
 void bus_session_end(struct session *s);
 /* Send ev to one watcher, or count it lost when its queue is full. */

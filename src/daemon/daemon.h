@@ -96,6 +96,7 @@ struct session {
 	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
+	char *lockfile;             /* the work directory's lockfiles then (daemon/lockfile.h), or NULL */
 	bool running;
 	bool timed_out;
 	int exit_code;

@@ -31,6 +31,7 @@
 #include "daemon/audit.h"
 #include "daemon/journal.h"
 #include "daemon/launch.h"
+#include "daemon/lockfile.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -102,6 +103,7 @@ void session_free(struct session *s)
 	audit_log_free(s->audit);
 	runspec_free(&s->rs);
 	free(s->cwd);
+	free(s->lockfile);
 	free(s->failure);
 	for (size_t i = 0; i < s->ndests; i++) {
 		free(s->dests[i].name);
@@ -488,7 +490,8 @@ void session_handle_run(struct client *c, const struct msg *m)
 	s->next = srv->sessions;
 	srv->sessions = s;
 	s->running = true;
-	bus_session_begin(s);
+	/* Before the launch: the lockfiles as the run found them, not as its payload left them. */
+	s->lockfile = lockfile_digest(s->cwd);
 	if (s->rs.raw_terminal && s->pty >= 0)
 		event_audit(&s->sink, "terminal", "degraded", "raw-terminal",
 			    "--raw-terminal: the payload's terminal output reaches the user's terminal "
@@ -507,6 +510,12 @@ void session_handle_run(struct client *c, const struct msg *m)
 	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
 	started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
 	path_roots_free(&roots);
+	/*
+	 * The store's row now, while boxy-init builds the sandbox: the plan needs
+	 * nothing of it (the roots above are earlier sessions'; this run's own are
+	 * the plan's), and events wait in memory for the next flush (daemon/bus.h).
+	 */
+	bus_session_begin(s);
 	if (started < 0) {
 		session_run_failed(s, c, err);
 		goto out;
