@@ -149,6 +149,44 @@ void flow_held(struct flow *f, ssize_t n)
 }
 
 /*
+ * A TCP segment carrying data from the sandbox, before lwIP sees it: false
+ * when it must not be fed (GW_UP_BUDGET; the sandbox's kernel resends it).
+ * Never fed: bytes past a hole in the flow's sequence (lwIP would hold
+ * them out of order, uncounted). Past the budget: bytes the flow has not
+ * received yet. Always fed: what has no pcb to ask (lwIP answers it), and
+ * resent old bytes (lwIP acknowledges them again, so a sender whose ACK was
+ * lost is not left waiting).
+ */
+bool flow_up_admit(struct gw *gw, const struct gw_packet *pkt)
+{
+	struct flow *f = flow_find_tuple(gw, IPPROTO_TCP, pkt->family, pkt->src, pkt->sport,
+					 pkt->dst, pkt->dport);
+	uint32_t nxt;
+	int32_t ahead;
+
+	if (!f)
+		return true;
+	if (!stack_tcp_rcv_nxt(f, &nxt)) {
+		/* The handshake's last ACK may carry data: lwIP expects the byte after the SYN. */
+		if (f->kind != FLOW_TCP || f->state != FS_ADMITTED)
+			return true;
+		nxt = f->syn.tcp_seq + 1;
+	}
+	ahead = (int32_t)(pkt->tcp_seq - nxt);
+	if (ahead <= 0 && (int64_t)ahead + (int64_t)pkt->tcp_payload <= 0)
+		return true;
+	if (ahead <= 0 && gw->up_queued < GW_UP_BUDGET)
+		return true;
+	gw->up_refused++;
+	if (ahead <= 0 && !gw->up_full_reported) {
+		gw->up_full_reported = true;
+		broker_log(gw, "upload budget reached: the sandbox's senders wait until upstream "
+			   "takes what is queued");
+	}
+	return false;
+}
+
+/*
  * End a flow: close (or, with reset, abort) its pcb and its upstream socket,
  * report FLOW_CLOSE if FLOW_OPEN was sent, and queue it to be freed. Never
  * called from inside an lwIP callback for that pcb.

@@ -82,6 +82,21 @@ struct netif;
  * receive window per flow, returned only as upstream takes the bytes.)
  */
 #define GW_DOWN_BUDGET      (32u << 20)
+/*
+ * The upload side's budget: what the sandbox sent that lwIP delivered and
+ * upstream has not taken yet (every flow's queue, each pbuf charged
+ * GW_UPQ_PBUF_COST more for its header and the allocator's). lwIP takes up
+ * to its 64 KiB window per flow; without a budget a payload that writes to
+ * thousands of connections whose server never reads had boxy-net hold
+ * 205 MiB. Past it a data segment bringing new bytes is not fed to lwIP
+ * (flow_up_admit): the sandbox's kernel sends it again later, as after any
+ * loss; ACKs, FINs and resent old bytes still pass, so downloads go on and
+ * flows can end. A segment past a hole in a flow's sequence is never fed
+ * either: lwIP would hold it out of order (its ooseq queue, outside this
+ * count) until the hole is filled.
+ */
+#define GW_UP_BUDGET        (8u << 20)
+#define GW_UPQ_PBUF_COST    64
 
 /* ---- state ------------------------------------------------------------------- */
 
@@ -136,6 +151,7 @@ struct flow {
 
 	struct pbuf *upq, *upq_tail;    /* sandbox → upstream, not yet written (chains linked) */
 	size_t upq_off, upq_len;
+	size_t upq_pbufs;               /* pbufs in upq, for the upload budget's charge */
 	uint8_t *down;                  /* upstream → sandbox, read but refused by lwIP */
 	size_t down_len;
 	bool up_eof, up_shut, down_eof, down_fin;
@@ -186,6 +202,9 @@ struct gw {
 	size_t max_flows;               /* GW_MAX_FLOWS, or fewer if descriptors are short */
 	size_t down_held;               /* the flows' down_held, summed */
 	bool down_starved;              /* a flow stopped reading upstream for the budget */
+	size_t up_queued;               /* every flow's upq, charged (GW_UP_BUDGET) */
+	uint64_t up_refused;            /* data segments not fed for the upload budget or a hole */
+	bool up_full_reported;
 	struct flow *by_id[GW_HASH], *by_tuple[GW_HASH];
 	struct flow *all, *dirty, *dead;
 	struct tcp_pcb *tcp_listeners[65536];
@@ -211,6 +230,8 @@ struct flow *flow_new(struct gw *gw, enum flow_kind kind, const struct gw_packet
 void flow_dirty(struct flow *f);
 /* Count bytes handed to lwIP for the sandbox (n > 0), or acked or dropped (n < 0). */
 void flow_held(struct flow *f, ssize_t n);
+/* A TCP segment carrying data from the sandbox: false when it must not reach lwIP (GW_UP_BUDGET). */
+bool flow_up_admit(struct gw *gw, const struct gw_packet *pkt);
 /* End a flow (reset: abort its pcb); never from inside an lwIP callback for its pcb. */
 void flow_kill(struct flow *f, bool reset);
 /* True when no new flow may be opened (said once to the daemon's log). */
@@ -294,6 +315,8 @@ void stack_tcp_recved(struct flow *f, size_t n);
 void stack_upq_clear(struct flow *f);
 void stack_upq_consume(struct flow *f, size_t n);
 size_t stack_upq_peek(const struct flow *f, uint8_t *out, size_t cap);
+/* The next sequence number the flow's pcb expects from the sandbox; false without a pcb. */
+bool stack_tcp_rcv_nxt(const struct flow *f, uint32_t *nxt);
 int stack_upq_iov(const struct flow *f, struct iovec *iov, int max);
 bool stack_udp_send(struct gw *gw, uint16_t lport, int family, const uint8_t *to, uint16_t tport,
 		    const uint8_t *from, const void *data, size_t n);

@@ -235,12 +235,17 @@ void stack_feed(struct gw *gw, int family, const uint8_t *ip, size_t len, const 
 static void upq_push(struct flow *f, struct pbuf *p)
 {
 	struct pbuf *last = p;
+	size_t n = 1;
 
 	/* Chains are linked through ->next but never pbuf_cat'ed: the head's
 	 * u16 tot_len would overflow; upq_len is the length that counts. */
-	while (last->next)
+	while (last->next) {
 		last = last->next;
+		n++;
+	}
 	f->upq_len += p->tot_len;
+	f->upq_pbufs += n;
+	f->gw->up_queued += p->tot_len + n * GW_UPQ_PBUF_COST;
 	if (f->upq_tail)
 		f->upq_tail->next = p;
 	else
@@ -251,6 +256,8 @@ static void upq_push(struct flow *f, struct pbuf *p)
 /* Free the whole queue. */
 void stack_upq_clear(struct flow *f)
 {
+	f->gw->up_queued -= f->upq_len + f->upq_pbufs * GW_UPQ_PBUF_COST;
+	f->upq_pbufs = 0;
 	while (f->upq) {
 		struct pbuf *h = f->upq;
 
@@ -266,6 +273,7 @@ void stack_upq_clear(struct flow *f)
 void stack_upq_consume(struct flow *f, size_t n)
 {
 	f->upq_len -= n;
+	f->gw->up_queued -= n;
 	while (n && f->upq) {
 		struct pbuf *h = f->upq;
 		size_t avail = h->len - f->upq_off;
@@ -279,6 +287,8 @@ void stack_upq_consume(struct flow *f, size_t n)
 		h->next = NULL;
 		pbuf_free(h);
 		f->upq_off = 0;
+		f->upq_pbufs--;
+		f->gw->up_queued -= GW_UPQ_PBUF_COST;
 	}
 	if (f->upq_len == 0)
 		stack_upq_clear(f);
@@ -299,6 +309,15 @@ size_t stack_upq_peek(const struct flow *f, uint8_t *out, size_t cap)
 		off = 0;
 	}
 	return got;
+}
+
+/* The next sequence number the flow's pcb expects from the sandbox; false without a pcb. */
+bool stack_tcp_rcv_nxt(const struct flow *f, uint32_t *nxt)
+{
+	if (!f->pcb)
+		return false;
+	*nxt = f->pcb->rcv_nxt;
+	return true;
 }
 
 /* Give lwIP back n bytes of receive window (tcp_recved takes a u16). */

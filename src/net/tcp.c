@@ -42,6 +42,8 @@ void tcp_segment_in(struct gw *gw, const struct gw_packet *pkt)
 	struct flow *f;
 
 	if ((pkt->tcp_flags & (GW_TCP_SYN | GW_TCP_ACK | GW_TCP_RST)) != GW_TCP_SYN) {
+		if (pkt->tcp_payload && !flow_up_admit(gw, pkt))
+			return;         /* the upload budget (GW_UP_BUDGET): it is sent again */
 		stack_feed(gw, pkt->family, pkt->ip, pkt->ip_len, pkt->dst);
 		return;
 	}

@@ -10,7 +10,12 @@
  * decision is printed, one line each, for the test to check.
  *
  *   fake-broker --netns /proc/PID/ns/net [--refuse-port N]... [--need-name]
- *               [--refuse-name NAME]... [--pcap FILE] [--pcap-max N] BOXY-NET
+ *               [--refuse-name NAME]... [--pcap FILE] [--pcap-max N]
+ *               [--sndbuf BYTES] BOXY-NET
+ *
+ * --sndbuf sets SO_SNDBUF on every dialled socket: the upload-budget case
+ * wants upstream to stop taking bytes after a few KiB, not after the
+ * megabytes loopback's autotuning would give each connection.
  *
  * DNS: "*.test" names answer A 192.0.2.10 and AAAA 2001:db8::10 (TTL 60),
  * every other name NXDOMAIN.
@@ -100,6 +105,8 @@ static void verdict(int fd, uint32_t id, uint8_t v, const char *why, int sock)
 		close(sock);
 }
 
+static int dial_sndbuf;          /* --sndbuf, 0: the kernel's */
+
 /* Dial the local test server for (proto, family, port): never anything else. */
 static int dial_local(uint8_t proto, int fam, uint16_t port)
 {
@@ -112,6 +119,8 @@ static int dial_local(uint8_t proto, int fam, uint16_t port)
 
 	if (s < 0)
 		return -1;
+	if (dial_sndbuf)
+		setsockopt(s, SOL_SOCKET, SO_SNDBUF, &dial_sndbuf, sizeof(dial_sndbuf));
 	if ((fam == 4 ? connect(s, (struct sockaddr *)&a4, sizeof(a4))
 		      : connect(s, (struct sockaddr *)&a6, sizeof(a6))) < 0) {
 		close(s);
@@ -276,6 +285,8 @@ int main(int argc, char **argv)
 			pcap = argv[++i];
 		else if (!strcmp(argv[i], "--pcap-max") && i + 1 < argc)
 			pcap_max = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--sndbuf") && i + 1 < argc)
+			dial_sndbuf = atoi(argv[++i]);
 		else
 			fatal("unknown option %s", argv[i]);
 	}
