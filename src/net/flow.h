@@ -284,6 +284,8 @@ void broker_cb(struct ev_loop *loop, ev_io *w, int revents);
 /* A frame to the capture; a frame to the sandbox (captured too). */
 void capture(struct gw *gw, const uint8_t *frame, size_t len);
 void tap_send(struct gw *gw, const uint8_t *frame, size_t len);
+void tap_send_vnet(struct gw *gw, const uint8_t vnet[GW_VNET_HLEN], const uint8_t *frame,
+		   size_t len);
 
 /* ---- net/lwip.c: the stack ------------------------------------------------------- */
 

@@ -390,6 +390,33 @@ static size_t ip_header(uint8_t *out, int family, const uint8_t *src, const uint
 }
 
 /* RST|ACK for a held SYN: sequence 0, ack = the SYN's sequence + its length. */
+/* See net/gw.h: the pseudo-header's sum in the TCP checksum field; the TCP header's offset. */
+size_t gw_tcp_checksum_partial(uint8_t *ip, size_t len)
+{
+	size_t hl;
+	uint32_t sum;
+
+	if (len < 20)
+		return 0;
+	if ((ip[0] >> 4) == 4) {
+		hl = (size_t)(ip[0] & 0x0f) * 4;
+		if (hl < 20 || ip[9] != IPPROTO_TCP || get16(ip + 2) != len || len < hl + 20)
+			return 0;
+		sum = pseudo_sum(4, ip + 12, ip + 16, IPPROTO_TCP, len - hl);
+	} else if ((ip[0] >> 4) == 6) {
+		hl = 40;
+		if (len < hl + 20 || ip[6] != IPPROTO_TCP || (size_t)get16(ip + 4) + 40 != len)
+			return 0;
+		sum = pseudo_sum(6, ip + 8, ip + 24, IPPROTO_TCP, len - hl);
+	} else {
+		return 0;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(ip + hl + 16, (uint16_t)sum);
+	return hl;
+}
+
 size_t gw_build_rst(const struct gw_packet *syn, const uint8_t sandbox_mac[6],
 		    uint8_t *out, size_t cap)
 {

@@ -62,7 +62,15 @@ void capture(struct gw *gw, const uint8_t *frame, size_t len)
 void tap_send(struct gw *gw, const uint8_t *frame, size_t len)
 {
 	static const uint8_t vnet_none[GW_VNET_HLEN];
-	struct iovec iov[2] = { { (void *)vnet_none, sizeof(vnet_none) }, { (void *)frame, len } };
+
+	tap_send_vnet(gw, vnet_none, frame, len);
+}
+
+/* The same behind a virtio-net header of the caller's (a partial checksum's). */
+void tap_send_vnet(struct gw *gw, const uint8_t vnet[GW_VNET_HLEN], const uint8_t *frame,
+		   size_t len)
+{
+	struct iovec iov[2] = { { (void *)vnet, GW_VNET_HLEN }, { (void *)frame, len } };
 
 	capture(gw, frame, len);
 	if (writev(gw->tap_fd, iov, 2) < 0 && errno != EAGAIN && errno != EIO && !gw->tap_dead) {

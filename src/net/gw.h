@@ -185,6 +185,18 @@ uint16_t gw_tcp_mss_option(const uint8_t *tcp, size_t len);
  */
 bool gw_raise_synack_mss(uint8_t *frame, size_t len);
 
+/*
+ * An IPv4 or IPv6 TCP packet of len bytes (its length field must say so; only
+ * its headers are read, and they must lie at ip) made CHECKSUM_PARTIAL, the
+ * form a virtio-net header with NEEDS_CSUM promises:
+ * the TCP checksum field holds the pseudo-header's sum, folded, not
+ * complemented, so that whoever completes it sums the segment from the TCP
+ * header on (field included) and stores the complement. Returns the TCP
+ * header's offset in ip (csum_start less the Ethernet header), or 0 when ip
+ * is not such a packet (then nothing is written). Pure.
+ */
+size_t gw_tcp_checksum_partial(uint8_t *ip, size_t len);
+
 /* Internet checksum of a buffer, folded, with a starting sum (pure). */
 uint16_t gw_checksum(const void *p, size_t len, uint32_t sum);
 
