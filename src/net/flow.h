@@ -84,8 +84,9 @@ struct netif;
 #define GW_DOWN_BUDGET      (32u << 20)
 /*
  * The upload side's budget: what the sandbox sent that lwIP delivered and
- * upstream has not taken yet (every flow's queue, each pbuf charged
- * GW_UPQ_PBUF_COST more for its header and the allocator's). lwIP takes up
+ * upstream has not taken yet (every flow's queue, each pbuf charged the
+ * memory it holds, malloc_usable_size: header, bytes and any room a TAP
+ * read left unused, until it is freed). lwIP takes up
  * to its 64 KiB window per flow; without a budget a payload that writes to
  * thousands of connections whose server never reads had boxy-net hold
  * 205 MiB. Past it a data segment bringing new bytes is not fed to lwIP
@@ -96,7 +97,14 @@ struct netif;
  * count) until the hole is filled.
  */
 #define GW_UP_BUDGET        (8u << 20)
-#define GW_UPQ_PBUF_COST    64
+/*
+ * A TAP read lands in a pbuf of its own (room for a 64 KiB packet); a TCP segment
+ * of at least this size is handed to lwIP in it, not copied into one of its
+ * exact size: the copy was 6% of boxy-net's samples in an upload. Below it
+ * the copy costs less than the unused room would (a frame of a few bytes in
+ * a 64 KiB buffer, queued until upstream takes it).
+ */
+#define GW_RX_ADOPT         (32u << 10)
 
 /* ---- state ------------------------------------------------------------------- */
 
@@ -151,7 +159,6 @@ struct flow {
 
 	struct pbuf *upq, *upq_tail;    /* sandbox → upstream, not yet written (chains linked) */
 	size_t upq_off, upq_len;
-	size_t upq_pbufs;               /* pbufs in upq, for the upload budget's charge */
 	uint8_t *down;                  /* upstream → sandbox, read but refused by lwIP */
 	size_t down_len;
 	bool up_eof, up_shut, down_eof, down_fin;
@@ -202,7 +209,7 @@ struct gw {
 	size_t max_flows;               /* GW_MAX_FLOWS, or fewer if descriptors are short */
 	size_t down_held;               /* the flows' down_held, summed */
 	bool down_starved;              /* a flow stopped reading upstream for the budget */
-	size_t up_queued;               /* every flow's upq, charged (GW_UP_BUDGET) */
+	size_t up_queued;               /* every flow's upq, in bytes of memory (GW_UP_BUDGET) */
 	uint64_t up_refused;            /* data segments not fed for the upload budget or a hole */
 	bool up_full_reported;
 	struct flow *by_id[GW_HASH], *by_tuple[GW_HASH];
@@ -289,6 +296,9 @@ void tap_send_vnet(struct gw *gw, const uint8_t vnet[GW_VNET_HLEN], const uint8_
 
 /* ---- net/lwip.c: the stack ------------------------------------------------------- */
 
+/* Where the next TAP read goes, *cap bytes of a pbuf's room, or NULL (then use gw->tbuf). */
+uint8_t *stack_rx_buffer(size_t *cap);
+
 enum stack_write {
 	STACK_WROTE,            /* queued */
 	STACK_FULL,             /* no room now (ERR_MEM): try again after tcp_on_sent */
@@ -296,7 +306,11 @@ enum stack_write {
 };
 
 void stack_create(struct gw *gw);
-/* Hand an IP packet to lwIP as if addressed to lwIP itself (dst: its destination). */
+/*
+ * Hand an IP packet to lwIP as if addressed to lwIP itself (dst: its
+ * destination). A TCP packet of GW_RX_ADOPT bytes or more read into
+ * stack_rx_buffer is handed over in that pbuf: ip must not be read after.
+ */
 void stack_feed(struct gw *gw, int family, const uint8_t *ip, size_t len, const uint8_t *dst);
 /* lwIP's timers (and TIME_WAIT pcbs dropped); seconds to the next, or -1. */
 void stack_timers(void);

@@ -130,7 +130,10 @@ static void tap_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)revents;
 	for (int i = 0; i < GW_TAP_BATCH; i++) {
-		ssize_t n = read(gw->tap_fd, gw->tbuf, sizeof(gw->tbuf));
+		/* Into a pbuf when one can be had, so a large segment needs no copy (net/flow.h). */
+		size_t cap = sizeof(gw->tbuf);
+		uint8_t *buf = stack_rx_buffer(&cap);
+		ssize_t n = read(gw->tap_fd, buf ? buf : gw->tbuf, cap);
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
@@ -140,7 +143,7 @@ static void tap_cb(struct ev_loop *loop, ev_io *w, int revents)
 			gw->tap_dead = true;
 			return;
 		}
-		frame_in(gw, gw->tbuf, (size_t)n);
+		frame_in(gw, buf ? buf : gw->tbuf, (size_t)n);
 		/* Flush upstream (and reopen lwIP's window) every few frames or
 		 * every 64 KiB, not once per batch: waiting for the batch end
 		 * stalls the sandbox's sender once per window. */

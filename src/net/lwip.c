@@ -17,6 +17,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -228,6 +229,9 @@ u16_t ip_chksum_pseudo(struct pbuf *p, u8_t proto, u16_t proto_len, const ip_add
 	return inet_chksum_pseudo(p, proto, proto_len, ip_2_ip4(src), ip_2_ip4(dest));
 }
 
+/* The pbuf the next TAP read lands in (stack_rx_buffer), until lwIP is handed it. */
+static struct pbuf *rx_spare;
+
 /*
  * Hand an IP packet to lwIP, as if it were addressed to lwIP itself: the
  * netif's address becomes the packet's destination for the duration of the
@@ -236,15 +240,29 @@ u16_t ip_chksum_pseudo(struct pbuf *p, u8_t proto, u16_t proto_len, const ip_add
  */
 void stack_feed(struct gw *gw, int family, const uint8_t *ip, size_t len, const uint8_t *dst)
 {
+	bool tcp = len >= 40 && (family == 4 ? ip[9] : ip[6]) == IPPROTO_TCP;
 	struct pbuf *p;
 
 	if (len > 0xffff)
 		return;
-	p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
-	if (!p)
-		return;
-	pbuf_take(p, ip, (u16_t)len);
-	if (len >= 40 && (family == 4 ? ip[9] : ip[6]) == IPPROTO_TCP)
+	if (rx_spare && tcp && len >= GW_RX_ADOPT && ip >= (uint8_t *)rx_spare->payload &&
+	    ip + len <= (uint8_t *)rx_spare->payload + rx_spare->len) {
+		/* The frame was read into rx_spare: lwIP takes that pbuf, trimmed to the packet. */
+		p = rx_spare;
+		rx_spare = NULL;
+		if (ip != (uint8_t *)p->payload &&
+		    pbuf_remove_header(p, (size_t)(ip - (uint8_t *)p->payload)) != 0) {
+			pbuf_free(p);
+			return;
+		}
+		pbuf_realloc(p, (u16_t)len);
+	} else {
+		p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_RAM);
+		if (!p)
+			return;
+		pbuf_take(p, ip, (u16_t)len);
+	}
+	if (tcp)
 		csum_trusted = p;
 	if (family == 4) {
 		ip4_addr_t saved = *ip_2_ip4(&gw->nif->ip_addr);
@@ -263,23 +281,67 @@ void stack_feed(struct gw *gw, int family, const uint8_t *ip, size_t len, const 
 	csum_trusted = NULL;
 }
 
+/*
+ * Where the next TAP read goes (see net/flow.h); a fresh pbuf once lwIP took
+ * the last. Its payload is room for an IP packet of up to 64 KiB (a pbuf's
+ * length is a u16), and the virtio-net and Ethernet headers are read into the
+ * headroom lwIP leaves before it (PBUF_TRANSPORT: more than they need), so a
+ * well-formed frame's IP packet starts exactly at the payload.
+ */
+uint8_t *stack_rx_buffer(size_t *cap)
+{
+	const size_t lead = GW_VNET_HLEN + GW_ETH_HLEN;
+
+	if (!rx_spare) {
+		rx_spare = pbuf_alloc(PBUF_TRANSPORT, 0xffff, PBUF_RAM);
+		if (rx_spare && (uint8_t *)rx_spare->payload - lead < (uint8_t *)(rx_spare + 1)) {
+			pbuf_free(rx_spare);    /* less headroom than lwIP documents: copy instead */
+			rx_spare = NULL;
+		}
+	}
+	if (!rx_spare)
+		return NULL;
+	*cap = lead + rx_spare->len;
+	return (uint8_t *)rx_spare->payload - lead;
+}
+
 /* ---- the sandbox→upstream queue: pbuf chains as lwIP delivered them ------------ */
+
+/*
+ * The memory a pbuf holds, for the upload budget: lwIP allocates every pbuf
+ * with malloc (MEM_LIBC_MALLOC), the struct at the start of the block, and
+ * its pbuf_realloc never shrinks one.
+ */
+static size_t pbuf_held(const struct pbuf *p)
+{
+	return malloc_usable_size((void *)p);
+}
+
+/* Free the queue's head pbuf (its bytes are consumed). */
+static void upq_free_head(struct flow *f)
+{
+	struct pbuf *h = f->upq;
+
+	f->upq = h->next;
+	h->next = NULL;
+	f->gw->up_queued -= pbuf_held(h);
+	pbuf_free(h);
+	f->upq_off = 0;
+}
 
 /* Append a chain received from lwIP to the sandbox→upstream queue. */
 static void upq_push(struct flow *f, struct pbuf *p)
 {
 	struct pbuf *last = p;
-	size_t n = 1;
 
 	/* Chains are linked through ->next but never pbuf_cat'ed: the head's
 	 * u16 tot_len would overflow; upq_len is the length that counts. */
+	f->gw->up_queued += pbuf_held(p);
 	while (last->next) {
 		last = last->next;
-		n++;
+		f->gw->up_queued += pbuf_held(last);
 	}
 	f->upq_len += p->tot_len;
-	f->upq_pbufs += n;
-	f->gw->up_queued += p->tot_len + n * GW_UPQ_PBUF_COST;
 	if (f->upq_tail)
 		f->upq_tail->next = p;
 	else
@@ -290,15 +352,8 @@ static void upq_push(struct flow *f, struct pbuf *p)
 /* Free the whole queue. */
 void stack_upq_clear(struct flow *f)
 {
-	f->gw->up_queued -= f->upq_len + f->upq_pbufs * GW_UPQ_PBUF_COST;
-	f->upq_pbufs = 0;
-	while (f->upq) {
-		struct pbuf *h = f->upq;
-
-		f->upq = h->next;
-		h->next = NULL;
-		pbuf_free(h);
-	}
+	while (f->upq)
+		upq_free_head(f);
 	f->upq_tail = NULL;
 	f->upq_off = f->upq_len = 0;
 }
@@ -307,22 +362,15 @@ void stack_upq_clear(struct flow *f)
 void stack_upq_consume(struct flow *f, size_t n)
 {
 	f->upq_len -= n;
-	f->gw->up_queued -= n;
 	while (n && f->upq) {
-		struct pbuf *h = f->upq;
-		size_t avail = h->len - f->upq_off;
+		size_t avail = f->upq->len - f->upq_off;
 
 		if (n < avail) {
 			f->upq_off += n;
 			return;
 		}
 		n -= avail;
-		f->upq = h->next;
-		h->next = NULL;
-		pbuf_free(h);
-		f->upq_off = 0;
-		f->upq_pbufs--;
-		f->gw->up_queued -= GW_UPQ_PBUF_COST;
+		upq_free_head(f);
 	}
 	if (f->upq_len == 0)
 		stack_upq_clear(f);
