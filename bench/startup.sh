@@ -1,85 +1,194 @@
 #!/bin/bash
-# bench/startup.sh — how long `boxy run --net none -- /bin/true` takes, against
-# bubblewrap building the equivalent sandbox in the same run.
+# bench/startup.sh — how long boxy takes to start a sandbox, against bubblewrap
+# building the equivalent one in the same run: every row of issue 12's startup
+# table, each with its peer measured alongside (run by run, interleaved, so the
+# machine's drift hits both alike), the ratio and the goal.
+#
+#   row                                     peer                        goal
+#   boxy run --net none -- /bin/true        bwrap --unshare-all         <= 1.5x bwrap
+#     (warm daemon)
+#   boxy run --no-daemon --net none         bwrap --unshare-all         <= 1.3x bwrap
+#   boxy run --net public -- /bin/true      bwrap + slirp4netns         <= 0.5x
+#   30 boxy runs started at once            30 bwraps at once           <= 6 ms each
 #
 # Runs as the unprivileged test user (when started as root, through the same
 # re-exec as the test suites: tests/lib/harness.sh), because that is who boxy
-# is for and bwrap needs no privilege either. Uses hyperfine when installed,
-# else a loop timed with date +%s%N. Prints both means and boxy/bwrap = X.XX.
+# is for and bwrap needs no privilege either. The --net public row runs in a
+# fresh network namespace with nothing but lo (tests/lib/testnet.sh's entry):
+# /bin/true sends nothing, and nothing could leave anyway.
 #
-#   BOXY_BENCH_RUNS=N    runs of each command (default 30)
-#   BOXY_BENCH_LOOP=1    use the date loop even when hyperfine is installed
+#   BOXY_BENCH_RUNS=N    rounds of each row (default 30; the parallel row 5)
 #   BOXY_BUILDDIR=DIR    where boxy was built (default: the cwd, else the source tree)
+#   --only "ROW..."      rows among: daemon alone public parallel (default all)
 #   --vs DIR             also time the boxy built in DIR (another commit: "before"),
 #                        with a daemon of its own, the three commands in turn run by
 #                        run (boxy, DIR's boxy, bwrap, boxy, ...), so drift hits all
 #                        alike; prints the medians and boxy/DIR's boxy too
 
 . "$(dirname "$0")/../tests/lib/harness.sh"
-harness_as_test_user "$0" "$@"
+. "$(dirname "$0")/../tests/lib/testnet.sh"
 harness_locate
+[ "${BOXY_TESTNET_INSIDE:-}" = 1 ] || harness_as_test_user "$0" "$@"
 
 RUNS=${BOXY_BENCH_RUNS:-30}
+PRUNS=5
+PAR=30
 VS=
-if [ "${1:-}" = "--vs" ] && [ -n "${2:-}" ]; then
-	VS=$2
+ONLY="daemon alone public parallel"
+PUBLIC_ROW=
+args=("$@")
+while [ $# -gt 0 ]; do
+	case $1 in
+	--vs) VS=$2; shift 2 ;;
+	--only) ONLY=$2; shift 2 ;;
+	--public-row) PUBLIC_ROW=1; shift ;;
+	*) echo "usage: bench/startup.sh [--only \"daemon alone public parallel\"] [--vs DIR]" >&2
+	   exit 2 ;;
+	esac
+done
+set -- "${args[@]}"
+if [ -n "$VS" ]; then
 	[ -x "$VS/boxy" ] || { echo "startup.sh: no boxy in $VS" >&2; exit 2; }
 fi
 [ -x "$BOXY" ] || { echo "startup.sh: no boxy at $BOXY (set BOXY_BUILDDIR)" >&2; exit 2; }
-command -v bwrap >/dev/null || { echo "startup.sh: bwrap is not installed (apt-get install bubblewrap)" >&2; exit 2; }
+for t in bwrap slirp4netns; do
+	command -v "$t" >/dev/null || { echo "startup.sh: $t is not installed" >&2; exit 2; }
+done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/boxy-bench.XXXXXX") || exit 2
 HARNESS_DIRS+=("$WORK")
-mkdir -p "$WORK/run" "$WORK/project"
+mkdir -p "$WORK/run" "$WORK/project" "$WORK/state"
 chmod 0700 "$WORK/run"
-# A private runtime dir: the bench's own daemon, stopped at the end.
-export XDG_RUNTIME_DIR=$WORK/run
+# A private runtime and state dir: the bench's own daemon and store, stopped at the end.
+export XDG_RUNTIME_DIR=$WORK/run XDG_STATE_HOME=$WORK/state
 mkdir -m 0700 "$WORK/run-vs" "$WORK/state-vs"
 trap '"$BOXY" daemon stop >/dev/null 2>&1; [ -z "$VS" ] || XDG_RUNTIME_DIR=$WORK/run-vs XDG_STATE_HOME=$WORK/state-vs "$VS/boxy" daemon stop >/dev/null 2>&1; harness_cleanup' EXIT
 cd "$WORK/project" || exit 2
 
 BOXY_CMD=("$BOXY" run --net none -- /bin/true)
+ALONE_CMD=("$BOXY" run --no-daemon --net none -- /bin/true)
+PUBLIC_CMD=("$BOXY" run --net public -- /bin/true)
 # What boxy --net none builds, as far as bwrap can say it: every namespace, a
 # read-only /usr with the merged-usr links, fresh /proc, /dev, /tmp and $HOME,
 # the work directory read-write, a new session, a cleared environment.
-BWRAP_CMD=(bwrap --unshare-all --die-with-parent --new-session
+BWRAP_ARGS=(--unshare-all --die-with-parent --new-session
 	--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin
 	--symlink usr/lib /lib --symlink usr/lib64 /lib64
 	--proc /proc --dev /dev --tmpfs /tmp --tmpfs "$HOME"
 	--bind "$WORK/project" "$WORK/project" --chdir "$WORK/project"
-	--clearenv --setenv PATH /usr/bin:/bin --setenv HOME "$HOME" /bin/true)
+	--clearenv --setenv PATH /usr/bin:/bin --setenv HOME "$HOME")
+BWRAP_CMD=(bwrap "${BWRAP_ARGS[@]}" /bin/true)
 
-for c in BOXY_CMD BWRAP_CMD; do
-	declare -n cmd=$c
-	if ! "${cmd[@]}" >"$WORK/probe.log" 2>&1; then
-		echo "startup.sh: this does not work here: ${cmd[*]}" >&2
-		cat "$WORK/probe.log" >&2
-		exit 1
+# bwrap_slirp: bwrap with a network of slirp4netns's, the way rootless
+# runtimes start one: bwrap makes the namespaces and waits (--block-fd), its
+# child's pid comes back on --info-fd, slirp4netns attaches and configures
+# tap0, says it is ready (--ready-fd), and only then is the payload run. The
+# FIFOs are made once, outside the timed runs; nothing but bwrap and
+# slirp4netns is started per run.
+mkfifo "$WORK/info" "$WORK/ready" "$WORK/block"
+bwrap_slirp() {
+	local bp sl info pid rc
+	exec 5<>"$WORK/block"
+	bwrap "${BWRAP_ARGS[@]}" --info-fd 3 --block-fd 4 /bin/true 3>"$WORK/info" 4<&5 &
+	bp=$!
+	read -r -d '' info <"$WORK/info"
+	pid=${info#*\"child-pid\": }
+	pid=${pid%%[^0-9]*}
+	slirp4netns --configure --mtu=65520 --disable-host-loopback --ready-fd 6 "$pid" tap0 \
+		6>"$WORK/ready" >/dev/null 2>&1 &
+	sl=$!
+	read -r -n 1 _ <"$WORK/ready"
+	echo go >&5
+	wait "$bp"
+	rc=$?
+	exec 5>&-
+	kill "$sl" 2>/dev/null
+	wait "$sl" 2>/dev/null
+	return $rc
+}
+SLIRP_CMD=(bwrap_slirp)
+
+# parallel NAME CMD...: start PAR of CMD at once, wait for all (the time is the bench's).
+parallel() {
+	local i
+	shift
+	for ((i = 0; i < PAR; i++)); do "$@" >/dev/null 2>&1 & done
+	wait
+}
+PAR_BOXY=(parallel boxy "${BOXY_CMD[@]}")
+PAR_BWRAP=(parallel bwrap "${BWRAP_CMD[@]}")
+
+# time_one ARRAY-NAME FILE: one run's wall time in ms (two decimals), appended to FILE.
+time_one() {
+	declare -n cmd=$1
+	local t0 t1
+	t0=$(date +%s%N)
+	"${cmd[@]}" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v t=$((t1 - t0)) 'BEGIN { printf "%.2f\n", t / 1e6 }' >>"$2"
+}
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# interleave N ARRAY-NAME...: N rounds, each running every command once in
+# turn; FILE per command at $WORK/NAME.ms. Three warm-up rounds first.
+interleave() {
+	local n=$1 c i
+	shift
+	for c in "$@"; do : >"$WORK/$c.ms"; done
+	for ((i = 0; i < 3; i++)); do
+		for c in "$@"; do declare -n cmd=$c; "${cmd[@]}" >/dev/null 2>&1; unset -n cmd; done
+	done
+	for ((i = 0; i < n; i++)); do
+		for c in "$@"; do time_one "$c" "$WORK/$c.ms"; done
+	done
+}
+
+# probe ARRAY-NAME...: each command works here, else say why and stop.
+probe() {
+	local c
+	for c in "$@"; do
+		declare -n cmd=$c
+		if ! "${cmd[@]}" >"$WORK/probe.log" 2>&1; then
+			echo "startup.sh: this does not work here: ${cmd[*]}" >&2
+			cat "$WORK/probe.log" >&2
+			exit 1
+		fi
+		unset -n cmd
+	done
+}
+
+# ---- the --net public row, run by the copy of this script inside the empty namespace ----
+if [ -n "$PUBLIC_ROW" ]; then
+	[ "${BOXY_TESTNET_INSIDE:-}" = 1 ] || { echo "startup.sh: --public-row is internal" >&2; exit 2; }
+	# Hermetic: nothing here but lo.
+	if ip -o link show | grep -v ': lo:' | grep -q .; then
+		echo "startup.sh: the namespace for the public row has an interface besides lo" >&2
+		exit 99
 	fi
-done
+	ip link set lo up
+	# Back to the user's own uid for everything measured (tn_user's mapping).
+	PUB_BOXY=(tn_user env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" HOME="$HOME"
+		"${PUBLIC_CMD[@]}")
+	PUB_SLIRP=(tn_user bash -c "$(declare -f bwrap_slirp); $(declare -p BWRAP_ARGS WORK); bwrap_slirp")
+	chmod 0777 "$WORK" "$WORK/project" "$WORK/state"
+	chmod 0700 "$WORK/run"
+	chown "$BOXY_TESTNET_UID:$BOXY_TESTNET_GID" "$WORK/run" "$WORK/state" 2>/dev/null
+	probe PUB_BOXY PUB_SLIRP
+	interleave "$RUNS" PUB_BOXY PUB_SLIRP
+	echo "$(median "$WORK/PUB_BOXY.ms") $(median "$WORK/PUB_SLIRP.ms")" >"$BOXY_BENCH_OUT"
+	tn_user env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" "$BOXY" daemon stop \
+		>/dev/null 2>&1
+	exit 0
+fi
 
+# ---- --vs DIR: this build against another one, warm daemons --------------------------------
 if [ -n "$VS" ]; then
+	probe BOXY_CMD BWRAP_CMD
 	VS_CMD=(env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs" "$VS/boxy" run --net none -- /bin/true)
 	"${VS_CMD[@]}" >/dev/null 2>&1 || { echo "startup.sh: $VS/boxy does not run here" >&2; exit 1; }
-	: >"$WORK/boxy.ms"; : >"$WORK/vs.ms"; : >"$WORK/bwrap.ms"
-	# time_one ARRAY-NAME FILE: one run's wall time in ms (two decimals), appended to FILE.
-	time_one() {
-		declare -n cmd=$1
-		local t0 t1
-		t0=$(date +%s%N)
-		"${cmd[@]}" >/dev/null 2>&1
-		t1=$(date +%s%N)
-		awk -v t=$((t1 - t0)) 'BEGIN { printf "%.2f\n", t / 1e6 }' >>"$2"
-	}
-	for i in 1 2 3; do "${BOXY_CMD[@]}"; "${VS_CMD[@]}"; "${BWRAP_CMD[@]}"; done >/dev/null 2>&1
-	for ((i = 0; i < RUNS; i++)); do
-		time_one BOXY_CMD "$WORK/boxy.ms"
-		time_one VS_CMD "$WORK/vs.ms"
-		time_one BWRAP_CMD "$WORK/bwrap.ms"
-	done
-	median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-	B=$(median "$WORK/boxy.ms"); V=$(median "$WORK/vs.ms"); W=$(median "$WORK/bwrap.ms")
-	echo "startup of /bin/true as $(id -un) (date +%s%N, $RUNS runs each in turn after 3 warm-up rounds), medians:"
+	interleave "$RUNS" BOXY_CMD VS_CMD BWRAP_CMD
+	B=$(median "$WORK/BOXY_CMD.ms"); V=$(median "$WORK/VS_CMD.ms"); W=$(median "$WORK/BWRAP_CMD.ms")
+	echo "startup of /bin/true as $(id -un) (date +%s%N, $RUNS runs each in turn after 3 warm-up rounds), load average $(cut -d' ' -f1-3 /proc/loadavg), medians:"
 	echo "  boxy run --net none   ${B} ms   ($BOXY)"
 	echo "  boxy run --net none   ${V} ms   ($VS/boxy)"
 	echo "  bwrap --unshare-all   ${W} ms"
@@ -88,38 +197,52 @@ if [ -n "$VS" ]; then
 	exit 0
 fi
 
-# quote ARGS...: one shell word per argument, for hyperfine's command strings.
-quote() { printf '%q ' "$@"; }
-
-if [ -z "${BOXY_BENCH_LOOP:-}" ] && command -v hyperfine >/dev/null && command -v python3 >/dev/null; then
-	hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$WORK/h.json" \
-		-n boxy "$(quote "${BOXY_CMD[@]}")" -n bwrap "$(quote "${BWRAP_CMD[@]}")" >&2 ||
-		exit 1
-	read -r BOXY_MS BWRAP_MS < <(python3 -c '
-import json, sys
-r = {x["command"]: x["mean"] * 1000 for x in json.load(open(sys.argv[1]))["results"]}
-print("%.2f %.2f" % (r["boxy"], r["bwrap"]))' "$WORK/h.json")
-	HOW="hyperfine, $RUNS runs each after 3 warm-up runs"
-else
-	# mean_ms ARRAY-NAME: the mean wall time of RUNS runs, in ms (two decimals).
-	mean_ms() {
-		declare -n cmd=$1
-		local i t0 t1 total=0
-		for i in 1 2 3; do "${cmd[@]}" >/dev/null 2>&1; done
-		for ((i = 0; i < RUNS; i++)); do
-			t0=$(date +%s%N)
-			"${cmd[@]}" >/dev/null 2>&1
-			t1=$(date +%s%N)
-			total=$((total + t1 - t0))
-		done
-		awk -v t="$total" -v n="$RUNS" 'BEGIN { printf "%.2f", t / n / 1e6 }'
-	}
-	BOXY_MS=$(mean_ms BOXY_CMD)
-	BWRAP_MS=$(mean_ms BWRAP_CMD)
-	HOW="date +%s%N loop, $RUNS runs each after 3 warm-up runs"
+# ---- the table --------------------------------------------------------------------------
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+declare -A ROW_B ROW_P
+want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+if want daemon; then
+	probe BOXY_CMD BWRAP_CMD
+	interleave "$RUNS" BOXY_CMD BWRAP_CMD
+	ROW_B[daemon]=$(median "$WORK/BOXY_CMD.ms"); ROW_P[daemon]=$(median "$WORK/BWRAP_CMD.ms")
+fi
+if want alone; then
+	probe ALONE_CMD BWRAP_CMD
+	interleave "$RUNS" ALONE_CMD BWRAP_CMD
+	ROW_B[alone]=$(median "$WORK/ALONE_CMD.ms"); ROW_P[alone]=$(median "$WORK/BWRAP_CMD.ms")
+fi
+if want parallel; then
+	probe BOXY_CMD
+	interleave "$PRUNS" PAR_BOXY PAR_BWRAP
+	ROW_B[parallel]=$(awk -v t="$(median "$WORK/PAR_BOXY.ms")" -v n=$PAR 'BEGIN { printf "%.2f", t / n }')
+	ROW_P[parallel]=$(awk -v t="$(median "$WORK/PAR_BWRAP.ms")" -v n=$PAR 'BEGIN { printf "%.2f", t / n }')
+fi
+if want public; then
+	# The row runs in a copy of this script inside a fresh, empty network namespace.
+	export BOXY_BENCH_OUT=$WORK/public.out BOXY_BENCH_RUNS=$RUNS
+	(testnet_enter "$0" --public-row) >&2 || echo "startup.sh: the --net public row failed" >&2
+	if [ -s "$WORK/public.out" ]; then
+		read -r ROW_B[public] ROW_P[public] <"$WORK/public.out"
+	fi
 fi
 
-echo "startup of /bin/true as $(id -un) ($HOW):"
-echo "  boxy run --net none   mean ${BOXY_MS} ms"
-echo "  bwrap --unshare-all   mean ${BWRAP_MS} ms"
-awk -v a="$BOXY_MS" -v b="$BWRAP_MS" 'BEGIN { printf "boxy/bwrap = %.2f\n", a / b }'
+echo "boxy startup bench — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, as $(id -un)," \
+	"load average $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "medians of $RUNS interleaved runs each (the parallel row: $PRUNS rounds of $PAR at once," \
+	"the time of a round divided by $PAR)"
+printf '%-44s %10s %-24s %10s %8s  %s\n' row "boxy ms" peer "peer ms" ratio goal
+# line KEY LABEL PEER GOAL-KIND GOAL-VALUE: kind ratio (boxy/peer <= v) or ms (boxy <= v ms).
+line() {
+	local b=${ROW_B[$1]:-} p=${ROW_P[$1]:-}
+	[ -n "$b" ] || return 0
+	awk -v b="$b" -v p="$p" -v l="$2" -v peer="$3" -v k="$4" -v g="$5" 'BEGIN {
+		r = (p > 0) ? b / p : 0
+		ok = (k == "ratio") ? (r <= g) : (b <= g)
+		goal = (k == "ratio") ? sprintf("<= %.1fx: %s", g, ok ? "met" : "NOT met") \
+				      : sprintf("<= %g ms each: %s", g, ok ? "met" : "NOT met")
+		printf "%-44s %10.2f %-24s %10.2f %8.2f  %s\n", l, b, peer, p, r, goal }'
+}
+line daemon "boxy run --net none -- /bin/true (daemon)" "bwrap --unshare-all" ratio 1.5
+line alone "boxy run --no-daemon --net none" "bwrap --unshare-all" ratio 1.3
+line public "boxy run --net public -- /bin/true" "bwrap + slirp4netns" ratio 0.5
+line parallel "$PAR started at once (each)" "$PAR bwraps at once" ms 6
