@@ -680,6 +680,61 @@ static void helper_stop(struct broker *b)
 	b->pid = -1;
 }
 
+/*
+ * boxy-net after its session, when it need not be waited for. Its exit is
+ * slow: the TAP it holds is the sandbox's last reference to tap0, and closing
+ * it unregisters the device, which waits for RCU grace periods (10 ms and
+ * more measured, the pidfd turning readable only after). The daemon used to
+ * wait for it in its loop, between the payload's exit and `boxy run`
+ * returning, and stalled every other session meanwhile. Now the grace runs
+ * here: the pidfd watched, SIGKILL when HELPER_GRACE_MS pass first. (libev's
+ * SIGCHLD handler reaps it, as every child of the daemon.)
+ */
+struct helper_reaper {
+	ev_io exited;
+	ev_timer grace;
+	int pidfd;
+};
+
+/* boxy-net exited: nothing left to hold. */
+static void reaper_exited(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct helper_reaper *r = w->data;
+
+	(void)revents;
+	ev_io_stop(loop, &r->exited);
+	ev_timer_stop(loop, &r->grace);
+	close(r->pidfd);
+	free(r);
+}
+
+/* The grace is over: kill it (reaper_exited follows at its exit). */
+static void reaper_grace(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct helper_reaper *r = w->data;
+
+	(void)loop;
+	(void)revents;
+	syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+}
+
+/* Hand boxy-net's pidfd to a reaper on the loop; the broker forgets the process. */
+static void helper_reap_later(struct broker *b)
+{
+	struct helper_reaper *r = xcalloc(1, sizeof(*r));
+
+	if (ev_is_active(&b->child_w))
+		ev_child_stop(b->loop, &b->child_w);
+	r->pidfd = b->pidfd;
+	ev_io_init(&r->exited, reaper_exited, r->pidfd, EV_READ);
+	ev_timer_init(&r->grace, reaper_grace, HELPER_GRACE_MS / 1000.0, 0.);
+	r->exited.data = r->grace.data = r;
+	ev_io_start(b->loop, &r->exited);
+	ev_timer_start(b->loop, &r->grace);
+	b->pidfd = -1;
+	b->pid = -1;
+}
+
 /* Close the control socket, drop what was queued for it, free every flow. */
 static void broker_disconnect(struct broker *b)
 {
@@ -1571,11 +1626,15 @@ void broker_free(struct broker *b)
 		b->dead = true;
 		broker_disconnect(b);
 		/* The socket is closed: boxy-net sees EOF and may finish its capture;
-		 * a short grace (the pidfd turns readable at its exit), then SIGKILL. */
-		if (b->pid > 0 && b->pidfd >= 0) {
+		 * a short grace (the pidfd turns readable at its exit), then SIGKILL.
+		 * Waited for here only with a capture, which must be whole when the
+		 * run ends; otherwise off the loop (helper_reap_later). */
+		if (b->pid > 0 && b->pidfd >= 0 && b->pcap) {
 			struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
 
 			poll(&p, 1, HELPER_GRACE_MS);
+		} else if (b->pid > 0 && b->pidfd >= 0) {
+			helper_reap_later(b);
 		}
 	}
 	helper_stop(b);
