@@ -1,10 +1,14 @@
 /*
  * broker/broker.c — the daemon's half of a session's network (see broker/broker.h).
  *
- * One broker per session: the control socket to boxy-net, watched by the
- * daemon's libev loop; a table of flows (dialling, waiting for their name,
- * open); the binding table that DNS answers fill; the resolver; the
- * session's net-log. The broker reads only boxy-net's messages, never a
+ * One broker per session: the control socket to each of the session's
+ * boxy-nets (one per queue of tap0, struct helper), watched by the daemon's
+ * libev loop, each with its table of flows (dialling, waiting for their
+ * name, open); and for the session as a whole the binding table that DNS
+ * answers fill, the resolver, the dial limits and the net-log. The kernel
+ * keeps every flow on one queue of tap0, so a flow belongs to one boxy-net
+ * from its first packet to its last (and its ids are that boxy-net's); a
+ * name resolved through one boxy-net binds the address for flows of all. The broker reads only boxy-net's messages, never a
  * byte the payload sent, and validates every field of every one of them
  * before acting: boxy-net runs the code that parses hostile packets, so a
  * boxy-net that says something impossible is assumed taken over, and the
@@ -83,6 +87,7 @@ struct flow {
 	struct flow *next;          /* bucket chain */
 	struct flow *qnext;         /* FLOW_QUEUED: the next in the broker's dial queue */
 	struct broker *b;
+	struct helper *h;           /* the boxy-net whose flow it is (its id is that one's) */
 	uint32_t id;
 	enum net_proto proto;
 	struct net_addr dst, src;
@@ -102,6 +107,7 @@ struct flow {
 struct query {
 	struct query *next;
 	struct broker *b;
+	struct helper *h;           /* the boxy-net that asked (its id is that one's) */
 	uint32_t id;
 	uint16_t qtype;
 	char name[DNS_NAME_BUF];
@@ -121,10 +127,8 @@ struct broker {
 	uint64_t start_ms;          /* monotonic, for net-log times */
 	bool pcap;
 
-	int fd;                     /* control socket to boxy-net, -1 once ended */
-	ev_io rw, ww;
-	bool hello;
-	struct outq outq;           /* frames for boxy-net (proto/outq.h) */
+	struct helper *helpers[BROKER_MAX_HELPERS];
+	size_t nhelpers;
 	/*
 	 * Dialling sockets are watched by an epoll set of our own, not by the
 	 * loop: a socket handed to boxy-net stays open there, and libev never
@@ -135,17 +139,11 @@ struct broker {
 	 */
 	int dial_ep;
 	ev_io dial_ep_w;
-	pid_t pid;                  /* boxy-net, -1 once reaped (or never started) */
-	int pidfd;                  /* the same process, immune to pid reuse */
-	ev_child child_w;           /* its exit, on the default loop */
 	unsigned log_lines;
 
-	struct flow *flows[FLOW_BUCKETS];
-	size_t nflows;
+	size_t nflows;              /* over every boxy-net: BROKER_MAX_FLOWS */
 	size_t ndials;              /* flows in FLOW_DIAL: each holds a connecting socket */
 	struct flow *dialq, **dialq_tail;   /* FLOW_QUEUED flows, first come first dialled */
-	uint32_t refused[REFUSED_KEPT]; /* recently refused ids: boxy-net may still close them */
-	size_t nrefused, refused_next;
 	struct query *queries;
 	size_t nqueries;
 
@@ -153,6 +151,22 @@ struct broker {
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
 	uint64_t flow_seq;
 	char *failure;
+};
+
+/* One boxy-net of the session (one queue of tap0) and what is its alone. */
+struct helper {
+	struct broker *b;
+	unsigned idx;               /* in b->helpers */
+	int fd;                     /* control socket to boxy-net, -1 once ended */
+	ev_io rw, ww;
+	bool hello;
+	struct outq outq;           /* frames for boxy-net (proto/outq.h) */
+	pid_t pid;                  /* boxy-net, -1 once reaped (or never started) */
+	int pidfd;                  /* the same process, immune to pid reuse */
+	ev_child child_w;           /* its exit, on the default loop */
+	struct flow *flows[FLOW_BUCKETS];
+	uint32_t refused[REFUSED_KEPT]; /* recently refused ids: boxy-net may still close them */
+	size_t nrefused, refused_next;
 };
 
 static void broker_end(struct broker *b, const char *fmt, ...)
@@ -280,7 +294,7 @@ static void emit_dns(struct broker *b, const char *verdict, const char *layer, c
 
 /* ---- output to boxy-net ------------------------------------------------------ */
 
-static void broker_flush(struct broker *b);
+static void broker_flush(struct helper *h);
 
 /* The control socket has room again: write the queue. */
 static void broker_writable(struct ev_loop *loop, ev_io *w, int revents)
@@ -291,52 +305,52 @@ static void broker_writable(struct ev_loop *loop, ev_io *w, int revents)
 }
 
 /* Write the queue until the socket is full; a descriptor rides on its frame's first byte. */
-static void broker_flush(struct broker *b)
+static void broker_flush(struct helper *h)
 {
-	int rc = b->fd < 0 ? 0 : outq_flush(&b->outq, b->fd);
+	int rc = h->fd < 0 ? 0 : outq_flush(&h->outq, h->fd);
 
 	if (rc > 0) {
-		ev_io_start(b->loop, &b->ww);
+		ev_io_start(h->b->loop, &h->ww);
 		return;
 	}
 	if (rc < 0) {
-		broker_end(b, "boxy-net's control socket failed: %s", strerror(errno));
+		broker_end(h->b, "boxy-net's control socket failed: %s", strerror(errno));
 		return;
 	}
-	ev_io_stop(b->loop, &b->ww);
+	ev_io_stop(h->b->loop, &h->ww);
 }
 
 /* Queue one frame (header and payload, proto/msg.h's format), taking fd (-1: none). */
-static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, int fd)
+static void broker_send(struct helper *h, uint16_t type, const struct wbuf *w, int fd)
 {
-	if (b->fd < 0 || b->finishing) {
+	if (h->fd < 0 || h->b->finishing) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	outq_push(&b->outq, type, w ? w->p : NULL, w ? w->len : 0, fd);
-	if (b->outq.bytes > BROKER_OUTQ_MAX) {
-		broker_end(b, "boxy-net stopped reading its control socket (%zu bytes queued)",
-			   b->outq.bytes);
+	outq_push(&h->outq, type, w ? w->p : NULL, w ? w->len : 0, fd);
+	if (h->outq.bytes > BROKER_OUTQ_MAX) {
+		broker_end(h->b, "boxy-net stopped reading its control socket (%zu bytes queued)",
+			   h->outq.bytes);
 		return;
 	}
-	broker_flush(b);
+	broker_flush(h);
 }
 
 /* NET_VERDICT for flow, with the connected socket when fd >= 0: a code, no words. */
-static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, int fd)
+static void send_verdict(struct helper *h, uint32_t flow, uint8_t verdict, int fd)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, flow);
 	wire_put_u8(&w, verdict);
-	broker_send(b, NET_VERDICT, &w, fd);
+	broker_send(h, NET_VERDICT, &w, fd);
 	wbuf_free(&w);
 }
 
 /* NET_ANSWER for query: boxy-net builds the DNS response from these fields. */
-static void send_answer(struct broker *b, uint32_t query, uint8_t rcode, uint32_t ttl,
+static void send_answer(struct helper *h, uint32_t query, uint8_t rcode, uint32_t ttl,
 			const struct net_addr *addrs, size_t n)
 {
 	struct wbuf w;
@@ -348,26 +362,26 @@ static void send_answer(struct broker *b, uint32_t query, uint8_t rcode, uint32_
 	wire_put_u32(&w, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
 		netproto_put_addr(&w, &addrs[i]);
-	broker_send(b, NET_ANSWER, &w, -1);
+	broker_send(h, NET_ANSWER, &w, -1);
 	wbuf_free(&w);
 }
 
 /* ---- flows ------------------------------------------------------------------- */
 
-/* The link that points at flow id (or at the NULL where it would go). */
-static struct flow **flow_slot(struct broker *b, uint32_t id)
+/* The link that points at h's flow id (or at the NULL where it would go). */
+static struct flow **flow_slot(struct helper *h, uint32_t id)
 {
-	struct flow **pp = &b->flows[id % FLOW_BUCKETS];
+	struct flow **pp = &h->flows[id % FLOW_BUCKETS];
 
 	while (*pp && (*pp)->id != id)
 		pp = &(*pp)->next;
 	return pp;
 }
 
-/* The open flow with this id, or NULL. */
-static struct flow *flow_find(struct broker *b, uint32_t id)
+/* h's open flow with this id, or NULL. */
+static struct flow *flow_find(struct helper *h, uint32_t id)
 {
-	return *flow_slot(b, id);
+	return *flow_slot(h, id);
 }
 
 /* Stop a flow's watchers, close its upstream socket if still ours, free it. */
@@ -403,7 +417,7 @@ static void dial_slot_free(struct broker *b)
 /* Unlink a flow from the table and free it. */
 static void flow_remove(struct broker *b, struct flow *f)
 {
-	struct flow **pp = flow_slot(b, f->id);
+	struct flow **pp = flow_slot(f->h, f->id);
 	bool slot;
 
 	if (*pp == f) {
@@ -442,43 +456,44 @@ static size_t log_conn(struct broker *b, const struct flow *f, bool allowed, con
 	return netlog_add_conn(b->log, &c);
 }
 
-/* Was id refused recently? take: forget it (its FLOW_CLOSE came, or the id is reused). */
-static bool refused_seen(struct broker *b, uint32_t id, bool take)
+/* Was h's id refused recently? take: forget it (its FLOW_CLOSE came, or the id is reused). */
+static bool refused_seen(struct helper *h, uint32_t id, bool take)
 {
-	for (size_t i = 0; i < b->nrefused; i++) {
-		if (b->refused[i] != id)
+	for (size_t i = 0; i < h->nrefused; i++) {
+		if (h->refused[i] != id)
 			continue;
 		if (take)
-			b->refused[i] = b->refused[--b->nrefused];
+			h->refused[i] = h->refused[--h->nrefused];
 		return true;
 	}
 	return false;
 }
 
-/* Remember a refused id; when full, overwrite one slot in turn (the oldest, roughly). */
-static void refused_add(struct broker *b, uint32_t id)
+/* Remember h's refused id; when full, overwrite one slot in turn (the oldest, roughly). */
+static void refused_add(struct helper *h, uint32_t id)
 {
-	if (b->nrefused < REFUSED_KEPT) {
-		b->refused[b->nrefused++] = id;
+	if (h->nrefused < REFUSED_KEPT) {
+		h->refused[h->nrefused++] = id;
 		return;
 	}
-	b->refused[b->refused_next] = id;
-	b->refused_next = (b->refused_next + 1) % REFUSED_KEPT;
+	h->refused[h->refused_next] = id;
+	h->refused_next = (h->refused_next + 1) % REFUSED_KEPT;
 }
 
 /* Refuse a flow: event, net-log row, verdict, forget it. */
 static void flow_refuse(struct broker *b, struct flow *f, const char *layer, const char *words)
 {
 	uint32_t id = f->id;
+	struct helper *h = f->h;
 
 	emit_flow_audit(b, f, layer, "deny", words);
 	emit_flow(b, f, "deny", layer, words, 0, 0);
 	log_conn(b, f, false, words);
 	flow_remove(b, f);
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
-	refused_add(b, id);
+	refused_add(h, id);
 	/* Last: a send that overflows ends the network, which frees every flow. */
-	send_verdict(b, id, NETV_REFUSED, -1);
+	send_verdict(h, id, NETV_REFUSED, -1);
 }
 
 /* The upstream socket is connected: hand it over. */
@@ -495,7 +510,7 @@ static void flow_dialled(struct broker *b, struct flow *f)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
-	send_verdict(b, f->id, NETV_DIALLED, fd);
+	send_verdict(f->h, f->id, NETV_DIALLED, fd);
 	/* Last, and without f: a send that overflows ends the network and frees it. */
 	if (slot)
 		dial_slot_free(b);
@@ -535,7 +550,9 @@ static void dial_set_ready(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	for (int i = 0; i < n && !b->dead; i++) {
 		/* Gone (an earlier one ended the network) or no longer dialling: skip. */
-		struct flow *f = flow_find(b, (uint32_t)ev[i].data.u64);
+		uint64_t key = ev[i].data.u64;
+		struct flow *f = (key >> 32) < b->nhelpers ?
+				 flow_find(b->helpers[key >> 32], (uint32_t)key) : NULL;
 
 		if (f && f->state == FLOW_DIAL && f->fd >= 0)
 			flow_dial_ready(f);
@@ -601,7 +618,9 @@ static void flow_dial(struct broker *b, struct flow *f)
 		return;
 	}
 	{
-		struct epoll_event e = { .events = EPOLLOUT, .data.u64 = f->id };
+		/* Which boxy-net's flow, and its id there. */
+		struct epoll_event e = { .events = EPOLLOUT,
+					 .data.u64 = (uint64_t)f->h->idx << 32 | f->id };
 
 		if (epoll_ctl(b->dial_ep, EPOLL_CTL_ADD, f->fd, &e) < 0) {
 			flow_dial_failed(b, f, errno);
@@ -633,7 +652,7 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 		f->exception = xasprintf("range exception: %s", v.addr.exception);
 	if (v.need_name) {
 		f->state = FLOW_NAME;
-		send_verdict(b, f->id, NETV_NEED_NAME, -1);
+		send_verdict(f->h, f->id, NETV_NEED_NAME, -1);
 		return;
 	}
 	free(f->host);
@@ -663,21 +682,21 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
  * any child of the daemon, so by now the pid may have been reaped and even
  * reused by a sandbox; the pidfd still means this process and no other.
  */
-static void helper_stop(struct broker *b)
+static void helper_stop(struct helper *h)
 {
 	siginfo_t si;
 
-	if (b->pid > 0 && ev_is_active(&b->child_w))
-		ev_child_stop(b->loop, &b->child_w);
-	if (b->pidfd >= 0) {
-		if (b->pid > 0 && syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0) == 0) {
-			while (waitid(P_PIDFD, (id_t)b->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+	if (h->pid > 0 && ev_is_active(&h->child_w))
+		ev_child_stop(h->b->loop, &h->child_w);
+	if (h->pidfd >= 0) {
+		if (h->pid > 0 && syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0) == 0) {
+			while (waitid(P_PIDFD, (id_t)h->pidfd, &si, WEXITED) < 0 && errno == EINTR)
 				;
 		}
-		close(b->pidfd);
-		b->pidfd = -1;
+		close(h->pidfd);
+		h->pidfd = -1;
 	}
-	b->pid = -1;
+	h->pid = -1;
 }
 
 /*
@@ -719,38 +738,42 @@ static void reaper_grace(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /* Hand boxy-net's pidfd to a reaper on the loop; the broker forgets the process. */
-static void helper_reap_later(struct broker *b)
+static void helper_reap_later(struct helper *h)
 {
 	struct helper_reaper *r = xcalloc(1, sizeof(*r));
 
-	if (ev_is_active(&b->child_w))
-		ev_child_stop(b->loop, &b->child_w);
-	r->pidfd = b->pidfd;
+	if (ev_is_active(&h->child_w))
+		ev_child_stop(h->b->loop, &h->child_w);
+	r->pidfd = h->pidfd;
 	ev_io_init(&r->exited, reaper_exited, r->pidfd, EV_READ);
 	ev_timer_init(&r->grace, reaper_grace, HELPER_GRACE_MS / 1000.0, 0.);
 	r->exited.data = r->grace.data = r;
-	ev_io_start(b->loop, &r->exited);
-	ev_timer_start(b->loop, &r->grace);
-	b->pidfd = -1;
-	b->pid = -1;
+	ev_io_start(h->b->loop, &r->exited);
+	ev_timer_start(h->b->loop, &r->grace);
+	h->pidfd = -1;
+	h->pid = -1;
 }
 
-/* Close the control socket, drop what was queued for it, free every flow. */
+/* Close every control socket, drop what was queued for them, free every flow. */
 static void broker_disconnect(struct broker *b)
 {
-	if (b->fd >= 0) {
-		ev_io_stop(b->loop, &b->rw);
-		ev_io_stop(b->loop, &b->ww);
-		close(b->fd);
-		b->fd = -1;
-	}
-	outq_clear(&b->outq);
-	for (size_t i = 0; i < FLOW_BUCKETS; i++) {
-		while (b->flows[i]) {
-			struct flow *f = b->flows[i];
+	for (size_t k = 0; k < b->nhelpers; k++) {
+		struct helper *h = b->helpers[k];
 
-			b->flows[i] = f->next;
-			flow_free(f);
+		if (h->fd >= 0) {
+			ev_io_stop(b->loop, &h->rw);
+			ev_io_stop(b->loop, &h->ww);
+			close(h->fd);
+			h->fd = -1;
+		}
+		outq_clear(&h->outq);
+		for (size_t i = 0; i < FLOW_BUCKETS; i++) {
+			while (h->flows[i]) {
+				struct flow *f = h->flows[i];
+
+				h->flows[i] = f->next;
+				flow_free(f);
+			}
 		}
 	}
 	b->nflows = 0;
@@ -778,15 +801,18 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 	ev.detail = b->failure;
 	emit(b, &ev);
 	broker_disconnect(b);
-	/* Whatever it is doing now, it is not to be trusted with the TAP. */
-	helper_stop(b);
+	/* Whatever they are doing now, none is to be trusted with the TAP: one
+	 * boxy-net broke the rules, and a session's network ends whole. */
+	for (size_t k = 0; k < b->nhelpers; k++)
+		helper_stop(b->helpers[k]);
 }
 
 /* ---- messages from boxy-net ------------------------------------------------------ */
 
 /* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
-static void on_hello(struct broker *b, struct rbuf *r)
+static void on_hello(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	uint32_t version = wire_get_u32(r);
 	struct wbuf w;
 
@@ -799,7 +825,7 @@ static void on_hello(struct broker *b, struct rbuf *r)
 			   NETPROTO_VERSION);
 		return;
 	}
-	b->hello = true;
+	h->hello = true;
 	wbuf_init(&w);
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
 	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
@@ -807,13 +833,14 @@ static void on_hello(struct broker *b, struct rbuf *r)
 	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
 	if (b->pcap && b->rs && b->rs->pcap_max)
 		wire_put_u64(&w, b->rs->pcap_max);
-	broker_send(b, NET_CONFIG, &w, -1);
+	broker_send(h, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
 }
 
 /* NET_FLOW_OPEN: a SYN (or a first UDP datagram) to decide on. */
-static void on_flow_open(struct broker *b, struct rbuf *r)
+static void on_flow_open(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	uint8_t proto = wire_get_u8(r);
 	struct net_addr dst, src;
@@ -836,13 +863,14 @@ static void on_flow_open(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_OPEN with an impossible source from boxy-net");
 		return;
 	}
-	if (flow_find(b, id)) {
+	if (flow_find(h, id)) {
 		broker_end(b, "NET_FLOW_OPEN reuses open flow %u", id);
 		return;
 	}
-	refused_seen(b, id, true);     /* a refused id may be used again */
+	refused_seen(h, id, true);     /* a refused id may be used again */
 	f = xcalloc(1, sizeof(*f));
 	f->b = b;
+	f->h = h;
 	f->id = id;
 	f->proto = proto;
 	f->dst = dst;
@@ -854,7 +882,7 @@ static void on_flow_open(struct broker *b, struct rbuf *r)
 	f->seq = ++b->flow_seq;
 	ev_timer_init(&f->dial_t, flow_dial_timeout, BROKER_DIAL_TIMEOUT, 0.0);
 	f->dial_t.data = f;
-	*flow_slot(b, id) = f;
+	*flow_slot(h, id) = f;
 	b->nflows++;
 	if (b->nflows > BROKER_MAX_FLOWS) {
 		/* The payload's doing, not boxy-net's: refuse this one, keep going. */
@@ -874,8 +902,9 @@ static bool name_chars_ok(const char *s)
 }
 
 /* NET_FLOW_NAME: the SNI or Host boxy-net read, for the second decision. */
-static void on_flow_name(struct broker *b, struct rbuf *r)
+static void on_flow_name(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	uint8_t kind = wire_get_u8(r), ech = wire_get_u8(r);
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
@@ -888,7 +917,7 @@ static void on_flow_name(struct broker *b, struct rbuf *r)
 		broker_end(b, "malformed NET_FLOW_NAME from boxy-net");
 		goto out;
 	}
-	f = flow_find(b, id);
+	f = flow_find(h, id);
 	if (!f || f->state != FLOW_NAME) {
 		broker_end(b, "NET_FLOW_NAME for flow %u, which is not waiting for a name", id);
 		goto out;
@@ -921,8 +950,9 @@ out:
  * is what the client claimed, and it becomes the flow's host only when the
  * address was resolved from that very name.
  */
-static void on_flow_seen(struct broker *b, struct rbuf *r)
+static void on_flow_seen(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	uint8_t kind = wire_get_u8(r);
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
@@ -937,7 +967,7 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 		broker_end(b, "NET_FLOW_SEEN outside public mode");
 		goto out;
 	}
-	f = flow_find(b, id);
+	f = flow_find(h, id);
 	if (!f || f->state != FLOW_OPEN || f->sni) {
 		broker_end(b, "NET_FLOW_SEEN for flow %u, which is not open or was named", id);
 		goto out;
@@ -986,8 +1016,9 @@ out:
 }
 
 /* NET_FLOW_STATS and NET_FLOW_CLOSE: counters as events, and the end of a flow. */
-static void on_flow_bytes(struct broker *b, struct rbuf *r, bool close_it)
+static void on_flow_bytes(struct helper *h, struct rbuf *r, bool close_it)
 {
+	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	uint64_t up = wire_get_u64(r), down = wire_get_u64(r);
 	struct flow *f;
@@ -997,8 +1028,8 @@ static void on_flow_bytes(struct broker *b, struct rbuf *r, bool close_it)
 			   "NET_FLOW_STATS");
 		return;
 	}
-	f = flow_find(b, id);
-	if (!f && close_it && !up && !down && refused_seen(b, id, true))
+	f = flow_find(h, id);
+	if (!f && close_it && !up && !down && refused_seen(h, id, true))
 		return;         /* boxy-net closing what the broker refused: nothing to count */
 	if (!f || (!close_it && f->state != FLOW_OPEN)) {
 		broker_end(b, "%s for flow %u, which is not open",
@@ -1057,7 +1088,8 @@ static const char *qtype_name(uint16_t qtype)
  * filter, bind, record, answer. The same path for both, so a cached answer
  * is judged exactly as the one it copies.
  */
-static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint16_t qtype,
+static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, const char *name,
+			   uint16_t qtype,
 			   int rcode, const struct net_addr *addrs, const uint32_t *ttls, size_t n,
 			   bool cached)
 {
@@ -1130,7 +1162,7 @@ static void answer_deliver(struct broker *b, uint32_t id, const char *name, uint
 
 		exfil_judged(b, fired, parent, fired ? why : NULL);
 	}
-	send_answer(b, id, (uint8_t)rcode, ttl, kept, nk);
+	send_answer(h, id, (uint8_t)rcode, ttl, kept, nk);
 }
 
 /* The resolver answered a permitted name: keep the answer, then deliver it. */
@@ -1143,13 +1175,14 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	*query_slot(b, q) = q->next;
 	b->nqueries--;
 	dns_cache_put(b->cache, q->name, q->qtype, rcode, addrs, ttls, n, now_mono_ms());
-	answer_deliver(b, q->id, q->name, q->qtype, rcode, addrs, ttls, n, false);
+	answer_deliver(b, q->h, q->id, q->name, q->qtype, rcode, addrs, ttls, n, false);
 	free(q);
 }
 
 /* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
-static void on_resolve(struct broker *b, struct rbuf *r)
+static void on_resolve(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
 	uint16_t qtype = wire_get_u16(r);
@@ -1163,7 +1196,7 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		goto out;
 	}
 	for (q = b->queries; q; q = q->next) {
-		if (q->id == id) {
+		if (q->h == h && q->id == id) {
 			broker_end(b, "NET_RESOLVE reuses query %u in flight", id);
 			goto out;
 		}
@@ -1178,29 +1211,30 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
 		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
-		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
+		send_answer(h, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
 		goto out;
 	}
 	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA) {
 		/* Only addresses are ever answered: no data for the rest. */
-		send_answer(b, id, DNS_RCODE_NOERROR, 0, NULL, 0);
+		send_answer(h, id, DNS_RCODE_NOERROR, 0, NULL, 0);
 		goto out;
 	}
 	{
 		struct dns_cache_answer hit;
 
 		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
-			answer_deliver(b, id, name, qtype, hit.rcode, hit.addrs, hit.ttls, hit.n,
-				       true);
+			answer_deliver(b, h, id, name, qtype, hit.rcode, hit.addrs, hit.ttls,
+				       hit.n, true);
 			goto out;
 		}
 	}
 	if (b->nqueries >= BROKER_MAX_QUERIES) {
-		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		send_answer(h, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
 		goto out;
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->b = b;
+	q->h = h;
 	q->id = id;
 	q->qtype = qtype;
 	snprintf(q->name, sizeof(q->name), "%s", name);
@@ -1212,15 +1246,16 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		*query_slot(b, q) = q->next;
 		b->nqueries--;
 		free(q);
-		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		send_answer(h, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
 	}
 out:
 	free(name);
 }
 
 /* NET_LOG: one line of boxy-net's health for the daemon's log, sanitised. */
-static void on_log(struct broker *b, struct rbuf *r)
+static void on_log(struct helper *h, struct rbuf *r)
 {
+	struct broker *b = h->b;
 	char *words = wire_get_str(r, BROKER_LOG_MAX);
 
 	if (!wire_done(r) || !words) {
@@ -1241,8 +1276,9 @@ static void on_log(struct broker *b, struct rbuf *r)
 }
 
 /* One message from boxy-net, any type: check it may be sent now, then handle it. */
-static void broker_dispatch(struct broker *b, const struct msg *m)
+static void broker_dispatch(struct helper *h, const struct msg *m)
 {
+	struct broker *b = h->b;
 	struct rbuf r;
 
 	if (m->nfds) {
@@ -1250,37 +1286,37 @@ static void broker_dispatch(struct broker *b, const struct msg *m)
 		return;
 	}
 	rbuf_init(&r, m->payload, m->len);
-	if (!b->hello && m->type != NET_HELLO) {
+	if (!h->hello && m->type != NET_HELLO) {
 		broker_end(b, "boxy-net sent message type %#x before NET_HELLO", m->type);
 		return;
 	}
 	switch (m->type) {
 	case NET_HELLO:
-		if (b->hello)
+		if (h->hello)
 			broker_end(b, "boxy-net sent NET_HELLO twice");
 		else
-			on_hello(b, &r);
+			on_hello(h, &r);
 		break;
 	case NET_FLOW_OPEN:
-		on_flow_open(b, &r);
+		on_flow_open(h, &r);
 		break;
 	case NET_FLOW_NAME:
-		on_flow_name(b, &r);
+		on_flow_name(h, &r);
 		break;
 	case NET_FLOW_STATS:
-		on_flow_bytes(b, &r, false);
+		on_flow_bytes(h, &r, false);
 		break;
 	case NET_FLOW_CLOSE:
-		on_flow_bytes(b, &r, true);
+		on_flow_bytes(h, &r, true);
 		break;
 	case NET_RESOLVE:
-		on_resolve(b, &r);
+		on_resolve(h, &r);
 		break;
 	case NET_LOG:
-		on_log(b, &r);
+		on_log(h, &r);
 		break;
 	case NET_FLOW_SEEN:
-		on_flow_seen(b, &r);
+		on_flow_seen(h, &r);
 		break;
 	default:
 		/* NET_CONFIG, NET_VERDICT and NET_ANSWER are ours to send, not to receive. */
@@ -1300,15 +1336,15 @@ static char *helper_words(int code, int status)
 /* boxy-net ended (the default loop's child watcher): the session's network goes with it. */
 static void helper_exited(struct ev_loop *loop, ev_child *w, int revents)
 {
-	struct broker *b = w->data;
+	struct helper *h = w->data;
 	char *why;
 
 	(void)revents;
 	ev_child_stop(loop, w);
 	why = WIFSIGNALED(w->rstatus) ? helper_words(CLD_KILLED, WTERMSIG(w->rstatus)) :
 	      helper_words(CLD_EXITED, WEXITSTATUS(w->rstatus));
-	b->pid = -1;                /* reaped: nothing left to signal */
-	broker_end(b, "%s", why);
+	h->pid = -1;                /* reaped: nothing left to signal */
+	broker_end(h->b, "%s", why);
 	free(why);
 }
 
@@ -1318,17 +1354,17 @@ static void helper_exited(struct ev_loop *loop, ev_child *w, int revents)
  * becomes a zombie, so the daemon can read the reset first: give the exit
  * a moment (the pidfd turns readable) before calling it alive.
  */
-static char *helper_status(struct broker *b)
+static char *helper_status(struct helper *h)
 {
-	struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+	struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
 	siginfo_t si = { 0 };
 
-	if (b->pid <= 0 || b->pidfd < 0)
+	if (h->pid <= 0 || h->pidfd < 0)
 		return NULL;
 	poll(&p, 1, HELPER_GRACE_MS);
-	if (waitid(P_PIDFD, (id_t)b->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
-		ev_child_stop(b->loop, &b->child_w);
-		b->pid = -1;
+	if (waitid(P_PIDFD, (id_t)h->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0) {
+		ev_child_stop(h->b->loop, &h->child_w);
+		h->pid = -1;
 		return helper_words(si.si_code, si.si_status);
 	}
 	return NULL;
@@ -1337,20 +1373,21 @@ static char *helper_status(struct broker *b)
 /* Read and handle what boxy-net sent, a bounded batch per wakeup. */
 static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct broker *b = w->data;
+	struct helper *h = w->data;
+	struct broker *b = h->b;
 
 	(void)loop;
 	(void)revents;
 	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
 		struct msg m;
 		char *err = NULL;
-		int rc = msg_read_packet(b->fd, &m, &err);
+		int rc = msg_read_packet(h->fd, &m, &err);
 
 		if (rc == 0)
 			return;
 		if (rc < 0) {
 			/* A killed boxy-net resets the socket: say it was killed, and how. */
-			char *why = helper_status(b);
+			char *why = helper_status(h);
 
 			if (why)
 				broker_end(b, "%s", why);
@@ -1362,7 +1399,7 @@ static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 			free(err);
 			return;
 		}
-		broker_dispatch(b, &m);
+		broker_dispatch(h, &m);
 		msg_free(&m);
 	}
 }
@@ -1379,9 +1416,6 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->rs = rs;
 	b->sink = sink;
 	b->session = xstrdup(session ? session : "");
-	b->fd = -1;
-	b->pid = -1;
-	b->pidfd = -1;
 	b->dialq_tail = &b->dialq;
 	b->dial_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (b->dial_ep < 0) {
@@ -1393,8 +1427,6 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	ev_io_init(&b->dial_ep_w, dial_set_ready, b->dial_ep, EV_READ);
 	b->dial_ep_w.data = b;
 	ev_io_start(loop, &b->dial_ep_w);
-	ev_child_init(&b->child_w, helper_exited, 0, 0);
-	b->child_w.data = b;
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
 	net_policy_from_runspec(&b->policy, rs);
@@ -1417,12 +1449,28 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	return b;
 }
 
-int broker_attach(struct broker *b, int fd, char **err)
+/* A new boxy-net connection of the broker's (none running yet), or NULL past BROKER_MAX_HELPERS. */
+static struct helper *helper_new(struct broker *b)
 {
-	if (b->fd >= 0 || b->dead) {
-		close(fd);
-		return set_err(err, "the broker already has a boxy-net");
-	}
+	struct helper *h;
+
+	if (b->nhelpers >= BROKER_MAX_HELPERS || b->dead)
+		return NULL;
+	h = xcalloc(1, sizeof(*h));
+	h->b = b;
+	h->idx = (unsigned)b->nhelpers;
+	h->fd = -1;
+	h->pid = -1;
+	h->pidfd = -1;
+	ev_child_init(&h->child_w, helper_exited, 0, 0);
+	h->child_w.data = h;
+	b->helpers[b->nhelpers++] = h;
+	return h;
+}
+
+/* Talk to h's boxy-net over fd (see broker_attach). */
+static int helper_attach(struct helper *h, int fd, char **err)
+{
 	{
 		int type = 0;
 		socklen_t tl = sizeof(type);
@@ -1437,13 +1485,24 @@ int broker_attach(struct broker *b, int fd, char **err)
 		close(fd);
 		return set_err_errno(err, "boxy-net socket");
 	}
-	b->fd = fd;
-	ev_io_init(&b->rw, broker_readable, fd, EV_READ);
-	b->rw.data = b;
-	ev_io_init(&b->ww, broker_writable, fd, EV_WRITE);
-	b->ww.data = b;
-	ev_io_start(b->loop, &b->rw);
+	h->fd = fd;
+	ev_io_init(&h->rw, broker_readable, fd, EV_READ);
+	h->rw.data = h;
+	ev_io_init(&h->ww, broker_writable, fd, EV_WRITE);
+	h->ww.data = h;
+	ev_io_start(h->b->loop, &h->rw);
 	return 0;
+}
+
+int broker_attach(struct broker *b, int fd, char **err)
+{
+	struct helper *h = helper_new(b);
+
+	if (!h) {
+		close(fd);
+		return set_err(err, "the broker has all the boxy-nets it takes");
+	}
+	return helper_attach(h, fd, err);
 }
 
 char *broker_helper_path(void)
@@ -1474,8 +1533,11 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 	int sp[2], hi[3] = { -1, -1, -1 };
 	char *const argv[] = { (char *)"boxy-net", NULL };
 	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct helper *h;
 	pid_t pid;
 
+	if (b->nhelpers >= BROKER_MAX_HELPERS || b->dead)
+		return set_err(err, "the broker has all the boxy-nets it takes");
 	if (access(path, X_OK) < 0)
 		return set_err_errno(err, "boxy-net (%s)", path);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -1514,14 +1576,15 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 	for (int i = 0; i < 3; i++)
 		if (hi[i] >= 0)
 			close(hi[i]);
-	b->pid = pid;
-	b->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	h = helper_new(b);
+	h->pid = pid;
+	h->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (ev_is_default_loop(b->loop)) {
 		/* libev reaps every child of the daemon: hear about ours from it. */
-		ev_child_set(&b->child_w, pid, 0);
-		ev_child_start(b->loop, &b->child_w);
+		ev_child_set(&h->child_w, pid, 0);
+		ev_child_start(b->loop, &h->child_w);
 	}
-	return broker_attach(b, sp[0], err);
+	return helper_attach(h, sp[0], err);
 fail:
 	for (int i = 0; i < 3; i++)
 		if (hi[i] >= 0)
@@ -1530,9 +1593,14 @@ fail:
 	return -1;
 }
 
-pid_t broker_helper_pid(const struct broker *b)
+pid_t broker_helper_pid(const struct broker *b, size_t i)
 {
-	return b->pid;
+	return i < b->nhelpers ? b->helpers[i]->pid : -1;
+}
+
+size_t broker_helpers(const struct broker *b)
+{
+	return b->nhelpers;
 }
 
 bool broker_alive(const struct broker *b)
@@ -1568,32 +1636,55 @@ size_t broker_flows(const struct broker *b)
 void broker_finish(struct broker *b)
 {
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
+	bool open[BROKER_MAX_HELPERS] = { false };
+	size_t nopen = 0;
 
-	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
+	if (b->dead || b->finishing)
 		return;
 	b->finishing = true;
-	ev_io_stop(b->loop, &b->rw);
-	ev_io_stop(b->loop, &b->ww);
-	if (shutdown(b->fd, SHUT_WR) < 0)
-		return;
-	/* The deadline holds even against a boxy-net that never stops sending. */
-	for (uint64_t now = now_mono_ms(); !b->dead && now < deadline; now = now_mono_ms()) {
-		struct msg m;
-		char *err = NULL;
-		int rc = msg_read_packet(b->fd, &m, &err);
+	for (size_t k = 0; k < b->nhelpers; k++) {
+		struct helper *h = b->helpers[k];
 
-		if (rc == 0) {
-			struct pollfd p = { .fd = b->fd, .events = POLLIN };
-
-			poll(&p, 1, (int)(deadline - now));
-			continue;
+		ev_io_stop(b->loop, &h->rw);
+		ev_io_stop(b->loop, &h->ww);
+		if (h->fd >= 0 && h->hello && shutdown(h->fd, SHUT_WR) == 0) {
+			open[k] = true;
+			nopen++;
 		}
-		free(err);
-		if (rc < 0)
-			break;      /* EOF: boxy-net said everything */
-		if (m.type == NET_FLOW_STATS || m.type == NET_FLOW_CLOSE)
-			broker_dispatch(b, &m);
-		msg_free(&m);
+	}
+	/* The deadline holds even against a boxy-net that never stops sending. */
+	for (uint64_t now = now_mono_ms(); !b->dead && nopen && now < deadline;
+	     now = now_mono_ms()) {
+		struct pollfd p[BROKER_MAX_HELPERS];
+		nfds_t np = 0;
+		bool got = false;
+
+		for (size_t k = 0; k < b->nhelpers && !b->dead; k++) {
+			struct helper *h = b->helpers[k];
+			struct msg m;
+			char *err = NULL;
+			int rc;
+
+			if (!open[k])
+				continue;
+			rc = msg_read_packet(h->fd, &m, &err);
+			free(err);
+			if (rc == 0) {
+				p[np++] = (struct pollfd){ .fd = h->fd, .events = POLLIN };
+				continue;
+			}
+			if (rc < 0) {
+				open[k] = false;        /* EOF: this boxy-net said everything */
+				nopen--;
+				continue;
+			}
+			if (m.type == NET_FLOW_STATS || m.type == NET_FLOW_CLOSE)
+				broker_dispatch(h, &m);
+			msg_free(&m);
+			got = true;
+		}
+		if (!got && np && !b->dead)
+			poll(p, np, (int)(deadline - now));
 	}
 }
 
@@ -1625,19 +1716,26 @@ void broker_free(struct broker *b)
 		/* A quiet end: no event, it is the session ending. */
 		b->dead = true;
 		broker_disconnect(b);
-		/* The socket is closed: boxy-net sees EOF and may finish its capture;
-		 * a short grace (the pidfd turns readable at its exit), then SIGKILL.
-		 * Waited for here only with a capture, which must be whole when the
-		 * run ends; otherwise off the loop (helper_reap_later). */
-		if (b->pid > 0 && b->pidfd >= 0 && b->pcap) {
-			struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+		/* The sockets are closed: each boxy-net sees EOF and may finish its
+		 * capture; a short grace (the pidfd turns readable at its exit), then
+		 * SIGKILL. Waited for here only with a capture, which must be whole
+		 * when the run ends; otherwise off the loop (helper_reap_later). */
+		for (size_t k = 0; k < b->nhelpers; k++) {
+			struct helper *h = b->helpers[k];
 
-			poll(&p, 1, HELPER_GRACE_MS);
-		} else if (b->pid > 0 && b->pidfd >= 0) {
-			helper_reap_later(b);
+			if (h->pid > 0 && h->pidfd >= 0 && b->pcap) {
+				struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
+
+				poll(&p, 1, HELPER_GRACE_MS);
+			} else if (h->pid > 0 && h->pidfd >= 0) {
+				helper_reap_later(h);
+			}
 		}
 	}
-	helper_stop(b);
+	for (size_t k = 0; k < b->nhelpers; k++) {
+		helper_stop(b->helpers[k]);
+		free(b->helpers[k]);
+	}
 	ev_io_stop(b->loop, &b->dial_ep_w);
 	close(b->dial_ep);
 	net_bind_free(b->binds);

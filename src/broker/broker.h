@@ -35,6 +35,7 @@
 #define BROKER_DIAL_TIMEOUT 30.0        /* seconds for an upstream connect */
 #define BROKER_LOG_MAX      1024        /* one NET_LOG line */
 #define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
+#define BROKER_MAX_HELPERS  8           /* boxy-nets per session (queues of tap0) */
 
 struct broker;
 
@@ -54,24 +55,29 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 			     const struct broker_opts *opts, char **err);
 
 /*
- * Talk to boxy-net over fd (one end of a SOCK_SEQPACKET socketpair, refused
- * otherwise; the broker takes it). The first message must be NET_HELLO. Used directly by tests
- * with a fake boxy-net; broker_spawn uses it too.
+ * Talk to one more boxy-net over fd (one end of a SOCK_SEQPACKET socketpair,
+ * refused otherwise; the broker takes it). The first message must be
+ * NET_HELLO. Used directly by tests with fake boxy-nets.
  */
 int broker_attach(struct broker *b, int fd, char **err);
 
 /*
- * Start boxy-net (the executable at path) with fd 3 = the control socket,
- * fd 4 = tap_fd, fd 5 = pcap_fd (or nothing when pcap_fd < 0). The broker
- * keeps neither tap_fd nor pcap_fd: the caller closes its copies.
+ * Start one more boxy-net (the executable at path) with fd 3 = the control
+ * socket, fd 4 = tap_fd (one queue of tap0), fd 5 = pcap_fd (or nothing when
+ * pcap_fd < 0). The broker keeps neither tap_fd nor pcap_fd: the caller
+ * closes its copies. A session has one boxy-net per queue of tap0 (at most
+ * BROKER_MAX_HELPERS): each a gateway of its own with the flows the kernel
+ * puts on its queue, all asking this one broker, whose bindings, dial limits
+ * and net-log they share. One that breaks the protocol or dies ends them all.
  */
 int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err);
 
 /* boxy-net's path: beside this executable (a build tree), else installed. malloc'd. */
 char *broker_helper_path(void);
 
-/* The pid of boxy-net, or -1. */
-pid_t broker_helper_pid(const struct broker *b);
+/* The pid of the session's i-th boxy-net, or -1; how many there are. */
+pid_t broker_helper_pid(const struct broker *b, size_t i);
+size_t broker_helpers(const struct broker *b);
 
 /* False once the session's network was ended (compromised or dead boxy-net). */
 bool broker_alive(const struct broker *b);

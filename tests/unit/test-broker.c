@@ -1690,11 +1690,101 @@ static void test_finish(void **state)
 	fx_close(&x);
 }
 
+/*
+ * Two boxy-nets for one session (a multi-queue tap0, one per queue): each
+ * has its own flow and query ids, both share the session's bindings (a name
+ * resolved through one binds the address for flows of the other), the
+ * session's flow count and net-log; finishing reads both; one that breaks
+ * the protocol ends the network of both.
+ */
+static void test_two_boxy_nets(void **state)
+{
+	struct fx x;
+	int net[2], sp[2], fd, peer;
+	char servers[64], *layer, *err = NULL, *json;
+	struct broker_opts o = { 0 };
+	uint32_t n;
+
+	(void)state;
+	fx_open(&x, NET_ALLOWLIST);
+	{
+		uint16_t *p = xappend(&x.rs.ports, &x.rs.nports, sizeof(*x.rs.ports));
+
+		*p = x.lport;
+	}
+	/* A broker that sees the listener's port, with two boxy-nets. */
+	broker_free(x.b);
+	close(x.net);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x.b);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
+		net[i] = sp[1];
+		x.net = net[i];
+		hello(&x, NET_ALLOWLIST);
+	}
+	assert_int_equal(broker_helpers(x.b), 2);
+
+	/* The name resolved through the second, the flow opened through the first. */
+	x.net = net[1];
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	x.net = net[0];
+	flow_open(&x, 7, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 7, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(&x, 7, NET_NAME_SNI, false, "example.test");
+	assert_int_equal(read_verdict(&x, 7, &layer, &fd), NETV_DIALLED);
+	free(layer);
+	peer = accept(x.listener, NULL, NULL);
+	assert_true(peer >= 0);
+	/* The same id on the second is another flow (and the same query id, answered from the
+	 * session's cache, is the second's query). */
+	x.net = net[1];
+	flow_open(&x, 7, 6, "127.0.0.1", x.lport);
+	assert_int_equal(read_verdict(&x, 7, &layer, &sp[0]), NETV_NEED_NAME);
+	free(layer);
+	assert_int_equal(resolve(&x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(n, 1);
+	assert_int_equal(broker_flows(x.b), 2);
+	/* The first's flow closes with its bytes; the second's is still waiting for its name. */
+	x.net = net[0];
+	flow_counts(&x, NET_FLOW_CLOSE, 7, 5, 50);
+	pump(&x, 20);
+	assert_int_equal(broker_flows(x.b), 1);
+	assert_true(broker_alive(x.b));
+	json = netlog_to_json(broker_netlog(x.b));
+	assert_non_null(strstr(json, ",5,50]"));
+	assert_non_null(strstr(json, "\"example.test\""));
+	free(json);
+	/* A message the second may not send ends the network of both. */
+	x.net = net[1];
+	flow_counts(&x, NET_FLOW_STATS, 99, 1, 1);
+	pump(&x, 20);
+	assert_false(broker_alive(x.b));
+	assert_int_equal(broker_flows(x.b), 0);
+	{
+		char c;
+
+		/* Both control sockets were closed by the broker. */
+		assert_int_equal(read(net[0], &c, 1), 0);
+		assert_int_equal(read(net[1], &c, 1), 0);
+	}
+	close(peer);
+	close(fd);
+	close(net[1]);
+	x.net = net[0];
+	fx_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_config),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_two_boxy_nets),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_refused_burst),
 		cmocka_unit_test(test_dns),
