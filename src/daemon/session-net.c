@@ -52,12 +52,13 @@ void session_net_start(struct session *s, const char *tailnet)
 	struct broker_opts opts = { 0 };
 	char *err = NULL, *path = NULL, *words;
 	struct broker *b = NULL;
-	int tap = -1;
+	int taps[BROKER_MAX_HELPERS];
+	size_t ntap = 0;
 
 	if (s->rs.net != NET_PUBLIC && s->rs.net != NET_ALLOWLIST)
 		return;
-	tap = sandbox_take_tap(s->sb);
-	if (tap < 0) {
+	ntap = sandbox_take_taps(s->sb, taps, ARRAY_SIZE(taps));
+	if (ntap == 0) {
 		err = xstrdup("the sandbox handed over no TAP device");
 		goto fail;
 	}
@@ -67,10 +68,13 @@ void session_net_start(struct session *s, const char *tailnet)
 	if (!b)
 		goto fail;
 	path = broker_helper_path();
-	if (broker_spawn(b, path, tap, s->pcap_fd, &err) < 0)
-		goto fail;
+	/* One boxy-net per queue of tap0; the capture (one queue then) goes to the first. */
+	for (size_t i = 0; i < ntap; i++)
+		if (broker_spawn(b, path, taps[i], i == 0 ? s->pcap_fd : -1, &err) < 0)
+			goto fail;
 	s->net = b;
-	close(tap);
+	for (size_t i = 0; i < ntap; i++)
+		close(taps[i]);
 	if (s->pcap_fd >= 0) {
 		close(s->pcap_fd);      /* boxy-net's now */
 		s->pcap_fd = -1;
@@ -79,8 +83,8 @@ void session_net_start(struct session *s, const char *tailnet)
 	return;
 fail:
 	broker_free(b);
-	if (tap >= 0)
-		close(tap);
+	for (size_t i = 0; i < ntap; i++)
+		close(taps[i]);
 	words = xasprintf("the session's network could not start: %s", err);
 	if (s->pcap_fd >= 0) {
 		/* --pcap was asked for: an empty capture would be misread later. */

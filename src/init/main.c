@@ -190,7 +190,7 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	/* tap0 while /dev/net/tun is still the host's and CAP_NET_ADMIN is held;
 	 * its descriptor goes back to the daemon over the plan socket. */
 	if (plan->net == NET_PUBLIC || plan->net == NET_ALLOWLIST) {
-		if (sandbox_net_setup(FD_PLAN, err) < 0)
+		if (sandbox_net_setup(FD_PLAN, plan->net_queues ? plan->net_queues : 1, err) < 0)
 			return -1;
 	} else {
 		close(FD_PLAN);

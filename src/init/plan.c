@@ -26,6 +26,7 @@
 #include "common/util.h"
 #include "parse/dns.h"
 #include "init/plan.h"
+#include "init/tap.h"
 #include "proto/wire.h"
 
 #define PLAN_MAGIC       "BOXYPLAN"
@@ -60,7 +61,8 @@ enum plan_tag {
 	TAG_ROOTS,              /* optional: the writable roots, absolute paths */
 	TAG_SECCOMP_BPF,        /* optional here; boxy-init refuses to run without it */
 	TAG_HOLD_MS,            /* optional: the test suite's start delay (plan.h) */
-	TAG_LAST = TAG_HOLD_MS,
+	TAG_NET_QUEUES,         /* optional: queues of tap0, absent: one */
+	TAG_LAST = TAG_NET_QUEUES,
 };
 
 /* Fields a plan cannot be run without. */
@@ -165,6 +167,8 @@ static void plan_encode_seccomp(struct wbuf *b, const struct plan *p)
 	}
 	if (p->hold_ms > 0)
 		field_u32(b, TAG_HOLD_MS, p->hold_ms);
+	if (p->net_queues > 1)
+		field_u32(b, TAG_NET_QUEUES, p->net_queues);
 }
 
 /* Tags in a fixed order; plan_decode accepts any order, but this one is what tests see. */
@@ -352,6 +356,11 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char 
 		p->hold_ms = wire_get_u32(c);
 		if (c->failed || p->hold_ms > PLAN_HOLD_MAX_MS)
 			return set_err(err, "plan: bad start hold");
+		break;
+	case TAG_NET_QUEUES:
+		p->net_queues = wire_get_u32(c);
+		if (c->failed || p->net_queues < 1 || p->net_queues > SANDBOX_NET_MAX_QUEUES)
+			return set_err(err, "plan: bad number of network queues");
 		break;
 	case TAG_TMPFS_SIZE:
 		p->tmpfs_size = wire_get_u64(c);

@@ -30,6 +30,8 @@ struct plan {
 	bool allow_git_write;
 
 	enum net_mode net;
+	uint32_t net_queues;        /* queues of tap0 (one boxy-net each), 1 to SANDBOX_NET_MAX_QUEUES;
+				     * 0 in a plan that did not say: one */
 	char *dns_search;           /* the search line of the sandbox's /etc/resolv.conf: --tailscale's
 				     * MagicDNS suffix ("tail0a1b2.ts.net"), a lower-case DNS name
 				     * without a trailing dot; NULL for none (always under --net none) */

@@ -19,6 +19,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,34 +33,49 @@
 
 #define NL_BUF 1024
 
-int sandbox_net_tap_create(const char *name, char **err)
+int sandbox_net_tap_create(const char *name, int *fds, unsigned nqueues, char **err)
 {
 	struct ifreq ifr;
-	int fd;
+	unsigned i;
 
 	if (strlen(name) >= IFNAMSIZ)
 		return set_err(err, "interface name '%s' too long", name);
-	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return set_err_errno(err, "open /dev/net/tun");
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	/* Ethernet frames without the 4-byte packet-information prefix, each
-	 * behind a virtio-net header (doc/internals-net.md, "Offloads"). */
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
-	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
-		set_err_errno(err, "TUNSETIFF %s", name);
-		close(fd);
-		return -1;
+	if (nqueues < 1 || nqueues > SANDBOX_NET_MAX_QUEUES)
+		return set_err(err, "%u queues for %s: 1 to %u", nqueues, name,
+			       SANDBOX_NET_MAX_QUEUES);
+	for (i = 0; i < nqueues; i++) {
+		fds[i] = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0) {
+			set_err_errno(err, "open /dev/net/tun");
+			goto fail;
+		}
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+		/* Ethernet frames without the 4-byte packet-information prefix, each
+		 * behind a virtio-net header (doc/internals-net.md, "Offloads"); with
+		 * more than one queue, each open attaches one more queue to the same
+		 * device, and the kernel keeps every flow on one of them. */
+		ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR |
+				(nqueues > 1 ? IFF_MULTI_QUEUE : 0);
+		if (ioctl(fds[i], TUNSETIFF, &ifr) < 0) {
+			set_err_errno(err, "TUNSETIFF %s", name);
+			close(fds[i]);
+			goto fail;
+		}
+		/* The sandbox's kernel may then leave TCP and UDP checksums partial and
+		 * hand over TCP segments of up to 64 KiB; boxy-net accepts both. */
+		if (ioctl(fds[i], TUNSETOFFLOAD,
+			  (unsigned long)(TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6)) < 0) {
+			set_err_errno(err, "TUNSETOFFLOAD %s", name);
+			close(fds[i]);
+			goto fail;
+		}
 	}
-	/* The sandbox's kernel may then leave TCP and UDP checksums partial and
-	 * hand over TCP segments of up to 64 KiB; boxy-net accepts both. */
-	if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)(TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6)) < 0) {
-		set_err_errno(err, "TUNSETOFFLOAD %s", name);
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return 0;
+fail:
+	while (i-- > 0)
+		close(fds[i]);
+	return -1;
 }
 
 /* ---- rtnetlink ---------------------------------------------------------------- */
@@ -274,46 +290,50 @@ char *sandbox_net_resolv_conf(const char *search)
 			 search ? search : "", search ? "\n" : "");
 }
 
-int sandbox_net_send_fd(int sock, int fd, char **err)
+int sandbox_net_send_fds(int sock, const int *fds, unsigned n, char **err)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * SANDBOX_NET_MAX_QUEUES)];
 	} ctl;
 	char byte = 'T';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
 	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t r;
 
+	if (n < 1 || n > SANDBOX_NET_MAX_QUEUES)
+		return set_err(err, "sending %u TAP descriptors", n);
 	memset(&ctl, 0, sizeof(ctl));
 	c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r != 1)
 		return set_err_errno(err, "sending the TAP descriptor");
 	return 0;
 }
 
-int sandbox_net_recv_fd(int sock, char **err)
+int sandbox_net_recv_fds(int sock, int *fds, unsigned max, char **err)
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		char buf[CMSG_SPACE(sizeof(int) * (SANDBOX_NET_MAX_QUEUES + 4))];
 	} ctl;
 	char byte = 0;
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
-	int fd = -1;
+	unsigned got = 0;
 	ssize_t n;
 
+	if (max > SANDBOX_NET_MAX_QUEUES)
+		max = SANDBOX_NET_MAX_QUEUES;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
@@ -323,38 +343,43 @@ int sandbox_net_recv_fd(int sock, char **err)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
+		int in[SANDBOX_NET_MAX_QUEUES + 4];
 
-		memcpy(fds, CMSG_DATA(c), nfd * sizeof(int));
+		if (nfd > ARRAY_SIZE(in))
+			nfd = ARRAY_SIZE(in);
+		memcpy(in, CMSG_DATA(c), nfd * sizeof(int));
 		for (size_t i = 0; i < nfd; i++) {
-			if (fd < 0)
-				fd = fds[i];
+			if (got < max)
+				fds[got++] = in[i];
 			else
-				close(fds[i]);     /* one was promised; extras are not kept */
+				close(in[i]);     /* more than were asked for: not kept */
 		}
 	}
-	if (n != 1 || byte != 'T' || fd < 0 || (mh.msg_flags & MSG_CTRUNC)) {
-		if (fd >= 0)
-			close(fd);
+	if (n != 1 || byte != 'T' || got == 0 || (mh.msg_flags & MSG_CTRUNC)) {
+		while (got > 0)
+			close(fds[--got]);
 		return set_err(err, "no TAP descriptor from the sandbox");
 	}
-	return fd;
+	return (int)got;
 }
 
-int sandbox_net_setup(int sock, char **err)
+int sandbox_net_setup(int sock, unsigned nqueues, char **err)
 {
-	int tap = sandbox_net_tap_create(SANDBOX_NET_IF, err), rc = -1;
+	int taps[SANDBOX_NET_MAX_QUEUES];
+	int rc = -1;
+	bool made = false;
 
-	if (tap < 0)
+	if (sandbox_net_tap_create(SANDBOX_NET_IF, taps, nqueues, err) < 0)
 		goto out;
+	made = true;
 	if (sandbox_net_configure(SANDBOX_NET_IF, SANDBOX_NET_MTU, err) < 0)
 		goto out;
-	if (sandbox_net_send_fd(sock, tap, err) < 0)
+	if (sandbox_net_send_fds(sock, taps, nqueues, err) < 0)
 		goto out;
 	rc = 0;
 out:
-	if (tap >= 0)
-		close(tap);
+	for (unsigned i = 0; made && i < nqueues; i++)
+		close(taps[i]);
 	close(sock);
 	return rc;
 }

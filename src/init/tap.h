@@ -29,9 +29,17 @@
 #define SANDBOX_NET_GW6       "fd00:b0c5::2"
 #define SANDBOX_NET_PREFIX6   64
 #define SANDBOX_NET_MTU       65520  /* = GW_MTU (net/gw.h explains why so large) */
+#define SANDBOX_NET_MAX_QUEUES 8     /* queues of tap0, one boxy-net each (broker.h's helpers) */
 
-/* Create the TAP device name (IFF_TAP | IFF_NO_PI). Returns its fd (O_CLOEXEC), or -1 with *err. */
-int sandbox_net_tap_create(const char *name, char **err);
+/*
+ * Create the TAP device name (IFF_TAP | IFF_NO_PI, the virtio-net header and
+ * its offloads) with nqueues queues (IFF_MULTI_QUEUE when more than one): a
+ * descriptor for each in fds[0..nqueues-1] (O_CLOEXEC). The kernel keeps
+ * every flow on one queue (tun's flow steering, by a hash of its addresses
+ * and ports, the same both ways), so each queue's reader sees whole flows.
+ * 0, or -1 with *err and nothing left open.
+ */
+int sandbox_net_tap_create(const char *name, int *fds, unsigned nqueues, char **err);
 
 /*
  * Configure name: MTU, up, the IPv4 and IPv6 addresses (IPv6 with nodad),
@@ -52,16 +60,21 @@ int sandbox_net_configure(const char *name, unsigned mtu, char **err);
  */
 char *sandbox_net_resolv_conf(const char *search);
 
-/* Send fd over the unix socket sock with SCM_RIGHTS (one byte of data). */
-int sandbox_net_send_fd(int sock, int fd, char **err);
-
-/* Receive one descriptor sent by sandbox_net_send_fd (blocking). Returns it, or -1 with *err. */
-int sandbox_net_recv_fd(int sock, char **err);
+/* Send fds[0..n-1] over the unix socket sock with SCM_RIGHTS, in one message (one byte of data). */
+int sandbox_net_send_fds(int sock, const int *fds, unsigned n, char **err);
 
 /*
- * Stage "net" for a networked run: tap_create, configure, send the fd over
- * sock, close boxy-init's copies of both. sock is closed in any case.
+ * Receive the descriptors sent by sandbox_net_send_fds (blocking): at most
+ * max kept in fds (more are closed), at least one. Returns how many, or -1
+ * with *err (nothing kept).
  */
-int sandbox_net_setup(int sock, char **err);
+int sandbox_net_recv_fds(int sock, int *fds, unsigned max, char **err);
+
+/*
+ * Stage "net" for a networked run: tap_create with nqueues queues,
+ * configure, send the descriptors over sock, close boxy-init's copies.
+ * sock is closed in any case.
+ */
+int sandbox_net_setup(int sock, unsigned nqueues, char **err);
 
 #endif

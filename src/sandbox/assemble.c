@@ -75,7 +75,8 @@ struct sandbox {
 	char *session;
 	int start_code;             /* 125–127 when a stage failed, else 0 */
 	char *start_err;            /* that stage's one line */
-	int tap_fd;                 /* tap0, from stage 2 (networked runs), or -1 */
+	int tap_fds[SANDBOX_NET_MAX_QUEUES];   /* tap0's queues, from stage 2 (networked runs) */
+	unsigned ntap;
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
 	uint64_t memory;            /* the limit it watches */
@@ -498,6 +499,36 @@ static void sandbox_audit_missing(const struct plan *plan, const struct sandbox_
 	}
 }
 
+/*
+ * How many queues tap0 gets, one boxy-net each (doc/internals-net.md,
+ * "Queues"): one per online CPU, at most SANDBOX_NET_QUEUES_AUTO; one with
+ * --pcap (a capture is one file with one writer and one size cap).
+ * BOXY_NET_QUEUES=N (1 to SANDBOX_NET_MAX_QUEUES) in the run's own
+ * environment, as `boxy run` sent it, overrides that for the benches and the
+ * test suite, as BOXY_HOLD_START_MS does; a bad value is ignored.
+ */
+static uint32_t sandbox_net_queues(const struct runspec *rs, char *const *environ)
+{
+	static const char key[] = "BOXY_NET_QUEUES=";
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = cpus < 1 ? 1 : cpus > SANDBOX_NET_QUEUES_AUTO ? SANDBOX_NET_QUEUES_AUTO :
+		     (uint32_t)cpus;
+
+	if (rs->net != NET_PUBLIC && rs->net != NET_ALLOWLIST)
+		return 0;
+	for (size_t i = 0; environ && environ[i]; i++) {
+		char *end;
+		unsigned long v;
+
+		if (strncmp(environ[i], key, sizeof(key) - 1) != 0)
+			continue;
+		v = strtoul(environ[i] + sizeof(key) - 1, &end, 10);
+		if (*end == '\0' && v >= 1 && v <= SANDBOX_NET_MAX_QUEUES)
+			n = (uint32_t)v;
+	}
+	return rs->pcap ? 1 : n;
+}
+
 /* The first half of sandbox_start: everything up to boxy-init's report; see sandbox/assemble.h. */
 int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		   struct sandbox **out, char **err)
@@ -515,7 +546,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	*out = NULL;
 	sb->pid = -1;
 	sb->pidfd = -1;
-	sb->tap_fd = -1;
+	sb->ntap = 0;
 	sb->launch_rep = sb->launch_ctl = -1;
 	if (ctx->events) {
 		sb->events = *ctx->events;
@@ -536,6 +567,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		plan.pids = rs->pids;
 	if (sandbox_plan_seccomp(&plan, ctx->environ, err) < 0)
 		goto fail;
+	plan.net_queues = sandbox_net_queues(rs, ctx->environ);
 	if (plan_encode(&plan, &buf, &len) < 0) {
 		set_err(err, _("the sandbox's plan exceeds %u bytes"), PLAN_MAX_BYTES);
 		goto fail;
@@ -649,8 +681,11 @@ int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **e
 	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
 		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
 		if (sb->launch_net) {
-			sb->tap_fd = sandbox_net_recv_fd(sb->launch_ctl, err);
-			if (sb->tap_fd < 0) {
+			int got = sandbox_net_recv_fds(sb->launch_ctl, sb->tap_fds,
+						       SANDBOX_NET_MAX_QUEUES, err);
+
+			sb->ntap = got > 0 ? (unsigned)got : 0;
+			if (got < 0) {
 				close(sb->launch_ctl);
 				sb->launch_ctl = -1;
 				kill(sb->pid, SIGKILL);
@@ -793,8 +828,8 @@ void sandbox_free(struct sandbox *sb)
 {
 	if (!sb)
 		return;
-	if (sb->tap_fd >= 0)
-		close(sb->tap_fd);
+	for (unsigned i = 0; i < sb->ntap; i++)
+		close(sb->tap_fds[i]);
 	if (sb->launch_rep >= 0)
 		close(sb->launch_rep);
 	if (sb->launch_ctl >= 0)
@@ -938,12 +973,18 @@ out:
 	return code;
 }
 
-int sandbox_take_tap(struct sandbox *sb)
+size_t sandbox_take_taps(struct sandbox *sb, int *fds, size_t max)
 {
-	int fd = sb->tap_fd;
+	size_t n = 0;
 
-	sb->tap_fd = -1;
-	return fd;
+	for (unsigned i = 0; i < sb->ntap; i++) {
+		if (n < max)
+			fds[n++] = sb->tap_fds[i];
+		else
+			close(sb->tap_fds[i]);
+	}
+	sb->ntap = 0;
+	return n;
 }
 
 /*

@@ -95,11 +95,15 @@ int sandbox_reap(struct sandbox *sb, int status, char **err);
 void sandbox_free(struct sandbox *sb);
 
 /*
- * tap0's descriptor, which stage 2 sent during sandbox_start for --net public
- * and allowlist (init/tap.h); the caller owns it afterwards. -1 when there
- * is none or it was taken already.
+ * tap0's descriptors, one per queue, which stage 2 sent during sandbox_start
+ * for --net public and allowlist (init/tap.h): at most max into fds (the rest
+ * closed), the caller owning them afterwards. Returns how many; 0 when there
+ * are none or they were taken already.
  */
-int sandbox_take_tap(struct sandbox *sb);
+size_t sandbox_take_taps(struct sandbox *sb, int *fds, size_t max);
+
+/* Queues tap0 gets when the run does not say (one per online CPU, at most this many). */
+#define SANDBOX_NET_QUEUES_AUTO 4
 
 /*
  * After init has exited, before sandbox_reap: start the after-run git checks

@@ -152,7 +152,7 @@ static void mb_base(struct mb *b)
 /* Field tags, as init/plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
        T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
-       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS };
+       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS, T_NET_QUEUES };
 
 /* Offset of the value of the first field with this tag in an encoded plan, and its length. */
 static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
@@ -713,6 +713,16 @@ static void test_plan_seccomp_program(void **state)
 	assert_int_equal(out.seccomp_bpf_len, 16);
 	assert_memory_equal(out.seccomp_bpf, p.seccomp_bpf, 16);
 	assert_int_equal(out.hold_ms, 2500);
+	assert_int_equal(out.net_queues, 0);            /* absent: one queue */
+	plan_free(&out);
+	plan_free(&p);
+	free(buf);
+	/* tap0's queues travel when there is more than one. */
+	plan_fill(&p, false);
+	p.net_queues = 3;
+	encode_or_die(&p, &buf, &len);
+	assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+	assert_int_equal(out.net_queues, 3);
 	plan_free(&out);
 	plan_free(&p);
 	free(buf);
@@ -735,6 +745,15 @@ static void test_plan_seccomp_program(void **state)
 	mb_u32(&b, 10001);
 	assert_decode_fails(b.d, b.n, "plan: bad start hold");
 	free(b.d);
+	/* No queue, or more than SANDBOX_NET_MAX_QUEUES: refused. */
+	for (uint32_t q = 0; q <= 9; q += 9) {
+		mb_base(&b);
+		mb_u16(&b, T_NET_QUEUES);
+		mb_u32(&b, 4);
+		mb_u32(&b, q);
+		assert_decode_fails(b.d, b.n, "plan: bad number of network queues");
+		free(b.d);
+	}
 }
 
 static void test_plan_too_many_mounts(void **state)

@@ -61,7 +61,7 @@ static int child_check(int sock)
 	char *err = NULL;
 	int got = 0, s;
 
-	if (sandbox_net_setup(sock, &err) < 0) {
+	if (sandbox_net_setup(sock, 1, &err) < 0) {
 		fprintf(stderr, "setup: %s\n", err);
 		return -1;
 	}
@@ -131,8 +131,7 @@ static void test_tap_setup(void **state)
 	}
 	close(sp[1]);
 	close(pipefd[1]);
-	fd = sandbox_net_recv_fd(sp[0], &err);
-	if (fd < 0) {
+	if (sandbox_net_recv_fds(sp[0], &fd, 1, &err) != 1) {
 		waitpid(pid, &st, 0);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
 			skip();         /* no unprivileged user namespaces here */
@@ -154,6 +153,63 @@ static void test_tap_setup(void **state)
 	close(pipefd[0]);
 }
 
+/*
+ * A multi-queue tap0 (one boxy-net per queue): three queues come over in one
+ * message, each a descriptor of the same device with IFF_MULTI_QUEUE; a
+ * receiver that asked for two keeps two and closes the third.
+ */
+static void test_tap_queues(void **state)
+{
+	int sp[2], fds[3], st;
+	struct ifreq ifr;
+	char *err = NULL;
+	pid_t pid;
+
+	(void)state;
+	if (access("/dev/net/tun", R_OK | W_OK) < 0)
+		skip();
+	for (int round = 0; round < 2; round++) {
+		unsigned want = round ? 2 : 3;
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(sp[0]);
+			if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+				_exit(77);
+			_exit(sandbox_net_setup(sp[1], 3, &err) < 0 ? 1 : 0);
+		}
+		close(sp[1]);
+		memset(fds, -1, sizeof(fds));
+		if (sandbox_net_recv_fds(sp[0], fds, want, &err) != (int)want) {
+			waitpid(pid, &st, 0);
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+				skip();
+			fail_msg("queues: %s", err ? err : "a count other than asked");
+		}
+		waitpid(pid, &st, 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		for (unsigned i = 0; i < want; i++) {
+			memset(&ifr, 0, sizeof(ifr));
+			assert_int_equal(ioctl(fds[i], TUNGETIFF, &ifr), 0);
+			assert_string_equal(ifr.ifr_name, SANDBOX_NET_IF);
+			assert_true(ifr.ifr_flags & IFF_MULTI_QUEUE);
+			close(fds[i]);
+		}
+		if (want == 2)
+			assert_int_equal(fds[2], -1);   /* the third was not kept */
+		close(sp[0]);
+	}
+	/* Queues past SANDBOX_NET_MAX_QUEUES, or none, are refused before anything opens. */
+	assert_int_equal(sandbox_net_tap_create(SANDBOX_NET_IF, fds, 0, &err), -1);
+	free(err);
+	err = NULL;
+	assert_int_equal(sandbox_net_tap_create(SANDBOX_NET_IF, fds, SANDBOX_NET_MAX_QUEUES + 1,
+						&err), -1);
+	free(err);
+}
+
 /* The receiving end accepts one descriptor with the agreed byte and nothing else. */
 static void test_recv_refuses(void **state)
 {
@@ -164,13 +220,13 @@ static void test_recv_refuses(void **state)
 	/* A byte with no descriptor. */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 	assert_int_equal(write(sp[1], "T", 1), 1);
-	assert_int_equal(sandbox_net_recv_fd(sp[0], &err), -1);
+	assert_int_equal(sandbox_net_recv_fds(sp[0], &fd, 1, &err), -1);
 	assert_non_null(err);
 	free(err);
 	err = NULL;
 	/* EOF. */
 	close(sp[1]);
-	assert_int_equal(sandbox_net_recv_fd(sp[0], &err), -1);
+	assert_int_equal(sandbox_net_recv_fds(sp[0], &fd, 1, &err), -1);
 	free(err);
 	err = NULL;
 	close(sp[0]);
@@ -178,7 +234,7 @@ static void test_recv_refuses(void **state)
 	 * (and its descriptor closed, not returned). */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
 	fd = dup(0);
-	assert_int_equal(sandbox_net_send_fd(sp[1], fd, &err), 0);
+	assert_int_equal(sandbox_net_send_fds(sp[1], &fd, 1, &err), 0);
 	close(fd);
 	{
 		char byte = 'X';
@@ -198,12 +254,12 @@ static void test_recv_refuses(void **state)
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &d, sizeof(int));
-		fd = sandbox_net_recv_fd(sp[0], &err);
+		assert_int_equal(sandbox_net_recv_fds(sp[0], &fd, 1, &err), 1);
 		assert_true(fd >= 0);
 		close(fd);
 		assert_int_equal(sendmsg(sp[1], &mh, 0), 1);
 		close(d);
-		assert_int_equal(sandbox_net_recv_fd(sp[0], &err), -1);
+		assert_int_equal(sandbox_net_recv_fds(sp[0], &fd, 1, &err), -1);
 		free(err);
 	}
 	close(sp[0]);
@@ -247,6 +303,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolv_conf),
 		cmocka_unit_test(test_tap_setup),
+		cmocka_unit_test(test_tap_queues),
 		cmocka_unit_test(test_recv_refuses),
 	};
 
