@@ -501,8 +501,9 @@ static void sandbox_audit_missing(const struct plan *plan, const struct sandbox_
 
 /*
  * How many queues tap0 gets, one boxy-net each (doc/internals-net.md,
- * "Queues"): one per online CPU, at most SANDBOX_NET_QUEUES_AUTO; one with
- * --pcap (a capture is one file with one writer and one size cap).
+ * "Queues"): one per two online CPUs (a transfer's sender and receiver
+ * want cores too), at least one and at most SANDBOX_NET_QUEUES_AUTO; one
+ * with --pcap (a capture is one file with one writer and one size cap).
  * BOXY_NET_QUEUES=N (1 to SANDBOX_NET_MAX_QUEUES) in the run's own
  * environment, as `boxy run` sent it, overrides that for the benches and the
  * test suite, as BOXY_HOLD_START_MS does; a bad value is ignored.
@@ -511,8 +512,8 @@ static uint32_t sandbox_net_queues(const struct runspec *rs, char *const *enviro
 {
 	static const char key[] = "BOXY_NET_QUEUES=";
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t n = cpus < 1 ? 1 : cpus > SANDBOX_NET_QUEUES_AUTO ? SANDBOX_NET_QUEUES_AUTO :
-		     (uint32_t)cpus;
+	uint32_t n = cpus < 2 ? 1 : cpus / 2 > SANDBOX_NET_QUEUES_AUTO ? SANDBOX_NET_QUEUES_AUTO :
+		     (uint32_t)(cpus / 2);
 
 	if (rs->net != NET_PUBLIC && rs->net != NET_ALLOWLIST)
 		return 0;

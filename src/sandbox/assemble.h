@@ -102,7 +102,7 @@ void sandbox_free(struct sandbox *sb);
  */
 size_t sandbox_take_taps(struct sandbox *sb, int *fds, size_t max);
 
-/* Queues tap0 gets when the run does not say (one per online CPU, at most this many). */
+/* Queues tap0 gets when the run does not say (one per two online CPUs, at most this many). */
 #define SANDBOX_NET_QUEUES_AUTO 4
 
 /*
