@@ -138,7 +138,8 @@ testnet_check
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 spread() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
-echo "npm install of $WANT packages from a local registry, $RUNS rounds (order rotated), medians:"
+echo "npm install of $WANT packages from a local registry, $RUNS rounds (order rotated)," \
+	"$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); medians:"
 for v in "${VARIANTS[@]}"; do
 	printf '  %-40s %6s ms  (%s)\n' "${LABEL[$v]}" "$(median "$OUT/$v.ms")" "$(spread "$OUT/$v.ms")"
 done
@@ -152,3 +153,13 @@ ratio boxy host "boxy/host"
 ratio allow host "boxy allowlist/host"
 ratio bwrap host "bwrap/host"
 ratio boxy bwrap "boxy/bwrap"
+# Issue 12's goal, against the host measured in the same rounds.
+if [ -s "$OUT/boxy.ms" ] && [ -s "$OUT/host.ms" ]; then
+	awk -v a="$(median "$OUT/boxy.ms")" -v b="$(median "$OUT/host.ms")" 'BEGIN {
+		printf "goal: boxy/host <= 1.03: %.3f, %s\n", a / b, (a / b <= 1.03) ? "met" : "NOT met" }'
+fi
+if [ -s "$OUT/allow.ms" ] && [ -s "$OUT/host.ms" ]; then
+	awk -v a="$(median "$OUT/allow.ms")" -v b="$(median "$OUT/host.ms")" 'BEGIN {
+		printf "      boxy allowlist/host <= 1.03: %.3f, %s\n", a / b,
+			(a / b <= 1.03) ? "met" : "NOT met" }'
+fi

@@ -49,7 +49,7 @@ char *client_record_path(const char *state);
 int client_record_read(const char *state, struct daemon_record *r);
 void daemon_record_free(struct daemon_record *r);
 
-/* This executable's build id: 16 hex digits hashing the binary's bytes. */
+/* This executable's build id: its ELF build-id note in hex (proto/place.c), else a hash of its bytes. */
 const char *build_id(void);
 
 #endif
