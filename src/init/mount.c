@@ -624,14 +624,81 @@ static const char *const etc_from_host[] = {
 	"gitconfig", "perl", "python3*", "fonts", "vim", "nanorc",
 };
 
+/*
+ * Bind host /etc/NAME, not a symlink, read-only at the new root's /etc/NAME:
+ * both ends resolved from the two /etc directories opened once, instead of
+ * walking from each root per entry (bind_host: path_guard_open's walk, then
+ * mp_ensure's; 25 system calls an entry, ~40 entries, 1.3 ms of a start).
+ * The same checks: the host end is what path_guard_open's last step opens
+ * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from its directory; the guard's
+ * rules are about links, and neither /etc, whose parent is / and so no
+ * writable root, nor a non-link entry is one); the mount point is created
+ * only because newetc is on our tmpfs, and opened beneath it without
+ * following a link. Returns 1 when the entry turned into a link since it
+ * was read (the caller takes the slow path), -1 with *err, else 0.
+ */
+static int etc_bind_fast(struct mount_ctx *ctx, int hostetc, int newetc, const char *name,
+			 char **err)
+{
+	struct stat st;
+	int src, tree, dst, r;
+
+	src = sys_openat2(hostetc, name, O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (src < 0)
+		return errno == ENOENT ? 0 : set_err_errno(err, "/etc/%s", name);
+	if (fstat(src, &st) < 0) {
+		close_keep_errno(src);
+		return set_err_errno(err, "/etc/%s", name);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		close(src);
+		return 1;
+	}
+	tree = clone_tree(src, BIND_ATTR_RO);
+	close_keep_errno(src);
+	if (tree < 0)
+		return set_err_errno(err, "bind /etc/%s", name);
+	if (S_ISDIR(st.st_mode)) {
+		r = mkdirat(newetc, name, 0755);
+	} else {
+		r = openat(newetc, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (r >= 0)
+			r = close(r);
+	}
+	if (r < 0 && errno != EEXIST) {
+		close_keep_errno(tree);
+		return set_err_errno(err, "create /etc/%s", name);
+	}
+	dst = sys_openat2(newetc, name, O_PATH,
+			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (dst < 0 || attach(tree, dst) < 0) {
+		set_err_errno(err, "mount /etc/%s", name);
+		close_keep_errno(dst);
+		close_keep_errno(tree);
+		return -1;
+	}
+	close(dst);
+	close(tree);
+	return 0;
+}
+
 /* Copy a host /etc entry: a symlink into /usr stays a symlink (readlink of
- * /etc/localtime names the zone), anything else is bound read-only. */
-static int etc_bind_entry(struct mount_ctx *ctx, int hostetc, const char *name, char **err)
+ * /etc/localtime names the zone), anything else is bound read-only
+ * (etc_bind_fast when it is not a link and newetc, our /etc, is >= 0). */
+static int etc_bind_entry(struct mount_ctx *ctx, int hostetc, int newetc, const char *name,
+			  char **err)
 {
 	char target[PATH_MAX], *abs, *src, *dst;
 	ssize_t n = readlinkat(hostetc, name, target, sizeof(target) - 1);
 	int r;
 
+	if (n < 0 && errno == EINVAL && newetc >= 0) {
+		r = etc_bind_fast(ctx, hostetc, newetc, name, err);
+		if (r <= 0)
+			return r;
+		/* A link now: read it again below, as if it had been one all along. */
+		n = readlinkat(hostetc, name, target, sizeof(target) - 1);
+	}
 	if (n >= 0) {
 		target[n] = '\0';
 		abs = path_absolute(target, "/etc");
@@ -670,7 +737,7 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 	const char *host = p->hostname && *p->hostname ? p->hostname : "boxy";
 	char *passwd, *group, *hosts, *hostname, machine_id[34];
 	unsigned char rnd[16];
-	int hostetc, r = -1;
+	int hostetc, newetc = -1, r = -1;
 	DIR *d;
 	struct dirent *de;
 	struct {
@@ -754,6 +821,12 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 		close(hostetc);
 		goto out;
 	}
+	/* Our /etc, for etc_bind_fast: made above on the new root's tmpfs (else -1: the slow path). */
+	newetc = mount_open_in(ctx->root, "/etc", O_PATH | O_DIRECTORY);
+	if (newetc >= 0 && !on_scratch(ctx, newetc)) {
+		close(newetc);
+		newetc = -1;
+	}
 	while ((de = readdir(d))) {
 		bool want = false;
 
@@ -761,7 +834,7 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(etc_from_host) && !want; i++)
 			want = fnmatch(etc_from_host[i], de->d_name, 0) == 0;
-		if (want && etc_bind_entry(ctx, dirfd(d), de->d_name, err) < 0) {
+		if (want && etc_bind_entry(ctx, dirfd(d), newetc, de->d_name, err) < 0) {
 			closedir(d);
 			goto out;
 		}
@@ -769,6 +842,8 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 	closedir(d);
 	r = 0;
 out:
+	if (newetc >= 0)
+		close(newetc);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i].text);
 	return r;
