@@ -1208,19 +1208,22 @@ static int stage_leave(struct mount_ctx *ctx, char **err)
 	close(ctx->oldroot);
 	close(ctx->root);
 	ctx->oldroot = ctx->root = -1;
-	/* Everything is private (step 1): the detach propagates nowhere. */
-	if (umount2("/oldroot", MNT_DETACH) < 0)
-		return set_err_errno(err, "detach the host's root");
-	if (rmdir("/oldroot") < 0)
-		return set_err_errno(err, "rmdir /oldroot");
 	/*
-	 * pivot_root(".", ".") stacks the staging root under the new one at
-	 * "/"; the detach below takes it away, leaving no put_old directory.
+	 * pivot_root(".", ".") stacks the staging root, with the host's root
+	 * still mounted at its /oldroot, under the new one at "/"; the detach
+	 * below takes it away with everything mounted below it (a lazy unmount
+	 * is recursive: the host's tree goes with the staging root, locked
+	 * submounts still attached to their parents inside the detached tree),
+	 * leaving no put_old directory. Everything is private (step 1): the
+	 * detach propagates nowhere. One detach, not one for /oldroot and one
+	 * for the staging root: each waits for an RCU grace period when it
+	 * frees the mounts (namespace_unlock), 0.05 ms on an idle machine and
+	 * up to tens of ms on a busy one (perf trace of umount2).
 	 */
 	if (chdir("/newroot") < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
 		return set_err_errno(err, "pivot_root");
 	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		return set_err_errno(err, "detach the staging root");
+		return set_err_errno(err, "detach the staging root and the host's root below it");
 	/* Only the root mount: /tmp, $HOME and the rw binds keep their rights. */
 	if (mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)) < 0)
 		return set_err_errno(err, "make / read-only");
