@@ -740,6 +740,7 @@ static int cmd_run(int argc, char **argv)
 	sctx.events = &fan_sink;     /* alerts are printed even without a log or -v */
 	sctx.session = NULL;
 	sctx.roots = run_roots_full();
+	sctx.exits_after = true;      /* this process ends with the run */
 
 	client_protect_own_dirs();      /* the daemon's directories stay out of reach here too */
 	code = run_local_terminal(&rs, &sctx, &err);

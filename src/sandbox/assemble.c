@@ -560,7 +560,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		goto fail;
 	sandbox_audit_plan(&plan, ctx);
 	sandbox_audit_missing(&plan, ctx);
-	sb->git = gitcheck_begin(&plan);
+	sb->git = gitcheck_begin(&plan, ctx->exits_after);
 	if (limits_prepare(rs, &sb->lim, ctx->events, err) < 0)
 		goto fail;
 	sb->have_limits = true;

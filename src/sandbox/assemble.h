@@ -39,6 +39,9 @@ struct sandbox_ctx {
 				     * mount stage writes /etc before any network exists */
 	const struct path_roots *roots;         /* writable roots of recorded sessions
 						 * (common/path-guard.h), added to this run's; may be NULL */
+	bool exits_after;           /* the caller exits once the run ends (boxy run --no-daemon):
+				     * what would make that exit wait for the kernel is left to a
+				     * child process instead of a thread (sandbox/gitwatch.c) */
 };
 
 struct path_roots;

@@ -431,7 +431,7 @@ static void scan_root(struct gitcheck *gc, const char *root)
 	walk_free(&w);
 }
 
-struct gitcheck *gitcheck_begin(const struct plan *plan)
+struct gitcheck *gitcheck_begin(const struct plan *plan, bool exits_after)
 {
 	struct gitcheck *gc;
 
@@ -447,7 +447,7 @@ struct gitcheck *gitcheck_begin(const struct plan *plan)
 	if (gc->had_git)
 		qsort(gc->had_git, strv_len(gc->had_git), sizeof(char *), cmp_str);
 	/* The watch during the run: every gitdir held, every root without a .git. */
-	gc->watch = gitwatch_create(&gc->findings);
+	gc->watch = gitwatch_create(&gc->findings, exits_after);
 	for (size_t i = 0; i < gc->ndirs; i++) {
 		const struct gitdir_entry *e = &gc->dirs[i];
 

@@ -21,8 +21,11 @@
 
 struct gitcheck;
 
-/* Before the run: remember the gitdirs below the plan's writable mounts, start the watch. */
-struct gitcheck *gitcheck_begin(const struct plan *plan);
+/*
+ * Before the run: remember the gitdirs below the plan's writable mounts, start
+ * the watch (exits_after: see gitwatch_create).
+ */
+struct gitcheck *gitcheck_begin(const struct plan *plan, bool exits_after);
 /* The sandbox exists: a dangerous name from now on kills it through pidfd. */
 void gitcheck_arm(struct gitcheck *gc, int pidfd);
 /*

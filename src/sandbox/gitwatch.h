@@ -51,8 +51,13 @@ int git_thread_start(pthread_t *thr, void *(*fn)(void *), void *arg);
 
 struct gitwatch;
 
-/* A watcher that records into f; nothing is watched until gitwatch_add_*. */
-struct gitwatch *gitwatch_create(struct git_findings *f);
+/*
+ * A watcher that records into f; nothing is watched until gitwatch_add_*.
+ * exits_after: the process exits soon after the run (boxy run --no-daemon),
+ * so the inotify instance's last close, which waits for the kernel, is
+ * left to a child process: a thread's wait would hold up the exit.
+ */
+struct gitwatch *gitwatch_create(struct git_findings *f, bool exits_after);
 /*
  * Watch a gitdir (fd: O_PATH to it, path for messages). main_fd is the
  * main gitdir a linked worktree's commondir must lead back to (-1 for a
