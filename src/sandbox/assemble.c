@@ -9,7 +9,8 @@
  *
  *   1. resolve the run-spec into a plan (absolute paths, final environment,
  *      the caller's identity) and record what is decided before launch;
- *   2. clone into new user, mount, pid, net, ipc, uts and cgroup namespaces;
+ *   2. clone into new user, mount, pid, ipc, uts and cgroup namespaces (the
+ *      network namespace is boxy-init's first stage to make);
  *      the child waits until its uid/gid maps exist, raises its capabilities
  *      as ambient ones and execs boxy-init with the plan on fd 3 and a report
  *      pipe on fd 4;
@@ -596,7 +597,9 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	/* Not CLONE_NEWNET: boxy-init makes the network namespace itself (its
+	 * stage "net", init/main.c), off the daemon's loop. */
+	pid = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 		      CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0) {
 		struct child_fds f = {
