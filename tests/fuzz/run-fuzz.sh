@@ -88,7 +88,7 @@ srcs_of() {
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
-	verify) echo "cli/verify common/chain common/sign common/util common/json common/buf" ;;
+	verify) echo "cli/verify common/chain common/sign common/sha256 common/util common/json common/buf" ;;
 	*)     return 1 ;;
 	esac
 }
