@@ -43,6 +43,7 @@ static void since_row(void *arg, int ncol, const char *const *v)
 		return;
 	}
 	c->n++;
+	ev.what = v[0];         /* "destination", "refusal", "finding": the gate reads this */
 	if (strcmp(v[0], "destination") == 0)
 		detail = xasprintf("%s, %s", v[2] ? v[2] : "new", c->why);
 	else
@@ -85,6 +86,7 @@ void since_report(struct session *s)
 				 base.v[0].id, s->id);
 		ev.subject = "…";
 		ev.detail = more;
+		ev.what = "more";
 		bus_publish(s, &ev);
 		free(more);
 	}
