@@ -17,7 +17,9 @@
  *  - a chain with no seal: its last line (truncated there), unless the store
  *    says the session is still running and has written exactly those lines;
  *  - the store's length or head for the chain differs from the file's: the
- *    file's last line of the chain.
+ *    file's last line of the chain;
+ *  - a session the store records as writing to this file has no line in it:
+ *    line 0 (the file as a whole).
  * A forger can recompute SHA-256 chains; what they cannot do is sign a seal
  * with the user's key, or change what the store recorded.
  */
@@ -481,6 +483,18 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 	}
 	if (nlines == 0 && !r->nbreaks)
 		add_break(r, 0, _("the log is empty: no line to verify"));
+	/* (Past a line that cannot be read, the missing chain may be what follows it.) */
+	for (size_t e = 0; e < o->nexpect && !unreadable; e++) {
+		bool present = false;
+
+		for (size_t i = 0; i < nlines && !present; i++)
+			present = strcmp(lines[i].id, o->expect[e].id) == 0;
+		if (!present)
+			add_break(r, 0, _("session %s wrote %llu line(s) to this file (the store's "
+					  "record), and none of them is in it: the file was replaced, "
+					  "or all of that session's lines removed"), o->expect[e].id,
+				  (unsigned long long)o->expect[e].lines);
+	}
 	r->key_trusted = o->trusted_key != NULL;
 	if (r->nbreaks > 1)
 		qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);

@@ -143,6 +143,23 @@ const char *audit_log_id(struct audit_log *al)
 	return al->id;
 }
 
+char *audit_log_path(const struct audit_log *al)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	if (!al || al->journal || al->fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", al->fd);
+	n = readlink(link, buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf) || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		return NULL;
+	return xstrdup(buf);
+}
+
 void audit_log_chain(struct audit_log *al, const char *session, struct chain *out)
 {
 	audit_chain_start(al, session);

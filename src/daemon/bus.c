@@ -24,6 +24,7 @@
 #include "proto/daemon-msg.h"
 #include "daemon/lockfile.h"
 #include "store/store.h"
+#include "store/store-chain.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
@@ -265,7 +266,7 @@ void bus_session_begin(struct session *s)
 {
 	struct server *srv = s->srv;
 	struct jbuf b;
-	char *argv_json, *policy, *lockfile, *err = NULL;
+	char *argv_json, *policy, *lockfile, *audit_path, *err = NULL;
 	struct store_session row;
 
 	if (!srv->store)
@@ -285,8 +286,15 @@ void bus_session_begin(struct session *s)
 		.cpus_milli = s->rs.cpus_milli, .timeout_ms = (int64_t)s->rs.timeout_ms,
 		.build = (char *)build_id(), .lockfile = lockfile,
 	};
-	if (store_session_begin(srv->store, &row, &err) < 0)
+	if (store_session_begin(srv->store, &row, &err) < 0) {
 		store_warn(srv, err);
+		err = NULL;
+	}
+	/* Where its audit log is: `boxy verify` finds a log replaced under the same name. */
+	if ((audit_path = audit_log_path(s->audit)) != NULL &&
+	    store_chain_begin(srv->store, s->id, audit_path, &err) < 0)
+		store_warn(srv, err);
+	free(audit_path);
 	free(argv_json);
 	free(policy);
 	free(lockfile);
