@@ -80,6 +80,15 @@ else
 		"exit $RC, junit: $J" "json: $(jsonrep "$C/r.xml.json")" "$(tail -n 5 "$C/err")"
 fi
 
+# Review, held: another local user cannot read what the payload was refused (the
+# report names refused hosts, paths and the command line): both files are 0600.
+if [ "$(stat -c %a "$C/r.xml") $(stat -c %a "$C/r.xml.json")" = "600 600" ]; then
+	ok "gate: the reports are created 0600 (no other user reads them)"
+else
+	fail_case "gate: the reports are created 0600 (no other user reads them)" \
+		"$(stat -c '%a %n' "$C/r.xml" "$C/r.xml.json")"
+fi
+
 ## ---- the payload's own failure wins --------------------------------------------------------
 run_case gate-fails "${allow[@]}" --fail-on deny --report r.xml -- sh -c "$refused; exit 3"
 J=$(junit "$C/r.xml")
