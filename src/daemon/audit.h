@@ -30,8 +30,6 @@ const char *audit_log_id(struct audit_log *al);
 /* The log file's path as the kernel resolves its descriptor now (malloc'd); NULL for
  * the journal, or when it has none (deleted, unreachable). */
 char *audit_log_path(const struct audit_log *al);
-/* The seal line for s (signed) at position seq; own_id: the id is a "chain". malloc'd. */
-char *audit_seal_line(const struct seal *s, bool own_id, uint64_t seq);
 /*
  * Write s (signed over this log's chain as audit_log_chain gave it) as the
  * log's last line; *line the bytes written (malloc'd). -1 when the log

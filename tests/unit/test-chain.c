@@ -467,7 +467,7 @@ static void test_seal_replay(void **state)
 		chain_audit_init(&s.audit, ID);
 		chain_decisions_init(&s.decisions, ID);
 		assert_int_equal(sign_seal(k, &s, &err), 0);
-		line = audit_seal_line(&s, false, 1);
+		line = seal_line(&s, false, 1);
 		known = (struct verify_known){ .found = true };         /* 0 lines, as recorded */
 		o.lookup = fake_lookup;
 		verify_audit_log(line, strlen(line), &o, &r);
