@@ -306,6 +306,28 @@ static bool check_seal(const struct line *l, const struct verify_opts *o, struct
 				      "forged or the line was edited"), l->no, id);
 		return false;
 	}
+	/*
+	 * The signature covers the seal's numbers, not the line's other bytes (its
+	 * words, the order of its members, a member given twice, which another JSON
+	 * reader takes the last of). Only the store's head covers them, and a copy
+	 * has no store: so the line must be exactly the one the daemon writes.
+	 */
+	{
+		struct field f[VERIFY_FIELDS_MAX];
+		size_t nf = 0;
+		bool own_id = parse_fields(l->p, l->len - 1, f, &nf) == 0 &&
+			      !field_get(f, nf, "session");
+		char *want = seal_line(&s, own_id, seq);
+		bool same = strlen(want) == l->len && memcmp(want, l->p, l->len) == 0;
+
+		free(want);
+		if (!same) {
+			add_break(r, l->no, _("line %zu: the seal of %s was edited where its signature "
+					      "does not reach (it is not the line boxy writes)"), l->no,
+				  id);
+			return false;
+		}
+	}
 	memcpy(r->key, s.key, SIGN_PUB_LEN);
 	r->have_key = true;
 	if (o->trusted_key && memcmp(o->trusted_key, s.key, SIGN_PUB_LEN) != 0) {

@@ -19,7 +19,7 @@ harness_locate
 [ "$(id -u)" = 0 ] && harness_as_test_user "$0" "$@"
 . "$here/e2e/daemon-lib.sh"
 
-plan 27
+plan 28
 W=$SUITE/work
 KEY=$STATE/signing.key
 LOGF=$SUITE/audit.jsonl
@@ -105,6 +105,13 @@ check "the same copy against another key: sealed by a key other than the trusted
 EV "$SUITE/copy.jsonl"
 check "without --key elsewhere, the key the log names is said to be unchecked" \
 	'[ "$RC" = 0 ] && grep -q "no trusted key" "$OUT"'
+# Review finding: the signature covers the seal's numbers, not its words or a member
+# given twice; elsewhere there is no store head to cover them. The seal must be the
+# very line boxy writes.
+tampered sealwords 'L[-1] = L[-1].replace("signed\"", "signed by the release manager\"")'
+EV --key "$SUITE/boxy.pub" "$SUITE/sealwords.jsonl"
+check "elsewhere, a seal whose words were edited is found (exit 1)" \
+	'[ "$RC" = 1 ] && grep -q ":$N: .*where its signature does not reach" "$OUT"'
 
 # ---- the payload rewrites its own log during the run -------------------------------------
 PLOG=$W/payload-audit.jsonl
