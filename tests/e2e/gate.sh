@@ -243,6 +243,18 @@ else
 		"exit $RC, junit: $J" "$(head -c 600 "$C/r.xml")"
 fi
 
+## ---- the payload leaves a fifo where the report goes (review, held) ----------------------------
+# Opened without blocking and refused as not a regular file: the run neither hangs
+# nor passes (125: the report that was asked for could not be written).
+run_case gate-fifo "${allow[@]}" --fail-on deny --report r.xml -- sh -c \
+	"$ok_get; rm -f r.xml.json && mkfifo r.xml.json; exit 0"
+if [ "$RC" -eq 125 ] && [ -p "$C/r.xml.json" ] && grep -q -- '--report' "$C/err"; then
+	ok "gate: a fifo the payload put where the report goes: no hang, exit 125, never a pass"
+else
+	fail_case "gate: a fifo the payload put where the report goes: no hang, exit 125, never a pass" \
+		"exit $RC" "$(ls -l "$C")"
+fi
+
 ## ---- a report path that is a link ------------------------------------------------------------
 C=$TN/cases/gate-link
 mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
