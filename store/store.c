@@ -51,6 +51,18 @@
 	"ALTER TABLE sessions ADD COLUMN baseline TEXT;" \
 	"CREATE INDEX sessions_command ON sessions(cwd, argv, started_ms);"
 
+/*
+ * Where each session's --audit-log was (doc/verify.md): the file's path as the
+ * daemon resolved it when the run began, so that `boxy verify FILE` can tell
+ * a file some session wrote to but whose lines are all gone (the payload
+ * renamed another log over it), and `boxy verify ID` can open the session's
+ * log. A step of its own, named, so that it can be ordered against other
+ * steps when branches meet.
+ */
+#define MIGRATION_AUDIT_PATH \
+	"ALTER TABLE chains ADD COLUMN audit_path TEXT;" \
+	"CREATE INDEX chains_audit_path ON chains(audit_path);"
+
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
 	/* 0 → 1: the initial schema. */
@@ -236,6 +248,8 @@ static const char *const migrations[] = {
 	MIGRATION_CHAINS,
 	/* 3 → 4: the baseline of each run. */
 	MIGRATION_BASELINE,
+	/* 4 → 5: the path of each session's audit log. */
+	MIGRATION_AUDIT_PATH,
 };
 
 enum stmt_id {

@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "ui/watch.h"
+#include "proto/daemon-msg.h"
 #include "proto/wire.h"
 
 void watch_model_init(struct watch_model *m)
@@ -143,19 +144,20 @@ int watch_event_decode(const void *payload, size_t len, struct event *ev, char *
 	rbuf_init(&r, payload, len);
 	ev->t_ms = wire_get_u64(&r);
 	ev->t_rel_ms = wire_get_u64(&r);
-	ev->session = strs[0] = wire_get_str(&r, 64);
-	ev->kind = strs[1] = wire_get_str(&r, 64);
-	ev->verdict = strs[2] = wire_get_str(&r, 64);
-	ev->layer = strs[3] = wire_get_str(&r, 64);
-	ev->subject = strs[4] = wire_get_str(&r, 4096);
-	ev->detail = strs[5] = wire_get_str(&r, 4096);
-	ev->addr = strs[6] = wire_get_str(&r, 128);
+	ev->session = strs[0] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->kind = strs[1] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->verdict = strs[2] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->layer = strs[3] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->subject = strs[4] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
+	ev->detail = strs[5] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
+	ev->addr = strs[6] = wire_get_str(&r, DMSG_EVENT_ADDR_MAX);
 	ev->port = wire_get_u16(&r);
-	ev->host = strs[7] = wire_get_str(&r, 1024);
-	ev->sni = strs[8] = wire_get_str(&r, 1024);
+	ev->host = strs[7] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
+	ev->sni = strs[8] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
 	ev->ttl = wire_get_u32(&r);
 	ev->up = wire_get_u64(&r);
 	ev->down = wire_get_u64(&r);
+	ev->what = strs[9] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
 	if (!wire_done(&r) || !ev->kind || !ev->verdict) {
 		watch_event_strs_free(strs);
 		return -1;

@@ -47,6 +47,8 @@ struct domain {
 	uint64_t queries;
 	uint64_t random_total;  /* distinct long, random-looking subdomain parts, the session */
 	uint8_t random_seen[128];       /* their hashes, a bit each (a collision undercounts) */
+	uint64_t volume;        /* characters of distinct subdomain parts, any entropy, the session */
+	uint8_t volume_seen[128];       /* their hashes, a bit each */
 	bool alerted;
 	struct seen q[DNSEXFIL_RING];
 	size_t qn, qhead;
@@ -57,6 +59,11 @@ struct domain {
 struct dnsexfil {
 	struct domain *d;       /* grown as domains are seen (about 3 KiB each), up to the cap */
 	size_t n, cap;
+	/* What the domains the table had to forget carried, summed: a tunnel spread over
+	 * more domains than the table holds still adds up here. */
+	uint64_t forgotten_volume;
+	char forgotten_name[256];       /* the last one forgotten (the alert names it) */
+	bool forgotten_alerted;
 };
 
 struct dnsexfil *dnsexfil_new(void)
@@ -139,7 +146,14 @@ static uint32_t hash_sub(const char *s, size_t n)
 	return h ? h : 1;
 }
 
-/* The domain entry for parent, made (evicting the least recently seen) when missing. */
+/*
+ * The domain entry for parent, made when missing. A full table forgets the
+ * entry that carried least (the smallest volume of distinct subdomains, the
+ * least recently seen of those), never one that alerted, and adds its volume
+ * to the forgotten total: forgetting the least recently seen, and all it had
+ * counted, let a tunnel under one domain reset its own counts with a few
+ * hundred lookups under made-up parents between its queries.
+ */
 static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_t now_ms)
 {
 	struct domain *d, *old = NULL;
@@ -160,9 +174,13 @@ static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_
 		d = &x->d[x->n++];
 	} else {
 		for (size_t i = 0; i < x->n; i++)
-			if (!x->d[i].alerted && (!old || x->d[i].last_ms < old->last_ms))
+			if (!x->d[i].alerted &&
+			    (!old || x->d[i].volume < old->volume ||
+			     (x->d[i].volume == old->volume && x->d[i].last_ms < old->last_ms)))
 				old = &x->d[i];
 		d = old ? old : &x->d[0];
+		x->forgotten_volume += d->volume;
+		snprintf(x->forgotten_name, sizeof(x->forgotten_name), "%s", d->name);
 	}
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", parent);
@@ -224,6 +242,12 @@ static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
 				 distinct(many, nmany), hsum / (double)nmany);
 		return true;
 	}
+	if (d->volume >= DNSEXFIL_VOLUME) {
+		*why = xasprintf("DNS under %s looks like a tunnel: %llu characters of distinct "
+				 "subdomains in this session, however they were encoded", d->name,
+				 (unsigned long long)d->volume);
+		return true;
+	}
 	if (d->random_total >= DNSEXFIL_SLOW_TOTAL) {
 		*why = xasprintf("DNS under %s looks like a slow tunnel: %llu random-looking "
 				 "subdomains of %u characters or more in this session", d->name,
@@ -239,16 +263,25 @@ static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
 	return false;
 }
 
-bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64_t now_ms,
-		    const char **parent, char **why)
+/* Set bit h of a 1024-bit set; true when it was clear (a collision undercounts). */
+static bool bit_set(uint8_t set[128], uint32_t h)
 {
-	char p[256];
+	unsigned bit = h % (8 * 128);
+
+	if (set[bit / 8] & (1u << (bit % 8)))
+		return false;
+	set[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	return true;
+}
+
+/* Record one query of name under the domain p (made when missing). */
+static void record_query(struct dnsexfil *x, const char *name, const char *p, uint16_t qtype,
+			 uint64_t now_ms)
+{
 	struct domain *d;
 	struct seen *s;
-	size_t n = strlen(name), plen, sublen, label = 0, maxlabel = 0;
+	size_t n = strlen(name), plen = strlen(p), sublen, label = 0, maxlabel = 0;
 
-	dnsexfil_parent(name, p, sizeof(p));
-	plen = strlen(p);
 	sublen = n > plen ? n - plen - 1 : 0;        /* "sub." before the parent */
 	for (size_t i = 0; i < sublen; i++) {
 		label = name[i] == '.' ? 0 : label + 1;
@@ -266,39 +299,90 @@ bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64
 		.sublen = (uint16_t)sublen, .maxlabel = (uint16_t)maxlabel,
 		.entropy = (float)dnsexfil_entropy(name, sublen), .rare = qtype_rare(qtype),
 	};
-	if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN && s->entropy >= DNSEXFIL_MIN_ENTROPY) {
-		unsigned bit = s->sub % (8 * sizeof(d->random_seen));
-
-		if (!(d->random_seen[bit / 8] & (1u << (bit % 8)))) {
-			d->random_seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
-			d->random_total++;
-		}
-	}
-	if (d->alerted || !judge_queries(d, now_ms, why))
-		return false;
-	d->alerted = true;
-	*parent = d->name;
-	return true;
+	if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN && s->entropy >= DNSEXFIL_MIN_ENTROPY &&
+	    bit_set(d->random_seen, s->sub))
+		d->random_total++;
+	if (s->sub && bit_set(d->volume_seen, s->sub))
+		d->volume += sublen;
 }
 
-bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
-		     const char **parent, char **why)
+/* The entry for domain p, or NULL. */
+static struct domain *domain_find(struct dnsexfil *x, const char *p)
 {
-	char p[256];
-	uint32_t subs[DNSEXFIL_RING];
-	struct domain *d;
-	size_t n = strlen(name), plen, sublen, answers = 0, nx = 0, nsubs = 0;
+	for (size_t i = 0; i < x->n; i++)
+		if (strcmp(x->d[i].name, p) == 0)
+			return &x->d[i];
+	return NULL;
+}
 
-	dnsexfil_parent(name, p, sizeof(p));
-	plen = strlen(p);
-	sublen = n > plen ? n - plen - 1 : 0;
-	d = domain_get(x, p, now_ms);
+/*
+ * The domains name is scored under: its parent and, when the parent took three
+ * labels because the last two look like a country's second level (x.co.uk),
+ * those two as well: whoever owns a name like com.XX where com is no registry
+ * of that country's would otherwise give every query a parent of its own
+ * (DATA.com.XX), and nothing would add up.
+ */
+static size_t score_domains(const char *name, char p[2][256])
+{
+	const char *dot;
+
+	dnsexfil_parent(name, p[0], 256);
+	dot = strchr(p[0], '.');
+	if (!dot || !strchr(dot + 1, '.'))
+		return 1;
+	snprintf(p[1], 256, "%s", dot + 1);
+	return 2;
+}
+
+bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64_t now_ms,
+		    const char **parent, char **why)
+{
+	char p[2][256];
+	size_t np = score_domains(name, p);
+
+	/* Every domain recorded first: a table that grows moves its entries. */
+	for (size_t i = 0; i < np; i++)
+		record_query(x, name, p[i], qtype, now_ms);
+	for (size_t i = 0; i < np; i++) {
+		struct domain *d = domain_find(x, p[i]);
+
+		if (!d || d->alerted || !judge_queries(d, now_ms, why))
+			continue;
+		d->alerted = true;
+		*parent = d->name;
+		return true;
+	}
+	if (!x->forgotten_alerted && x->forgotten_volume >= DNSEXFIL_FORGOTTEN_VOLUME) {
+		*why = xasprintf("DNS of this session looks like a tunnel spread over more domains "
+				 "than boxy follows (%d): %llu characters of distinct subdomains under "
+				 "the ones it had to forget, the last %s", DNSEXFIL_DOMAINS_MAX,
+				 (unsigned long long)x->forgotten_volume, x->forgotten_name);
+		x->forgotten_alerted = true;
+		*parent = x->forgotten_name;
+		return true;
+	}
+	return false;
+}
+
+/* Record the answer to a query for name under the domain p (made when missing). */
+static void record_answer(struct dnsexfil *x, const char *name, const char *p, bool nxdomain,
+			  uint64_t now_ms)
+{
+	size_t n = strlen(name), plen = strlen(p), sublen = n > plen ? n - plen - 1 : 0;
+	struct domain *d = domain_get(x, p, now_ms);
+
 	d->a[d->ahead] = (struct answer){ now_ms, sublen ? hash_sub(name, sublen) : 0, nxdomain };
 	d->ahead = (d->ahead + 1) % DNSEXFIL_RING;
 	if (d->an < DNSEXFIL_RING)
 		d->an++;
-	if (d->alerted)
-		return false;
+}
+
+/* The failing-stream rule over d's answers: true with *why when it holds. */
+static bool judge_answers(const struct domain *d, uint64_t now_ms, char **why)
+{
+	uint32_t subs[DNSEXFIL_RING];
+	size_t answers = 0, nx = 0, nsubs = 0;
+
 	for (size_t i = 0; i < d->an; i++) {
 		if (now_ms - d->a[i].t_ms > DNSEXFIL_WINDOW_MS)
 			continue;
@@ -315,7 +399,25 @@ bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64
 	*why = xasprintf("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
 			 "NXDOMAIN, for %zu distinct subdomains", d->name, nx, answers,
 			 distinct(subs, nsubs));
-	d->alerted = true;
-	*parent = d->name;
 	return true;
+}
+
+bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
+		     const char **parent, char **why)
+{
+	char p[2][256];
+	size_t np = score_domains(name, p);
+
+	for (size_t i = 0; i < np; i++)
+		record_answer(x, name, p[i], nxdomain, now_ms);
+	for (size_t i = 0; i < np; i++) {
+		struct domain *d = domain_find(x, p[i]);
+
+		if (!d || d->alerted || !judge_answers(d, now_ms, why))
+			continue;
+		d->alerted = true;
+		*parent = d->name;
+		return true;
+	}
+	return false;
 }

@@ -21,13 +21,23 @@
  *     tunnel's server need not answer at all);
  *   - a slow tunnel: DNSEXFIL_SLOW_TOTAL distinct such random-looking
  *     subdomain parts over the whole session, however slowly they came;
+ *   - volume: DNSEXFIL_VOLUME characters of distinct subdomain parts over
+ *     the whole session, whatever their entropy (an encoding with a small
+ *     alphabet — digits, eight letters — or padding reads as low entropy);
  *   - record types tunnels use: DNSEXFIL_RARE_QUERIES queries of TXT, NULL,
  *     CNAME, MX or ANY for distinct subdomains in a minute.
  *
+ * A name whose parent took three labels (x.co.uk) is scored under the last
+ * two as well (co.uk): a domain named like a country's second level that an
+ * attacker owns would otherwise make every query a parent of its own.
+ *
  * Each parent domain alerts once per session (the count of queries goes on
  * in the words of later calls). Bounded: DNSEXFIL_DOMAINS_MAX domains a
- * session, the least recently seen forgotten first; a minute's window per
- * domain kept in a fixed ring. Pure: the caller passes the time.
+ * session, the one that carried least forgotten first (its volume of
+ * distinct subdomains, then the least recently seen); a minute's window per
+ * domain kept in a fixed ring. What forgotten domains carried is summed, and
+ * DNSEXFIL_FORGOTTEN_VOLUME characters of it alert once (a tunnel spread over
+ * more domains than the table holds). Pure: the caller passes the time.
  */
 #ifndef BOXY_BROKER_DNSEXFIL_H
 #define BOXY_BROKER_DNSEXFIL_H
@@ -43,6 +53,8 @@
 #define DNSEXFIL_MANY_SUBDOMAINS  15
 #define DNSEXFIL_MIN_ENTROPY      3.3
 #define DNSEXFIL_SLOW_TOTAL       60
+#define DNSEXFIL_VOLUME           4096
+#define DNSEXFIL_FORGOTTEN_VOLUME 16384
 #define DNSEXFIL_NX_QUERIES       30
 #define DNSEXFIL_NX_SHARE         0.8
 #define DNSEXFIL_RARE_QUERIES     10

@@ -17,7 +17,9 @@
  *  - a chain with no seal: its last line (truncated there), unless the store
  *    says the session is still running and has written exactly those lines;
  *  - the store's length or head for the chain differs from the file's: the
- *    file's last line of the chain.
+ *    file's last line of the chain;
+ *  - a session the store records as writing to this file has no line in it:
+ *    line 0 (the file as a whole).
  * A forger can recompute SHA-256 chains; what they cannot do is sign a seal
  * with the user's key, or change what the store recorded.
  */
@@ -304,6 +306,28 @@ static bool check_seal(const struct line *l, const struct verify_opts *o, struct
 				      "forged or the line was edited"), l->no, id);
 		return false;
 	}
+	/*
+	 * The signature covers the seal's numbers, not the line's other bytes (its
+	 * words, the order of its members, a member given twice, which another JSON
+	 * reader takes the last of). Only the store's head covers them, and a copy
+	 * has no store: so the line must be exactly the one the daemon writes.
+	 */
+	{
+		struct field f[VERIFY_FIELDS_MAX];
+		size_t nf = 0;
+		bool own_id = parse_fields(l->p, l->len - 1, f, &nf) == 0 &&
+			      !field_get(f, nf, "session");
+		char *want = seal_line(&s, own_id, seq);
+		bool same = strlen(want) == l->len && memcmp(want, l->p, l->len) == 0;
+
+		free(want);
+		if (!same) {
+			add_break(r, l->no, _("line %zu: the seal of %s was edited where its signature "
+					      "does not reach (it is not the line boxy writes)"), l->no,
+				  id);
+			return false;
+		}
+	}
 	memcpy(r->key, s.key, SIGN_PUB_LEN);
 	r->have_key = true;
 	if (o->trusted_key && memcmp(o->trusted_key, s.key, SIGN_PUB_LEN) != 0) {
@@ -481,6 +505,18 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 	}
 	if (nlines == 0 && !r->nbreaks)
 		add_break(r, 0, _("the log is empty: no line to verify"));
+	/* (Past a line that cannot be read, the missing chain may be what follows it.) */
+	for (size_t e = 0; e < o->nexpect && !unreadable; e++) {
+		bool present = false;
+
+		for (size_t i = 0; i < nlines && !present; i++)
+			present = strcmp(lines[i].id, o->expect[e].id) == 0;
+		if (!present)
+			add_break(r, 0, _("session %s wrote %llu line(s) to this file (the store's "
+					  "record), and none of them is in it: the file was replaced, "
+					  "or all of that session's lines removed"), o->expect[e].id,
+				  (unsigned long long)o->expect[e].lines);
+	}
 	r->key_trusted = o->trusted_key != NULL;
 	if (r->nbreaks > 1)
 		qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);

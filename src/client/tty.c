@@ -192,11 +192,13 @@ void client_findings_free(void)
 		free(findings.news[i].layer);
 		free(findings.news[i].subject);
 		free(findings.news[i].detail);
+		free(findings.news[i].what);
 	}
 	for (size_t i = 0; i < findings.nalerts; i++) {
 		free(findings.alerts[i].layer);
 		free(findings.alerts[i].subject);
 		free(findings.alerts[i].detail);
+		free(findings.alerts[i].what);
 	}
 	free(findings.news);
 	free(findings.alerts);
@@ -219,6 +221,7 @@ static void keep_finding(const struct event *ev, bool is_new)
 	f->layer = xstrdup(ev->layer ? ev->layer : "boxy");
 	f->subject = xstrdup(ev->subject ? ev->subject : "");
 	f->detail = xstrdup(ev->detail ? ev->detail : "");
+	f->what = ev->what ? xstrdup(ev->what) : NULL;
 }
 
 static void keep_snapshot(const struct msg *m)
@@ -268,8 +271,11 @@ static bool keep_alert(const struct msg *m)
 	char *strs[10], *subject, *detail, *line;
 	bool is = false;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
-		return false;
+	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0) {
+		/* It might have been a finding: the gate cannot pass what it could not read. */
+		findings.unreadable++;
+		return true;
+	}
 	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
 		subject = watch_sanitize(ev.subject ? ev.subject : "");
 		detail = watch_sanitize(ev.detail ? ev.detail : "");

@@ -32,6 +32,9 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+	/* audit "new" (daemon/since.c): what is new — "destination" (a name, an address or
+	 * a port), "refusal", "finding", or "more" (the count of those left out); NULL elsewhere. */
+	const char *what;
 };
 
 struct event_sink {

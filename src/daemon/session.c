@@ -628,8 +628,13 @@ void session_snapshot(struct session *s, struct client *to)
 {
 	struct wbuf w;
 
-	if (to->outq_bytes >= CLIENT_OUTQ_MAX)
-		return;         /* the next one will do */
+	/*
+	 * The next one will do — except for the last, sent when the session has
+	 * ended: its refusal table is what `boxy run` prints and its gate judges,
+	 * and there is no next one.
+	 */
+	if (s->running && to->outq_bytes >= CLIENT_OUTQ_MAX)
+		return;
 	wbuf_init(&w);
 	dmsg_encode_snapshot_head(&w, s->id, s->running ? "running" : "exited", s->rs.argv,
 				  now_real_ms() - s->started_ms, s->conns, s->denied, s->up, s->down,

@@ -258,23 +258,39 @@ uint64_t dmsg_decode_loss(const void *p, size_t len)
 }
 
 /* MSG_EVENT: one event, every field. */
+/* s, cut to at most max bytes, never inside a UTF-8 sequence. */
+static void put_str_cut(struct wbuf *w, const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n <= max) {
+		wire_put_str(w, s);
+		return;
+	}
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	wire_put_bytes(w, s, n);
+}
+
 void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 {
 	wire_put_u64(w, ev->t_ms);
 	wire_put_u64(w, ev->t_rel_ms);
-	wire_put_str(w, ev->session);
-	wire_put_str(w, ev->kind);
-	wire_put_str(w, ev->verdict);
-	wire_put_str(w, ev->layer);
-	wire_put_str(w, ev->subject);
-	wire_put_str(w, ev->detail);
-	wire_put_str(w, ev->addr);
+	put_str_cut(w, ev->session, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->kind, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->verdict, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->layer, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->subject, DMSG_EVENT_TEXT_MAX);
+	put_str_cut(w, ev->detail, DMSG_EVENT_TEXT_MAX);
+	put_str_cut(w, ev->addr, DMSG_EVENT_ADDR_MAX);
 	wire_put_u16(w, ev->port);
-	wire_put_str(w, ev->host);
-	wire_put_str(w, ev->sni);
+	put_str_cut(w, ev->host, DMSG_EVENT_NAME_MAX);
+	put_str_cut(w, ev->sni, DMSG_EVENT_NAME_MAX);
 	wire_put_u32(w, ev->ttl);
 	wire_put_u64(w, ev->up);
 	wire_put_u64(w, ev->down);
+	put_str_cut(w, ev->what, DMSG_EVENT_WORD_MAX);
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */
