@@ -1009,23 +1009,26 @@ static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
 	struct event ev = { 0 };
 
 	net_addr_format(&f->dst, addr);
-	if (d == HTTP_DENY_MALFORMED) {
-		char *conn = flow_subject(f, addr);
+	{
+		/* The store writes the same subject from its columns (REQUEST_SUBJECT). */
+		uint16_t ep = port ? port : f->dport;
+		const char *who = host[0] ? host : f->sni ? f->sni : addr;
+		char ports[8] = "";
 
-		subject = xasprintf("%s (%s)", conn, f->sni ? f->sni : addr);
-		free(conn);
-		detail = xasprintf("%s: %s", http_deny_words(d), why);
-	} else {
-		subject = port ? xasprintf("%s %s:%u%s", method, host, port, path) :
-			  xasprintf("%s %s%s", method, host[0] ? host : "-", path);
-		if (d != HTTP_ALLOWED)
-			detail = xstrdup(http_deny_words(d));
-		else if (rule_text)
-			detail = xasprintf("rule %zu: %s", rule + 1, rule_text);
-		else
-			detail = xasprintf("%s: no --allow-http rule covers it", host);
-		fix = http_rule_suggest(d, method, host, path);
+		if (ep != 80 && ep != 443)
+			snprintf(ports, sizeof(ports), ":%u", ep);
+		subject = xasprintf("%s %s%s%s", method[0] ? method : "HTTP", who, ports, path);
 	}
+	if (d == HTTP_DENY_MALFORMED)
+		detail = xasprintf("%s: %s", http_deny_words(d), why);
+	else if (d != HTTP_ALLOWED)
+		detail = xstrdup(http_deny_words(d));
+	else if (rule_text)
+		detail = xasprintf("rule %zu: %s", rule + 1, rule_text);
+	else
+		detail = xasprintf("%s: no --allow-http rule covers it", host);
+	if (d != HTTP_DENY_MALFORMED)
+		fix = http_rule_suggest(d, method, host, path);
 	ev.kind = "http";
 	ev.verdict = d == HTTP_ALLOWED ? "allow" : "deny";
 	ev.layer = NET_LAYER_HTTP;
@@ -1033,7 +1036,7 @@ static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
 	ev.detail = detail;
 	ev.addr = addr;
 	ev.port = port ? port : f->dport;
-	ev.host = host[0] ? host : f->sni;
+	ev.host = host[0] ? host : f->sni ? f->sni : NULL;
 	ev.sni = f->sni;
 	ev.flow = f->seq;
 	ev.method = method[0] ? method : NULL;

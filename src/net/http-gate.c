@@ -118,12 +118,17 @@ static void gate_record(struct http_gate *g, enum http_deny d, size_t rule, uint
 
 /* The refusal's text: what was refused, why, and the rule that would allow it. */
 static void gate_refusal_set(struct http_gate *g, enum http_deny d, const char *method,
-			     const char *host, const char *path, const char *why)
+			     const char *host, uint16_t port, const char *path, const char *why)
 {
 	struct http_gate_refusal *r = &g->refusal;
 	char *fix = http_rule_suggest(d, method, host, path);
+	char where[DNS_NAME_BUF + 8];
 	int n;
 
+	if (port)
+		snprintf(where, sizeof(where), "%s:%u", host && *host ? host : "-", port);
+	else
+		snprintf(where, sizeof(where), "%s", host && *host ? host : "-");
 	r->status = d == HTTP_DENY_MALFORMED ? 400 : 403;
 	if (d == HTTP_DENY_MALFORMED)
 		n = snprintf(r->body, sizeof(r->body), "boxy: malformed HTTP request refused (%s)\n",
@@ -131,10 +136,10 @@ static void gate_refusal_set(struct http_gate *g, enum http_deny d, const char *
 	else if (fix)
 		n = snprintf(r->body, sizeof(r->body),
 			     "boxy: %s %s%s refused; allow it with --allow-http '%s'\n", method,
-			     host, path, fix);
+			     where, path, fix);
 	else
 		n = snprintf(r->body, sizeof(r->body), "boxy: %s %s%s refused (%s)\n", method,
-			     host && *host ? host : "-", path, http_deny_words(d));
+			     where, path, http_deny_words(d));
 	if (n < 0 || (size_t)n >= sizeof(r->body)) {
 		/* A long path: say less rather than cut a line in the middle. */
 		n = snprintf(r->body, sizeof(r->body), "boxy: %s request refused (%s)\n",
@@ -168,7 +173,7 @@ enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *
 	if (d != HTTP_ALLOWED) {
 		g->state = HTTP_GATE_REFUSED;
 		g->deny = d;
-		gate_refusal_set(g, d, q->method, req.host, req.path, NULL);
+		gate_refusal_set(g, d, q->method, req.host, q->port, req.path, NULL);
 	}
 	return d;
 }
@@ -183,7 +188,7 @@ static void gate_malformed(struct http_gate *g, const char *why)
 	g->nreq++;
 	g->state = HTTP_GATE_REFUSED;
 	g->deny = HTTP_DENY_MALFORMED;
-	gate_refusal_set(g, HTTP_DENY_MALFORMED, NULL, NULL, NULL, w);
+	gate_refusal_set(g, HTTP_DENY_MALFORMED, NULL, NULL, 0, NULL, w);
 }
 
 void http_gate_refusal(const struct http_gate *g, struct http_gate_refusal *out)
