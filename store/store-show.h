@@ -17,7 +17,7 @@
 
 enum store_show_query {
 	/* net mode, hosts ("name:port,port name"), cidrs (space-separated), seccomp,
-	 * overflow, overflow_denied — one row */
+	 * overflow, overflow_denied, the number of --allow-http rules — one row */
 	STORE_SHOW_POLICY,
 	/* subject ("memory", "timeout"), verdict, reason: the cgroup and limits decisions */
 	STORE_SHOW_LIMITS,
@@ -33,10 +33,15 @@ enum store_show_query {
 	STORE_SHOW_EVENTS,
 	/* subject, reason: what the run did that its baseline did not (layer "since") */
 	STORE_SHOW_SINCE,
+	/* requests, refused: the session's HTTP requests — one row */
+	STORE_SHOW_REQ_TOTALS,
+	/* seq, subject ("GET api.test/v1/x"), verdict, reason, count: the last limit requests */
+	STORE_SHOW_REQUESTS,
 	STORE_SHOW__COUNT,
 };
 
-/* Run query q for the session id (a full id); each row → row. limit: STORE_SHOW_DESTS only. */
+/* Run query q for the session id (a full id); each row → row. limit: STORE_SHOW_DESTS and
+ * STORE_SHOW_REQUESTS only. */
 int store_show_query(struct store *st, enum store_show_query q, const char *id, int64_t limit,
 		     void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
 		     char **err);

@@ -193,6 +193,14 @@ else
 fi
 
 ## ---- the record -------------------------------------------------------------------------
+C=$TN/cases/keepalive
+if grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/err"; then
+	ok "the end-of-run summary names the refused request and the --allow-http rule that would allow it"
+else
+	fail_case "the end-of-run summary names the refused request and the --allow-http rule that would allow it" \
+		"want the request, net.http and the fix on stderr"
+fi
+
 DB=$TN/state/boxy/sessions.db
 sid=$(sqlite3 "$DB" "SELECT session_id FROM requests WHERE path = '/v1/ka-one'" 2>/dev/null | head -n 1)
 rows=$(sqlite3 -separator ' ' "$DB" "SELECT seq, method, host, port, path, verdict, layer, coalesce(rule, -1) FROM requests WHERE session_id = '$sid' ORDER BY seq" 2>/dev/null)
@@ -221,6 +229,15 @@ then
 	ok "boxy show --json lists the session's requests"
 else
 	fail_case "boxy show --json lists the session's requests" "want requests[] with both"
+fi
+tn_boxy show "$sid" >"$C/text" 2>&1
+if grep -q "^http requests  2 (1 refused)" "$C/text" && grep -q "#2 .*GET $HP/v2/ka-two *deny" "$C/text" &&
+	grep -q "http rules: 1" "$C/text"; then
+	ok "boxy show lists the requests, refused ones among them"
+else
+	fail_case "boxy show lists the requests, refused ones among them" \
+		"want 'http requests  2 (1 refused)', the refused one, and 'http rules: 1'" \
+		"show: $(head -c 1500 "$C/text")"
 fi
 
 done_testing
