@@ -36,11 +36,6 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"SELECT coalesce(sum(count), 0),"
 		" coalesce(sum(CASE WHEN verdict = 'deny' THEN count ELSE 0 END), 0)"
 		" FROM requests WHERE session_id = ?1",
-	[STORE_SHOW_REQUESTS] =
-		"SELECT seq, subject, verdict, reason, count FROM ("
-		" SELECT seq, " REQUEST_SUBJECT " AS subject, verdict, coalesce(reason, '') AS reason,"
-		" count, id FROM requests WHERE session_id = ?1 ORDER BY seq DESC, id DESC LIMIT ?2"
-		") ORDER BY seq, id",
 	[STORE_SHOW_LIMITS] =
 		"SELECT subject, verdict, reason FROM decisions"
 		" WHERE session_id = ?1 AND layer IN ('cgroup', 'limits') ORDER BY t_ms, id",

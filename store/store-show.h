@@ -35,13 +35,10 @@ enum store_show_query {
 	STORE_SHOW_SINCE,
 	/* requests, refused: the session's HTTP requests — one row */
 	STORE_SHOW_REQ_TOTALS,
-	/* seq, subject ("GET api.test/v1/x"), verdict, reason, count: the last limit requests */
-	STORE_SHOW_REQUESTS,
 	STORE_SHOW__COUNT,
 };
 
-/* Run query q for the session id (a full id); each row → row. limit: STORE_SHOW_DESTS and
- * STORE_SHOW_REQUESTS only. */
+/* Run query q for the session id (a full id); each row → row. limit: STORE_SHOW_DESTS only. */
 int store_show_query(struct store *st, enum store_show_query q, const char *id, int64_t limit,
 		     void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
 		     char **err);

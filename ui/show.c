@@ -9,8 +9,7 @@
  *   limits    memory: memory.max = 2.0G in /sys/fs/cgroup/…
  *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
  *     …the busiest SHOW_DESTS_MAX…
- *   http requests  14 (1 refused), the last SHOW_REQUESTS_MAX:
- *     #14    GET api.test/v2/x        deny   no --allow-http rule allows this request
+ *   http requests  14 (1 refused, among the refusals below; each: --events)
  *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
  *   git       warn  .git/hooks/pre-commit  …
  *   every event: boxy show 3f2a9c0d --events
@@ -33,7 +32,6 @@
 
 #define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
 #define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */
-#define SHOW_REQUESTS_MAX 10    /* the last requests listed (--events and --json have all) */
 
 static uint64_t num(const char *s)
 {
@@ -60,8 +58,6 @@ static void policy_cb(void *ctx, int ncol, const char *const *v)
 }
 
 struct requests {
-	FILE *out;
-	bool color;
 	uint64_t total, denied;
 };
 
@@ -73,25 +69,6 @@ static void req_totals_cb(void *ctx, int ncol, const char *const *v)
 		return;
 	r->total = num(v[0]);
 	r->denied = num(v[1]);
-}
-
-/* One request: "#seq subject verdict reason", refusals red (never under NO_COLOR). */
-static void request_cb(void *ctx, int ncol, const char *const *v)
-{
-	struct requests *r = ctx;
-	bool deny;
-	char *subject, *reason;
-
-	if (ncol < 5)
-		return;
-	deny = v[2] && strcmp(v[2], "deny") == 0;
-	subject = summary_cut(v[1] ? v[1] : "-", 48);
-	reason = summary_cut(v[3] ? v[3] : "", 60);
-	fprintf(r->out, "%s  #%-5s %-48s %-5s %s%s%s\n", deny && r->color ? "\033[31m" : "",
-		v[0] ? v[0] : "-", subject, v[2] ? v[2] : "-", reason,
-		num(v[4]) > 1 ? " (counted)" : "", deny && r->color ? "\033[0m" : "");
-	free(subject);
-	free(reason);
 }
 
 /* "label     text" with text sanitized and cut. */
@@ -326,19 +303,17 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 		field(out, "destinations", "none");
 	}
 	{
-		struct requests rq = { .out = out, .color = color };
+		/* One line: refused requests are among the refusals (with their fix), and
+		 * --events and --json have every one. */
+		struct requests rq = { 0 };
 
 		if (store_show_query(st, STORE_SHOW_REQ_TOTALS, s->id, 0, req_totals_cb, &rq,
 				     err) < 0)
 			goto out;
-		if (rq.total) {
-			fprintf(out, "http requests  %llu (%llu refused)%s\n",
+		if (rq.total)
+			fprintf(out, "http requests  %llu (%llu refused%s; each: --events)\n",
 				(unsigned long long)rq.total, (unsigned long long)rq.denied,
-				rq.total > SHOW_REQUESTS_MAX ? ", the last ones:" : "");
-			if (store_show_query(st, STORE_SHOW_REQUESTS, s->id, SHOW_REQUESTS_MAX,
-					     request_cb, &rq, err) < 0)
-				goto out;
-		}
+				rq.denied ? ", among the refusals below" : "");
 	}
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;

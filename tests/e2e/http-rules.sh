@@ -337,12 +337,13 @@ else
 	fail_case "boxy show --json lists the session's requests" "want requests[] with both"
 fi
 tn_boxy show "$sid" >"$C/text" 2>&1
-if grep -q "^http requests  2 (1 refused)" "$C/text" && grep -q "#2 .*GET $HP/v2/ka-two *deny" "$C/text" &&
+if grep -q "^http requests  2 (1 refused, among the refusals below" "$C/text" &&
+	grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/text" &&
 	grep -q "http rules: 1" "$C/text"; then
 	ok "boxy show lists the requests, refused ones among them"
 else
 	fail_case "boxy show lists the requests, refused ones among them" \
-		"want 'http requests  2 (1 refused)', the refused one, and 'http rules: 1'" \
+		"want 'http requests  2 (1 refused…', the refused one with its fix, and 'http rules: 1'" \
 		"show: $(head -c 1500 "$C/text")"
 fi
 
