@@ -257,6 +257,12 @@ size_t http_gate_feed(struct http_gate *g, const uint8_t *p, size_t n)
 	return taken;
 }
 
+void http_gate_client_eof(struct http_gate *g)
+{
+	if (g->state == HTTP_GATE_OPEN && http_req_held(&g->parser) > 0)
+		gate_malformed(g, "request head incomplete at the end of the stream");
+}
+
 uint64_t http_gate_opaque(const struct http_gate *g)
 {
 	if (g->state == HTTP_GATE_TUNNEL)
@@ -397,6 +403,9 @@ void http_gate_plain_service(struct gw *gw, struct flow *f)
 		if (http_gate_feed(g, gw->rbuf, n) < n && g->state == HTTP_GATE_OPEN)
 			break;
 	}
+	/* The sandbox half-closed with a head half sent: it can never be decided. */
+	if (f->up_eof && g->fed - f->up_bytes >= f->upq_len)
+		http_gate_client_eof(g);
 	if (g->state == HTTP_GATE_RESET) {
 		broker_log(gw, "an HTTP connection switched to a protocol boxy cannot read (not "
 			   "a websocket): reset");

@@ -123,6 +123,8 @@ uint64_t http_gate_fed(const struct http_gate *g);
 enum http_gate_state http_gate_state(const struct http_gate *g);
 /* Bytes the server sent, in order (they only matter after a switching request). */
 void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n);
+/* The client's stream ended (all of it fed): a head left incomplete is refused as malformed. */
+void http_gate_client_eof(struct http_gate *g);
 
 /* ---- the plain-HTTP path's glue (net/tcp.c) -------------------------------------------- */
 

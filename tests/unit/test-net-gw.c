@@ -1188,6 +1188,16 @@ static void test_gate_refusal(void **state)
 	assert_string_equal(r.body, "boxy: GET other.test/v1/x refused (names another host than "
 			    "the connection was allowed for)\n");
 	http_gate_free(g);
+	/* a head the client never finished: refused when its stream ends, nothing passes */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	assert_int_equal(http_gate_feed(g, (const uint8_t *)"GET /v1/x HTTP/1.1\r\nHo", 23), 23);
+	assert_int_equal(http_gate_allowed(g), 0);
+	http_gate_client_eof(g);
+	assert_int_equal(http_gate_state(g), HTTP_GATE_REFUSED);
+	http_gate_refusal(g, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "incomplete at the end of the stream"));
+	http_gate_free(g);
 	gate_gw_free(gw, peer);
 }
 
