@@ -642,6 +642,73 @@ static void test_answer_addr_strict(void **state)
 	}
 }
 
+/* A NET_VERDICT for a flow boxy-net does not have: its fields are checked before the lookup. */
+struct verdict_row {
+	const char *what;
+	uint8_t verdict, flags;
+	bool no_flags;                  /* the version 4 form, without the flags byte */
+	int want;                       /* boxy-net's exit status: 0 still running, 1 ended */
+};
+
+static const struct verdict_row verdict_rows[] = {
+	{ "refused", NETV_REFUSED, 0, false, 0 },
+	{ "dialled, gated", NETV_DIALLED, NETVF_GATE, false, 0 },
+	{ "dialled, gated and inspected", NETV_DIALLED, NETVF_GATE | NETVF_TLS, false, 0 },
+	{ "refused with a gate", NETV_REFUSED, NETVF_GATE, false, 1 },
+	{ "need the name with a gate", NETV_NEED_NAME, NETVF_GATE, false, 1 },
+	{ "an unknown flag", NETV_DIALLED, 0x80, false, 1 },
+	{ "inspection without a gate", NETV_DIALLED, NETVF_TLS, false, 1 },
+	{ "no flags byte (protocol 4)", NETV_REFUSED, 0, true, 1 },
+};
+
+static int verdict_child(const struct verdict_row *r)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], tap = open("/dev/null", O_RDWR), sock = open("/dev/null", O_RDWR);
+		struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+		struct wbuf w;
+		struct gw *gw;
+		bool dialled = r->verdict == NETV_DIALLED;
+
+		if (tap < 0 || sock < 0 || !loop || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			_exit(90);
+		gw = gw_create(loop, sv[0], tap, NULL);
+		gw_start(gw);
+		wbuf_init(&w);
+		wire_put_u32(&w, 77);
+		wire_put_u8(&w, r->verdict);
+		if (!r->no_flags)
+			wire_put_u8(&w, r->flags);
+		if (msg_send(sv[1], NET_VERDICT, w.p, w.len, dialled ? &sock : NULL,
+			     dialled ? 1 : 0) < 0)
+			_exit(91);
+		wbuf_free(&w);
+		for (int i = 0; i < 3; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		_exit(gw_exit_status(gw));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* The verdict's flags (protocol 5): only with DIALLED, only known ones, TLS only with a gate. */
+static void test_verdict_flags(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(verdict_rows); i++) {
+		int got = verdict_child(&verdict_rows[i]);
+
+		if (got != verdict_rows[i].want)
+			fail_msg("%s: exit status %d, want %d", verdict_rows[i].what, got,
+				 verdict_rows[i].want);
+	}
+}
+
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
@@ -1218,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
 		cmocka_unit_test(test_read_name),
+		cmocka_unit_test(test_verdict_flags),
 		cmocka_unit_test(test_gate_stream),
 		cmocka_unit_test(test_gate_switch),
 		cmocka_unit_test(test_gate_refusal),
