@@ -165,13 +165,16 @@ enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *
 
 	if (g->state == HTTP_GATE_REFUSED)
 		return g->deny;
+	/* HTTP/2 streams are each their own request; "first" is the connection's first. */
 	d = http_decide(&g->gw->http_rules, &b, &req, &rule);
 	gate_record(g, d, rule, (uint8_t)((q->upgrade ? HTTPREQ_UPGRADE : 0) |
 					  (q->has_body ? HTTPREQ_BODY : 0)),
 		    q->method, req.host, q->port, req.path, q->query, NULL);
 	g->nreq++;
 	if (d != HTTP_ALLOWED) {
-		g->state = HTTP_GATE_REFUSED;
+		/* HTTP/1: the connection ends with its refusal. HTTP/2: only that stream does. */
+		if (g->t != HTTP_GATE_H2)
+			g->state = HTTP_GATE_REFUSED;
 		g->deny = d;
 		gate_refusal_set(g, d, q->method, req.host, q->port, req.path, NULL);
 	}

@@ -1112,6 +1112,23 @@ static void test_http_after_refusal(void **state)
 	pump(&x, 20);
 	assert_false(broker_alive(x.b));
 	fx_close(&x);
+
+	/* HTTP/2: a refused stream ends alone; the next stream of the flow is its own request */
+	fx_open_http(&x);
+	assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"), NETVF_GATE | NETVF_TLS);
+	send_request(&x, &(struct req_msg){ 31, 1, HTTP_DENY_NO_RULE, HTTP_RULE_NONE,
+					    HTTPREQ_TLS | HTTPREQ_H2, "GET", "example.test",
+					    x.lport, "/v2/x", "", "" });
+	send_request(&x, &(struct req_msg){ 31, 2, HTTP_ALLOWED, 0, HTTPREQ_TLS | HTTPREQ_H2,
+					    "GET", "example.test", x.lport, "/v1/x", "", "" });
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	/* … but an HTTP/1 record after a refusal on it is still a lie */
+	send_request(&x, &(struct req_msg){ 31, 3, HTTP_ALLOWED, 0, HTTPREQ_TLS, "GET",
+					    "example.test", x.lport, "/v1/x", "", "" });
+	pump(&x, 20);
+	assert_false(broker_alive(x.b));
+	fx_close(&x);
 }
 
 /* ---- policy glue ------------------------------------------------------------------- */
