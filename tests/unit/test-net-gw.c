@@ -1255,6 +1255,22 @@ static void test_gate_refusal(void **state)
 	assert_string_equal(r.body, "boxy: GET other.test/v1/x refused (names another host than "
 			    "the connection was allowed for)\n");
 	http_gate_free(g);
+	assert_int_equal(gate_records(peer), 1);
+	/* a decoded request the broker could not take (from another parser): malformed here */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_H2);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "G T",
+		.host = "api.test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "Api.Test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v1/\x1b[2J" }), HTTP_DENY_MALFORMED);
+	/* HTTP/2: each stream on its own, a refused one ends alone */
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v2/x" }), HTTP_DENY_NO_RULE);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v1/x" }), HTTP_ALLOWED);
+	assert_int_equal(gate_records(peer), 5);
+	http_gate_free(g);
 	/* a head the client never finished: refused when its stream ends, nothing passes */
 	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
 	assert_int_equal(http_gate_feed(g, (const uint8_t *)"GET /v1/x HTTP/1.1\r\nHo", 22), 22);
