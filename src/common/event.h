@@ -35,7 +35,19 @@ struct event {
 	/* audit "new" (daemon/since.c): what is new — "destination" (a name, an address or
 	 * a port), "refusal", "finding", or "more" (the count of those left out); NULL elsewhere. */
 	const char *what;
+
+	/* HTTP requests (kind "http", layer net.http: doc/http-rules.md); NULL/0 elsewhere.
+	 * host and port are the request's (Host), addr the flow's, flow its connection. */
+	const char *method;
+	const char *path;       /* the target's path, up to the '?' */
+	const char *query;      /* the query string, at most 256 bytes; NULL: none */
+	uint32_t seq;           /* the request's number within the session (1, 2, ...) */
+	int32_t rule;           /* the index of the --allow-http rule that matched; -1: none */
+	const char *rule_text;  /* ... and its text */
 };
+
+/* The string fields of struct event, for a deep copy (daemon/bus.c). */
+#define EVENT_STRS 14
 
 struct event_sink {
 	void (*emit)(void *ctx, const struct event *ev);

@@ -17,6 +17,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
 #include "proto/netproto.h"
 
 /* A tuple's bucket in the flow table. */
@@ -259,6 +260,9 @@ void gw_service(struct gw *gw)
 		struct flow *f = gw->dead;
 
 		gw->dead = f->next;
+		if (f->gate)
+			http_gate_free(f->gate);
+		free(f->name);
 		free(f);
 	}
 }

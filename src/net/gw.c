@@ -31,6 +31,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
 #include "proto/netproto.h"
 
 /* Wall-clock microseconds, for pcap time stamps. */
@@ -200,6 +201,8 @@ static void stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		case FS_OPEN:
 			if (f->kind == FLOW_UDP)
 				flow_kill(f, false);
+			else if (f->gate)
+				http_gate_plain_timeout(gw, f);
 			break;
 		case FS_DEAD:
 			break;
