@@ -22,7 +22,7 @@ HARNESS_DIRS+=("$S")
 DE_ENV=(LANGUAGE=de LANG=de_DE.UTF-8)
 C_ENV=(LANG=C.UTF-8)
 
-plan 9
+plan 10
 
 missing=
 for t in xgettext msgmerge msgfmt msgattrib gettext unshare; do
@@ -35,7 +35,7 @@ done
 unlisted=
 while IFS= read -r f; do
 	grep -qxF "$f" "$SRC/po/POTFILES.in" || unlisted="$unlisted $f"
-done < <(cd "$SRC" && grep -rlE '(^|[^A-Za-z0-9_])N?_\("' src ui store --include='*.c' --include='*.h' |
+done < <(cd "$SRC" && grep -rlE '(^|[^A-Za-z0-9_])(N?_|ngettext)\("' src ui store --include='*.c' --include='*.h' |
 	grep -v '^src/common/gettext\.h$' | sort)
 if [ -z "$unlisted" ]; then ok "every source file with _() or N_() is in po/POTFILES.in"
 else not_ok "every source file with _() or N_() is in po/POTFILES.in"; diag "unlisted:$unlisted"; fi
@@ -61,7 +61,24 @@ else
 	done
 fi
 
-## ---- 3. msgfmt -c: conversions, header, plural forms ---------------------------
+## ---- 3. the build's catalogue is the one of these sources -----------------------
+# `make` (which make check has just run) keeps po/boxy.pot and the compiled
+# catalogue current: a tree that had built before a message was added must
+# not ship a binary catalogue without it (po/Makevars, stamp-pot).
+msgids() { msgcat --no-wrap -o - "$@" 2>/dev/null | sed -n 's/^msgid "\(..*\)"$/\1/p' | sort -u; }
+if [ "$xrc" = 0 ]; then
+	msgids "$S/boxy.pot" >"$S/ids.now"
+	msgids "$SRC/po/boxy.pot" >"$S/ids.built"
+	LC_ALL=C msgunfmt "$SRC/po/de.gmo" 2>/dev/null | msgids - >"$S/ids.gmo"
+fi
+stale=$(comm -23 "$S/ids.now" "$S/ids.built" 2>/dev/null | head -n 5)
+untr=$(comm -23 "$S/ids.now" "$S/ids.gmo" 2>/dev/null | head -n 5)
+if [ "$xrc" = 0 ] && [ -s "$S/ids.now" ] && [ -z "$stale" ] && [ -z "$untr" ]
+then ok "make kept po/boxy.pot and po/de.gmo current: every message of the sources is in both"
+else not_ok "make kept po/boxy.pot and po/de.gmo current: every message of the sources is in both"
+	diag "not in po/boxy.pot: ${stale:-none}" "not in po/de.gmo: ${untr:-none}"; fi
+
+## ---- 4. msgfmt -c: conversions, header, plural forms ---------------------------
 bad=
 for l in $(sed 's/#.*//' "$SRC/po/LINGUAS"); do
 	LC_ALL=C msgfmt -c -o "$S/$l.mo" "$SRC/po/$l.po" 2>"$S/msgfmt-$l.err" || bad="$bad $l"
@@ -72,7 +89,7 @@ then ok "msgfmt -c accepts every catalogue of po/LINGUAS (de among them)"
 else not_ok "msgfmt -c accepts every catalogue of po/LINGUAS (de among them)"
 	diag "failed:$bad"; diag_file "$S/msgfmt-de.err"; fi
 
-## ---- 4. make install puts it where the binary looks ---------------------------
+## ---- 5. make install puts it where the binary looks ---------------------------
 make -s -C "$BOXY_BUILDDIR/po" install DESTDIR="$S/inst" >"$S/install.log" 2>&1
 mo=$(cd "$S/inst" 2>/dev/null && find . -path '*/de/LC_MESSAGES/boxy.mo' | head -n 1)
 LOCALEDIR=${mo#.}
@@ -115,7 +132,7 @@ if ! locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; then
 	diag "the de_DE.UTF-8 locale is not installed (tools/deps.sh --test generates it)"
 fi
 
-## ---- 5./6. a usage error in both languages -----------------------------------
+## ---- 6./7. a usage error in both languages -----------------------------------
 boxy_env "${DE_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/de.err"
 rc_de=$?
 boxy_env LANG=de_DE.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-lang.err"
@@ -138,7 +155,7 @@ then ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 else not_ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 	diag "exit $rc_c"; diag_file "$S/c.err"; fi
 
-## ---- 7. doctor's lines in German ---------------------------------------------
+## ---- 8. doctor's lines in German ---------------------------------------------
 # Every detail and note of the English report that is a whole message of the
 # catalogue must appear, as its German msgstr, in the German text report.
 boxy_env "${C_ENV[@]}" -- doctor --json >"$S/doctor-c.json" 2>/dev/null
@@ -163,7 +180,7 @@ else not_ok "boxy doctor under LANGUAGE=de: its catalogued lines in German"
 	diag "matched $matched" "$(echo "$wrong" | tr '|' '\n')"; diag_file "$S/doctor-de.txt" 12
 	diag_file "$S/doctor-py.err"; fi
 
-## ---- 8./9. --json stays what doc/json.md says ----------------------------------
+## ---- 9./10. --json stays what doc/json.md says ----------------------------------
 # The same bytes under LANGUAGE=de as in English, and valid JSON: keys, enum
 # values and free text alike (a script greps .detail as well as .status).
 differ=
