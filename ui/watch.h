@@ -67,6 +67,9 @@ bool watch_event_is_deny(const struct event *ev);
 
 /* The whole screen, fitted to rows × cols. */
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color);
+
+/* "3 destinations  12 connections  2 denied" in the reader's language (malloc'd). */
+char *watch_totals_line(size_t dests, uint64_t conns, uint64_t denied);
 /* The live screen's frame: the alternate screen without a cursor, and back. */
 void watch_screen_begin(FILE *out);
 void watch_screen_end(FILE *out);

@@ -13,11 +13,13 @@
 #include <config.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/dnsexfil.h"
+#include "common/lang.h"
 #include "common/util.h"
 
 /* Record types tunnels carry data in: TXT, NULL, CNAME, MX, ANY. */
@@ -57,7 +59,44 @@ struct domain {
 struct dnsexfil {
 	struct domain *d;       /* grown as domains are seen (about 3 KiB each), up to the cap */
 	size_t n, cap;
+	locale_t told_lang;     /* the run's client's language (common/lang.h), or 0 */
+	char *told;             /* the last alert in it, until dnsexfil_told takes it */
 };
+
+/* An alert's words: *why as recorded (C), and x->told in the client's language. */
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+{
+	va_list ap;
+	locale_t old = lang_use(lang_records());
+
+	va_start(ap, fmt);
+	*why = xvasprintf(gettext(fmt), ap);
+	va_end(ap);
+	free(x->told);
+	x->told = NULL;
+	if (x->told_lang) {
+		lang_use(x->told_lang);
+		va_start(ap, fmt);
+		x->told = xvasprintf(gettext(fmt), ap);
+		va_end(ap);
+	}
+	lang_use(old);
+}
+
+void dnsexfil_set_lang(struct dnsexfil *x, locale_t lang)
+{
+	x->told_lang = lang;
+}
+
+char *dnsexfil_told(struct dnsexfil *x)
+{
+	char *t = x->told;
+
+	x->told = NULL;
+	return t;
+}
 
 struct dnsexfil *dnsexfil_new(void)
 {
@@ -71,6 +110,7 @@ void dnsexfil_free(struct dnsexfil *x)
 	if (!x)
 		return;
 	free(x->d);
+	free(x->told);
 	free(x);
 }
 
@@ -186,7 +226,7 @@ static size_t distinct(const uint32_t *v, size_t n)
 }
 
 /* The query rules over d's window: true with *why when one holds. */
-static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
+static bool judge_queries(struct dnsexfil *x, struct domain *d, uint64_t now_ms, char **why)
 {
 	uint32_t many[DNSEXFIL_RING], rare[DNSEXFIL_RING];
 	size_t nlong = 0, nmany = 0, nrare = 0;
@@ -212,27 +252,27 @@ static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
 			rare[nrare++] = s->sub;
 	}
 	if (nlong >= DNSEXFIL_LONG_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu queries in a minute with "
-				 "labels of up to %u characters, %.1f bits a character", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu queries in a minute with "
+				 "labels of up to %u characters, %.1f bits a character"), d->name,
 				 nlong, maxlabel, hlong / (double)nlong);
 		return true;
 	}
 	if (nmany && distinct(many, nmany) >= DNSEXFIL_MANY_SUBDOMAINS &&
 	    hsum / (double)nmany >= DNSEXFIL_MIN_ENTROPY) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu distinct random-looking "
-				 "subdomains in a minute (%.1f bits a character)", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu distinct random-looking "
+				 "subdomains in a minute (%.1f bits a character)"), d->name,
 				 distinct(many, nmany), hsum / (double)nmany);
 		return true;
 	}
 	if (d->random_total >= DNSEXFIL_SLOW_TOTAL) {
-		*why = xasprintf("DNS under %s looks like a slow tunnel: %llu random-looking "
-				 "subdomains of %u characters or more in this session", d->name,
+		say(x, why, N_("DNS under %s looks like a slow tunnel: %llu random-looking "
+				 "subdomains of %u characters or more in this session"), d->name,
 				 (unsigned long long)d->random_total, DNSEXFIL_MIN_SUBDOMAIN);
 		return true;
 	}
 	if (nrare && distinct(rare, nrare) >= DNSEXFIL_RARE_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
-				 "queries for distinct subdomains in a minute", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
+				 "queries for distinct subdomains in a minute"), d->name,
 				 distinct(rare, nrare));
 		return true;
 	}
@@ -274,7 +314,7 @@ bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64
 			d->random_total++;
 		}
 	}
-	if (d->alerted || !judge_queries(d, now_ms, why))
+	if (d->alerted || !judge_queries(x, d, now_ms, why))
 		return false;
 	d->alerted = true;
 	*parent = d->name;
@@ -312,8 +352,8 @@ bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64
 	if (answers < DNSEXFIL_NX_QUERIES || (double)nx < DNSEXFIL_NX_SHARE * (double)answers ||
 	    distinct(subs, nsubs) < DNSEXFIL_NX_QUERIES * DNSEXFIL_NX_SHARE)
 		return false;
-	*why = xasprintf("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
-			 "NXDOMAIN, for %zu distinct subdomains", d->name, nx, answers,
+	say(x, why, N_("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
+			 "NXDOMAIN, for %zu distinct subdomains"), d->name, nx, answers,
 			 distinct(subs, nsubs));
 	d->alerted = true;
 	*parent = d->name;

@@ -79,11 +79,11 @@ static int run_daemon(int argc, char **argv)
 	int fd;
 
 	if (!sub)
-		return cmd_usage_error(&cmd_daemon_entry, "missing subcommand (status, restart, stop)");
+		return cmd_usage_error(&cmd_daemon_entry, _("missing subcommand (status, restart, stop)"));
 	if (strcmp(sub, "serve") == 0 && argc == 2)
 		return server_main();
 	if (argc > 3 || (argc == 3 && !json) || (json && strcmp(sub, "status") != 0))
-		return cmd_usage_error(&cmd_daemon_entry, "unexpected argument '%s'", argv[argc - 1]);
+		return cmd_usage_error(&cmd_daemon_entry, _("unexpected argument '%s'"), argv[argc - 1]);
 
 	if (strcmp(sub, "status") == 0) {
 		fd = client_connect(false, false, &info, &err);
@@ -112,8 +112,11 @@ static int run_daemon(int argc, char **argv)
 		if (fd < 0 && info.build) {
 			/* Another build: it refused us, but stopping by signal is still ours to do. */
 			if (info.sessions > 0) {
-				fprintf(stderr, _("boxy daemon: %u session(s) still running: refusing "
-						  "to stop the daemon\n"), info.sessions);
+				fprintf(stderr, ngettext("boxy daemon: %u session still running: "
+							 "refusing to stop the daemon\n",
+							 "boxy daemon: %u sessions still running: "
+							 "refusing to stop the daemon\n", info.sessions),
+					info.sessions);
 				return 1;
 			}
 			kill((pid_t)info.pid, SIGTERM);
@@ -162,7 +165,7 @@ static int run_daemon(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	return cmd_usage_error(&cmd_daemon_entry, "unknown subcommand '%s'", sub);
+	return cmd_usage_error(&cmd_daemon_entry, _("unknown subcommand '%s'"), sub);
 }
 
 const struct cmd_entry cmd_daemon_entry = {

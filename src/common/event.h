@@ -32,6 +32,8 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+	const char *told;       /* detail worded for the client that started the run, in its
+	                         * language (common/lang.h), or NULL; sent to it, never recorded */
 };
 
 struct event_sink {

@@ -159,8 +159,10 @@ char *audit_seal_line(const struct seal *s, bool own_id, uint64_t seq)
 	chain_hex(s->audit.head, CHAIN_HASH_LEN, prev);
 	chain_hex(s->key, SIGN_PUB_LEN, key);
 	chain_hex(s->sig, SIGN_SIG_LEN, sig);
-	words = xasprintf("the session's %llu line(s) and %llu decision(s), signed",
-			  (unsigned long long)s->audit.n, (unsigned long long)s->decisions.n);
+	words = xasprintf("the session's %llu %s and %llu %s, signed",
+			  (unsigned long long)s->audit.n, s->audit.n == 1 ? "line" : "lines",
+			  (unsigned long long)s->decisions.n,
+			  s->decisions.n == 1 ? "decision" : "decisions");
 	jbuf_init(&b);
 	json_obj_begin(&b);
 	json_kv_uint(&b, "t", s->t_ms);

@@ -81,7 +81,8 @@ void since_report(struct session *s)
 	if (store_since_query(srv->store, s->id, base.v[0].id, since_row, &c, &err) < 0)
 		goto out;
 	if (c.left_out) {
-		more = xasprintf("%zu more new item(s), %s: boxy diff %.8s %.8s", c.left_out, why,
+		more = xasprintf("%zu more new %s, %s: boxy diff %.8s %.8s", c.left_out,
+				 c.left_out == 1 ? "item" : "items", why,
 				 base.v[0].id, s->id);
 		ev.subject = "…";
 		ev.detail = more;

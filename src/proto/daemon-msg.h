@@ -64,6 +64,13 @@ int dmsg_decode_watch(const void *p, size_t len, char **prefix);
 void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now);
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now);
 
+/*
+ * MSG_LANG: str language, str locale (common/lang.h). Either may be empty;
+ * each is at most LANG_NAME_MAX bytes.
+ */
+void dmsg_encode_lang(struct wbuf *w, const char *lang, const char *locale);
+int dmsg_decode_lang(const void *p, size_t len, char **lang, char **locale);
+
 /* MSG_WINSIZE: u16 rows, u16 cols. */
 void dmsg_encode_winsize(struct wbuf *w, uint16_t rows, uint16_t cols);
 int dmsg_decode_winsize(const void *p, size_t len, uint16_t *rows, uint16_t *cols);
@@ -87,7 +94,8 @@ uint64_t dmsg_decode_loss(const void *p, size_t len);
 
 /*
  * MSG_EVENT: u64 t_ms, u64 t_rel_ms, str session, kind, verdict, layer,
- * subject, detail, addr, u16 port, str host, sni, u32 ttl, u64 up, down.
+ * subject, detail, addr, u16 port, str host, sni, u32 ttl, u64 up, down,
+ * str told (may be absent: the detail in the reader's language, common/event.h).
  */
 void dmsg_encode_event(struct wbuf *w, const struct event *ev);
 

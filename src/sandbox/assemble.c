@@ -47,6 +47,7 @@
 #include "policy/decide.h"
 #include "common/path-guard.h"
 #include "init/plan.h"
+#include "common/lang.h"
 #include "common/protected.h"
 #include "sandbox/env.h"
 #include "init/stages.h"
@@ -79,6 +80,7 @@ struct sandbox {
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
 	uint64_t memory;            /* the limit it watches */
+	char mem_counted[32];       /* what it counted when it killed ("" when it did not) */
 	int launch_rep;             /* boxy-init's report pipe until it has reported, or -1 */
 	int launch_ctl;             /* the plan socket (tap0 comes back over it), or -1 */
 	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
@@ -1001,16 +1003,30 @@ static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs)
 {
 	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
 	char *why = NULL, *d;
+	locale_t old;
 
 	if (!rs->memory || sb->lim.memory_enforced)
 		return;
 	sb->memory = rs->memory;
-	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) == 0)
-		return;
-	d = xasprintf(_("--memory is not enforced after all: %s"), why);
-	sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
-	free(d);
-	free(why);
+	old = lang_use(lang_records());     /* a record: worded in C (common/lang.h) */
+	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) < 0) {
+		d = xasprintf(_("--memory is not enforced after all: %s"), why);
+		sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
+		free(d);
+		free(why);
+	}
+	lang_use(old);
+}
+
+char *sandbox_exit_words(const struct sandbox *sb)
+{
+	char lim[32];
+
+	if (!sb || !sb->mem_counted[0])
+		return NULL;
+	format_size(sb->memory, lim, sizeof(lim));
+	return xasprintf(_("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory "
+			   "%s; the sandbox was killed"), MEMWATCH_SLOW_MS, sb->mem_counted, lim);
 }
 
 /* The sandbox exited: stop the watchdog and record what it saw, or that it killed. */
@@ -1019,11 +1035,13 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
 	struct memwatch_report r;
 	char lim[32], tot[32], procs[32], tmpfs[32], memfd[32], sysv[32], peak[32], *d;
+	locale_t old;
 
 	if (!sb->mw)
 		return;
 	memwatch_stop(sb->mw, &r);
 	sb->mw = NULL;
+	old = lang_use(lang_records());     /* records, and the failure as recorded: C */
 	format_size(sb->memory, lim, sizeof(lim));
 	format_size(r.peak, peak, sizeof(peak));
 	if (!r.killed) {
@@ -1037,6 +1055,7 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 			      r.sysv_lost ? _("; SysV shared memory could not be counted") : "");
 		sandbox_audit(events, sb->session, "limits", "info", "memory", d);
 		free(d);
+		lang_use(old);
 		return;
 	}
 	format_size(memwatch_usage_total(&r.at_kill), tot, sizeof(tot));
@@ -1051,8 +1070,12 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 		      sysv, lim);
 	sandbox_audit(events, sb->session, "limits", "deny", "memory", d);
 	free(d);
-	set_err(err, _("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory %s; "
-		       "the sandbox was killed"), MEMWATCH_SLOW_MS, tot, lim);
+	snprintf(sb->mem_counted, sizeof(sb->mem_counted), "%s", tot);
+	if (err) {
+		free(*err);
+		*err = sandbox_exit_words(sb);
+	}
+	lang_use(old);
 }
 
 int sandbox_gitcheck_start(struct sandbox *sb)

@@ -45,6 +45,7 @@
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
 #include "init/stages.h"
+#include "common/lang.h"
 #include "common/util.h"
 
 #define MOUNTINFO_MAX (1u << 20)
@@ -321,12 +322,14 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	char *why_mem = NULL, *why_pids = NULL, *why_cpu = NULL, *why_cg = NULL;
 	char *val;
 	bool mem, pids, cpu;
+	locale_t old;
 
 	(void)err;
 	memset(lim, 0, sizeof(*lim));
 	if (!rs->memory && !rs->pids && !rs->cpus_milli)
 		return 0;
 
+	old = lang_use(lang_records());     /* what it says are records: worded in C */
 	cgroup_probe(&info);
 	mem = rs->memory && info.memory;
 	pids = rs->pids && info.pids;
@@ -388,6 +391,7 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	free(why_cpu);
 	free(why_cg);
 	cgroup_info_free(&info);
+	lang_use(old);
 	return 0;
 }
 
@@ -395,8 +399,12 @@ int limits_attach(struct limits *lim, pid_t pid, char **err)
 {
 	char val[24];
 
-	if (lim->scope_pending)
+	if (lim->scope_pending) {
+		locale_t old = lang_use(lang_records());
+
 		limits_scope_attach(lim, pid);
+		lang_use(old);
+	}
 	if (!lim->cgroup_dir)
 		return 0;
 	snprintf(val, sizeof(val), "%ld", (long)pid);

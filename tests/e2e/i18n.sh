@@ -22,7 +22,7 @@ HARNESS_DIRS+=("$S")
 DE_ENV=(LANGUAGE=de LANG=de_DE.UTF-8)
 C_ENV=(LANG=C.UTF-8)
 
-plan 10
+plan 14
 
 missing=
 for t in xgettext msgmerge msgfmt msgattrib gettext unshare; do
@@ -155,7 +155,55 @@ then ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 else not_ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 	diag "exit $rc_c"; diag_file "$S/c.err"; fi
 
-## ---- 8. doctor's lines in German ---------------------------------------------
+## ---- 8.-11. the daemon answers each client in its language ---------------------
+# One daemon serves clients of any language: each tells it its own (MSG_LANG),
+# and what the daemon words for a client is worded in it, whoever started the
+# daemon; what it records stays English. A German shell starts the daemon
+# first, then an English one does.
+daemon_stop() { boxy_env "${C_ENV[@]}" -- daemon stop >/dev/null 2>&1; }
+trap 'daemon_stop; harness_cleanup' EXIT
+mkdir -p "$S/work" && mkdir -m 0700 -p "$S/run"
+chmod 0777 "$S/work"
+for first in de c; do
+	[ "$first" = de ] && FIRST=("${DE_ENV[@]}") || FIRST=("${C_ENV[@]}")
+	# A detached run starts the daemon in the first shell's language.
+	(cd "$S/work" && boxy_env "${FIRST[@]}" -- run -d --net none -- sleep 30) \
+		>"$S/id.$first" 2>"$S/run.$first.err" </dev/null
+	boxy_env "${DE_ENV[@]}" -- stop 0123abcd >/dev/null 2>"$S/stop-de.$first"
+	boxy_env "${C_ENV[@]}" -- stop 0123abcd >/dev/null 2>"$S/stop-c.$first"
+	boxy_env "${C_ENV[@]}" -- stop -k "$(tr -d '[:space:]' <"$S/id.$first")" >/dev/null 2>&1
+	# The memory watchdog's kill: told to the German client in German, recorded in English.
+	(cd "$S/work" && boxy_env "${DE_ENV[@]}" -- run --net none --memory 64MiB -- \
+		python3 -c 'b = bytearray(400 << 20)') >/dev/null 2>"$S/kill.$first" </dev/null
+	echo "rc=$?" >>"$S/kill.$first"
+	boxy_env "${C_ENV[@]}" -- ps -a --json >"$S/ps.$first" 2>/dev/null
+	kid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["id"])' \
+		"$S/ps.$first" 2>/dev/null)
+	boxy_env "${DE_ENV[@]}" -- show --json "$kid" >"$S/show.$first" 2>/dev/null
+	daemon_stop
+done
+# shellcheck disable=SC1111  # the German quotes are the message
+for first in de c; do
+	if grep -qF "boxy stop: keine laufende Sitzung „0123abcd“" "$S/stop-de.$first" &&
+		grep -qF "boxy stop: no running session '0123abcd'" "$S/stop-c.$first"
+	then ok "a daemon started in $first: German and English clients, each answered in its own"
+	else not_ok "a daemon started in $first: German and English clients, each answered in its own"
+		diag_file "$S/run.$first.err"; diag_file "$S/stop-de.$first"; diag_file "$S/stop-c.$first"; fi
+	if grep -q '^rc=137$' "$S/kill.$first" &&
+		grep -qF "boxy: Speichergrenze überschritten (Watchdog, Messungen alle 100 ms)" "$S/kill.$first" &&
+		python3 - "$S/show.$first" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+words = [d["reason"] for d in s["decisions"]] + [d["reason"] for d in s["denials"]]
+assert any(w.startswith("memory limit exceeded (watchdog, 100 ms samples)") for w in words), words
+assert not any("Speichergrenze" in w or "Messungen" in w for w in words), words
+PY
+	then ok "a daemon started in $first: the memory kill told in German, recorded in English"
+	else not_ok "a daemon started in $first: the memory kill told in German, recorded in English"
+		diag_file "$S/kill.$first"; diag_file "$S/show.$first" 3; fi
+done
+
+## ---- 12. doctor's lines in German ---------------------------------------------
 # Every detail and note of the English report that is a whole message of the
 # catalogue must appear, as its German msgstr, in the German text report.
 boxy_env "${C_ENV[@]}" -- doctor --json >"$S/doctor-c.json" 2>/dev/null
@@ -180,7 +228,7 @@ else not_ok "boxy doctor under LANGUAGE=de: its catalogued lines in German"
 	diag "matched $matched" "$(echo "$wrong" | tr '|' '\n')"; diag_file "$S/doctor-de.txt" 12
 	diag_file "$S/doctor-py.err"; fi
 
-## ---- 9./10. --json stays what doc/json.md says ----------------------------------
+## ---- 13./14. --json stays what doc/json.md says ----------------------------------
 # The same bytes under LANGUAGE=de as in English, and valid JSON: keys, enum
 # values and free text alike (a script greps .detail as well as .status).
 differ=
