@@ -4,6 +4,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,7 @@ static int run_daemon(int argc, char **argv)
 	}
 	if (strcmp(sub, "stop") == 0 || strcmp(sub, "restart") == 0) {
 		bool restart = strcmp(sub, "restart") == 0;
+		pid_t old;
 
 		fd = client_connect(false, false, &info, &err);
 		if (fd < 0 && info.build) {
@@ -139,17 +141,15 @@ static int run_daemon(int argc, char **argv)
 			}
 			close(fd);
 		}
+		old = (pid_t)info.pid;
 		daemon_info_free(&info);
-		/* Wait for the old one to let go of its socket (bounded). */
-		for (int i = 0; i < 200; i++) {
-			int probe = client_connect(false, false, &info, NULL);
-
-			daemon_info_free(&info);
-			if (probe < 0)
-				break;
-			close(probe);
+		/*
+		 * Wait for the old one to be gone (bounded): by its pid, never by
+		 * connecting — under systemd the socket is boxy.socket's, and a
+		 * connection would start a new daemon (doc/systemd.md).
+		 */
+		for (int i = 0; old > 0 && i < 200 && (kill(old, 0) == 0 || errno == EPERM); i++)
 			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
-		}
 		if (!restart) {
 			printf(_("daemon stopped\n"));
 			return 0;

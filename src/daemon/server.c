@@ -32,6 +32,7 @@
 #include "common/lang.h"
 #include "common/protected.h"
 #include "sandbox/assemble.h"
+#include "sandbox/limits.h"
 #include "daemon/server.h"
 #include "proto/daemon-msg.h"
 #include "store/store.h"
@@ -669,6 +670,21 @@ int server_main(void)
 		free(err);
 		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
+	}
+	/* A cgroup delegated to us (systemd's Delegate=yes): into a leaf, runs beside it. */
+	switch (limits_delegated_leaf(&err)) {
+	case 1:
+		dlog_msg("cgroup %s is delegated to the daemon: the daemon moved into %s/%s, "
+			 "each run's limits get a cgroup beside it", limits_runs_cgroup(),
+			 limits_runs_cgroup(), LIMITS_DAEMON_LEAF);
+		break;
+	case -1:
+		dlog_msg("cgroup: %s (runs fall back as without delegation)", err);
+		free(err);
+		err = NULL;
+		break;
+	default:
+		break;
 	}
 	if (client_runtime_dir(&dir, &err) < 0) {
 		dlog_msg("%s", err);
