@@ -442,7 +442,7 @@ static int run_watch(int argc, char **argv)
 			return watch_finished(id);
 		}
 		{
-			char *clean = watch_sanitize(words ? words : "refused");
+			char *clean = watch_sanitize(words ? words : _("refused"));
 
 			fprintf(stderr, "boxy watch: %s\n", clean);
 			free(clean);
