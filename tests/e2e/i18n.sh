@@ -137,14 +137,19 @@ boxy_env "${DE_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/de.err"
 rc_de=$?
 boxy_env LANG=de_DE.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-lang.err"
 rc_lang=$?
+# LANGUAGE alone over a C.UTF-8 locale (a container's usual one): German too.
+boxy_env LANGUAGE=de LANG=C.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-language.err"
+rc_language=$?
 # shellcheck disable=SC1111  # the German quotes are the message
-if [ "$rc_de" = 2 ] && [ "$rc_lang" = 2 ] &&
+if [ "$rc_de" = 2 ] && [ "$rc_lang" = 2 ] && [ "$rc_language" = 2 ] &&
+	cmp -s "$S/de.err" "$S/de-language.err" &&
 	grep -qF "boxy run: --memory: Größe 'lots': erwartet wird eine Zahl, gefolgt von B" "$S/de.err" &&
 	grep -qxF "„boxy run --help“ liefert weitere Informationen." "$S/de.err" &&
 	cmp -s "$S/de.err" "$S/de-lang.err"
-then ok "LANGUAGE=de (and LANG=de_DE.UTF-8 alone): the usage error in German, exit 2"
-else not_ok "LANGUAGE=de (and LANG=de_DE.UTF-8 alone): the usage error in German, exit 2"
-	diag "exit $rc_de, $rc_lang"; diag_file "$S/de.err"; diag_file "$S/de-lang.err"; fi
+then ok "LANGUAGE=de (over de_DE.UTF-8, over C.UTF-8) and LANG=de_DE.UTF-8 alone: the usage error in German, exit 2"
+else not_ok "LANGUAGE=de (over de_DE.UTF-8, over C.UTF-8) and LANG=de_DE.UTF-8 alone: the usage error in German, exit 2"
+	diag "exit $rc_de, $rc_lang, $rc_language"; diag_file "$S/de.err"; diag_file "$S/de-lang.err"
+	diag_file "$S/de-language.err"; fi
 
 boxy_env "${C_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/c.err"
 rc_c=$?
