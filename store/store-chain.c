@@ -48,7 +48,7 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 			       " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (session_id) DO UPDATE SET"
 			       " audit_lines = excluded.audit_lines, audit_head = excluded.audit_head,"
 			       " seal = excluded.seal", -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: recording the seal: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, audit ? (int64_t)audit->n : 0);
 	if (audit) {
@@ -60,7 +60,7 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: recording the seal: %s"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -75,7 +75,7 @@ int store_chain_get(struct store *st, const char *id, struct store_chain *out, c
 		return -1;
 	if (sqlite3_prepare_v2(db, "SELECT audit_lines, audit_head, seal, audit_path FROM chains"
 			       " WHERE session_id = ?1", -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading the seal: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
@@ -94,7 +94,7 @@ int store_chain_get(struct store *st, const char *id, struct store_chain *out, c
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading the seal: %s"), sqlite3_errmsg(db));
 	return 0;
 }
 
@@ -151,7 +151,7 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 	if (sqlite3_prepare_v2(db, "SELECT id, session_id, t_ms, coalesce(t_rel_ms, 0), layer,"
 			       " verdict, subject, reason, hash FROM decisions WHERE session_id = ?1"
 			       " ORDER BY id", -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading decisions: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		unsigned char stored[CHAIN_HASH_LEN];
@@ -172,6 +172,6 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading decisions: %s"), sqlite3_errmsg(db));
 	return 0;
 }

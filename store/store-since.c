@@ -51,6 +51,6 @@ int store_since_query(struct store *st, const char *id, const char *base,
 		      char **err)
 {
 	if (!id || !base)
-		return set_err(err, "session store: two sessions are needed to compare");
+		return set_err(err, _("session store: two sessions are needed to compare"));
 	return store_rows(st, since_sql, id, base, 0, row, ctx, err);
 }

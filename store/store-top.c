@@ -40,7 +40,7 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 	*out = NULL;
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) !=
 	    SQLITE_OK) {
-		set_err(err, "cannot open the session store %s: %s", path,
+		set_err(err, _("cannot open the session store %s: %s"), path,
 			st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		store_top_close(st);
 		return -1;
@@ -52,19 +52,19 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 		version = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
 	if (version < 0) {
-		set_err(err, "%s is not a session store this build can read", path);
+		set_err(err, _("%s is not a session store this build can read"), path);
 		store_top_close(st);
 		return -1;
 	}
 	if (version > STORE_SCHEMA_VERSION) {
-		set_err(err, "the session store %s has schema %d, newer than this build's %d: "
-			"use the boxy that wrote it", path, version, STORE_SCHEMA_VERSION);
+		set_err(err, _("the session store %s has schema %d, newer than this build's %d: "
+			  "use the boxy that wrote it"), path, version, STORE_SCHEMA_VERSION);
 		store_top_close(st);
 		return -1;
 	}
 	if (version < STORE_SCHEMA_VERSION) {
-		set_err(err, "the session store %s has schema %d; a daemon of this build upgrades it "
-			"when it starts (boxy daemon restart)", path, version);
+		set_err(err, _("the session store %s has schema %d; a daemon of this build upgrades it "
+			  "when it starts (boxy daemon restart)"), path, version);
 		store_top_close(st);
 		return -1;
 	}
@@ -404,7 +404,7 @@ int store_top_record(struct store_top *st, const char *id,
 	}
 	sqlite3_finalize(q);
 	if (!found)
-		return set_err(err, "no session %s in the store", id);
+		return set_err(err, _("no session %s in the store"), id);
 	line(ctx, "", false);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");

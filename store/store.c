@@ -444,7 +444,7 @@ static void sess_forget(struct store *st, const char *id);
 
 static int db_err(struct store *st, char **err, const char *what)
 {
-	return set_err(err, "session store: %s: %s", what, sqlite3_errmsg(st->db));
+	return set_err(err, _("session store: %s: %s"), what, sqlite3_errmsg(st->db));
 }
 
 static int exec_sql(struct store *st, const char *sql, char **err)
@@ -465,12 +465,12 @@ static int user_version(struct store *st, int *out, char **err)
 	int rc;
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
-		return db_err(st, err, "reading the schema version");
+		return db_err(st, err, _("reading the schema version"));
 	rc = sqlite3_step(s);
 	*out = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
 	sqlite3_finalize(s);
 	if (*out < 0)
-		return db_err(st, err, "reading the schema version");
+		return db_err(st, err, _("reading the schema version"));
 	return 0;
 }
 
@@ -485,8 +485,8 @@ static int migrate(struct store *st, char **err)
 	if (user_version(st, &have, err) < 0)
 		return -1;
 	if (have > want)
-		return set_err(err, "session store has schema version %d, newer than this "
-			       "build's %d: refusing to use it (upgrade boxy)", have, want);
+		return set_err(err, _("session store has schema version %d, newer than this "
+				 "build's %d: refusing to use it (upgrade boxy)"), have, want);
 	for (int v = have; v < want; v++) {
 		char *bump;
 
@@ -517,7 +517,7 @@ static int make_parent_dirs(const char *path, char **err)
 			continue;
 		*p = '\0';
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			set_err_errno(err, "session store: creating %s", dir);
+			set_err_errno(err, _("session store: creating %s"), dir);
 			free(dir);
 			return -1;
 		}
@@ -552,7 +552,7 @@ int store_open(const char *path, struct store **out, char **err)
 	for (int i = 0; i < ST__COUNT; i++) {
 		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 				       &st->stmt[i], NULL) != SQLITE_OK) {
-			db_err(st, err, "preparing statements");
+			db_err(st, err, _("preparing statements"));
 			goto fail;
 		}
 	}
@@ -1399,7 +1399,7 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE) {
 		store_sessions_free(out);
-		return db_err(st, err, "reading sessions");
+		return db_err(st, err, _("reading sessions"));
 	}
 	return 0;
 }
@@ -1533,11 +1533,11 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 	if (store_sessions_find(st, prefix, false, &ss, err) < 0)
 		return -1;
 	if (ss.n == 0) {
-		set_err(err, "no session '%s'", prefix);
+		set_err(err, _("no session '%s'"), prefix);
 		goto out;
 	}
 	if (ss.n > 1 && strcmp(ss.v[0].id, prefix) != 0) {
-		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, ss.n);
+		set_err(err, _("session id '%s' is ambiguous: it matches %zu sessions"), prefix, ss.n);
 		goto out;
 	}
 	id = ss.v[0].id;
@@ -1590,12 +1590,12 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 	int rc;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return db_err(st, err, "writable roots");
+		return db_err(st, err, _("writable roots"));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		cb(ctx, (const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return db_err(st, err, "writable roots");
+		return db_err(st, err, _("writable roots"));
 	return 0;
 }
 
@@ -1668,7 +1668,7 @@ int store_prune_preview(struct store *st, int64_t cutoff_ms, char ***ids, size_t
 		free(*ids);
 		*ids = NULL;
 		*n = 0;
-		return db_err(st, err, "listing sessions to prune");
+		return db_err(st, err, _("listing sessions to prune"));
 	}
 	return 0;
 }

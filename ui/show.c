@@ -121,9 +121,9 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		char *subject = text_sanitize(v[1] ? v[1] : "-"), *reason = text_sanitize(v[2] ? v[2] : "");
 
 		if (!l->n++)
-			fprintf(l->out, "%salerts: act on these%s\n", l->color ? "\033[1;31m" : "",
+			fprintf(l->out, _("%salerts: act on these%s\n"), l->color ? "\033[1;31m" : "",
 				l->color ? "\033[0m" : "");
-		fprintf(l->out, "%s  ALERT %s %s: %s%s\n", l->color ? "\033[1;31m" : "",
+		fprintf(l->out, _("%s  ALERT %s %s: %s%s\n"), l->color ? "\033[1;31m" : "",
 			ncol > 4 && v[4] ? v[4] : "git", subject, reason, l->color ? "\033[0m" : "");
 		free(subject);
 		free(reason);
@@ -222,8 +222,8 @@ static char *network_line(const struct policy_row *p)
 				 p->hosts ? p->hosts : "no hosts", p->cidrs ? p->cidrs : "none",
 				 (unsigned long long)p->rules);
 	if (strcmp(p->mode, "allowlist") == 0)
-		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : "no hosts",
-				 p->cidrs ? p->cidrs : "none");
+		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : _("no hosts"),
+				 p->cidrs ? p->cidrs : _("none"));
 	if (p->cidrs)
 		return xasprintf("%s · cidrs: %s", p->mode, p->cidrs);
 	return xstrdup(p->mode);
@@ -249,12 +249,13 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 		goto out;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&start));
 	if (!s->ended_ms)
-		line = xasprintf("%s  running (started %s)", s->id, when);
+		line = xasprintf(_("%s  running (started %s)"), s->id, when);
 	else if (strcmp(s->state, "lost") == 0)
-		line = xasprintf("%s  lost after %.1fs (started %s)", s->id,
+		line = xasprintf(_("%s  lost after %.1fs (started %s)"), s->id,
 				 (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	else
-		line = xasprintf("%s  %s %d after %.1fs (started %s)", s->id, s->state,
+		/* TRANSLATORS: the id, the state word (exited, failed) and its exit status. */
+		line = xasprintf(_("%s  %s %d after %.1fs (started %s)"), s->id, s->state,
 				 s->exit_code, (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	field(out, "session", line);
 	free(line);
@@ -285,8 +286,11 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (tot.n) {
 		char a[32], b[32];
 
-		fprintf(out, "destinations  %llu (%llu connections, %llu refused, %s sent, "
-			"%s received)\n", (unsigned long long)tot.n, (unsigned long long)tot.conns,
+		fprintf(out, ngettext("destinations  %llu (%llu connection, %llu refused, %s sent, "
+				      "%s received)\n",
+				      "destinations  %llu (%llu connections, %llu refused, %s sent, "
+				      "%s received)\n", tot.conns),
+			(unsigned long long)tot.n, (unsigned long long)tot.conns,
 			(unsigned long long)tot.denied, format_size(tot.up, a, sizeof(a)),
 			format_size(tot.down, b, sizeof(b)));
 		fprintf(out, "  %-40s %6s %6s %5s %9s %9s\n", "DESTINATION", "CONNS", "DENIED",
@@ -295,12 +299,15 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				     err) < 0)
 			goto out;
 		if (tot.n > d.shown.n)
-			fprintf(out, "  … and %llu more destinations (%llu connections, %llu "
-				"refused)\n", (unsigned long long)(tot.n - d.shown.n),
+			fprintf(out, ngettext("  … and %llu more destination (%llu connections, "
+					      "%llu refused)\n",
+					      "  … and %llu more destinations (%llu connections, "
+					      "%llu refused)\n", tot.n - d.shown.n),
+				(unsigned long long)(tot.n - d.shown.n),
 				(unsigned long long)(tot.conns - d.shown.conns),
 				(unsigned long long)(tot.denied - d.shown.denied));
 	} else {
-		field(out, "destinations", "none");
+		field(out, "destinations", _("none"));
 	}
 	{
 		/* One line: refused requests are among the refusals (with their fix), and

@@ -242,11 +242,11 @@ static void emit_audit_name(struct broker *b, const char *layer, const char *nam
  * the run even without -v, kept by the store and the audit log as it is.
  */
 static void emit_alert(struct broker *b, const char *layer, const char *subject,
-		       const char *detail)
+		       const char *detail, const char *told)
 {
 	struct event ev = {
 		.kind = "audit", .verdict = "alert", .layer = layer, .subject = subject,
-		.detail = detail,
+		.detail = detail, .told = told,
 	};
 
 	emit(b, &ev);
@@ -255,10 +255,14 @@ static void emit_alert(struct broker *b, const char *layer, const char *subject,
 /* The tunnel scorer's word on a query or an answer: an alert the first time it fires. */
 static void exfil_judged(struct broker *b, bool fired, const char *parent, char *why)
 {
+	char *told;
+
 	if (!fired)
 		return;
-	emit_alert(b, NET_LAYER_DNS, parent, why);
+	told = dnsexfil_told(b->exfil);
+	emit_alert(b, NET_LAYER_DNS, parent, why, told);
 	free(why);
+	free(told);
 }
 
 /* The audit line for a flow: subject "tcp://addr:port". */
@@ -1572,6 +1576,7 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->binds = net_bind_create(0);
 	b->cache = dns_cache_create(0);
 	b->exfil = dnsexfil_new();
+	dnsexfil_set_lang(b->exfil, opts ? opts->lang : (locale_t)0);
 	b->log = netlog_create();
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {

@@ -20,6 +20,7 @@
 #define BOXY_BROKER_H
 
 #include <ev.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,8 @@ struct broker_opts {
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
 	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+	locale_t lang;              /* the run's client's language: alerts are told in it too
+	                             * (common/lang.h); 0: only the recorded words */
 };
 
 /*

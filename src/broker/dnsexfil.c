@@ -13,11 +13,13 @@
 #include <config.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/dnsexfil.h"
+#include "common/lang.h"
 #include "common/util.h"
 
 /* Record types tunnels carry data in: TXT, NULL, CNAME, MX, ANY. */
@@ -64,7 +66,44 @@ struct dnsexfil {
 	uint64_t forgotten_volume;
 	char forgotten_name[256];       /* the last one forgotten (the alert names it) */
 	bool forgotten_alerted;
+	locale_t told_lang;     /* the run's client's language (common/lang.h), or 0 */
+	char *told;             /* the last alert in it, until dnsexfil_told takes it */
 };
+
+/* An alert's words: *why as recorded (C), and x->told in the client's language. */
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+{
+	va_list ap;
+	locale_t old = lang_use(lang_records());
+
+	va_start(ap, fmt);
+	*why = xvasprintf(gettext(fmt), ap);
+	va_end(ap);
+	free(x->told);
+	x->told = NULL;
+	if (x->told_lang) {
+		lang_use(x->told_lang);
+		va_start(ap, fmt);
+		x->told = xvasprintf(gettext(fmt), ap);
+		va_end(ap);
+	}
+	lang_use(old);
+}
+
+void dnsexfil_set_lang(struct dnsexfil *x, locale_t lang)
+{
+	x->told_lang = lang;
+}
+
+char *dnsexfil_told(struct dnsexfil *x)
+{
+	char *t = x->told;
+
+	x->told = NULL;
+	return t;
+}
 
 struct dnsexfil *dnsexfil_new(void)
 {
@@ -78,6 +117,7 @@ void dnsexfil_free(struct dnsexfil *x)
 	if (!x)
 		return;
 	free(x->d);
+	free(x->told);
 	free(x);
 }
 
@@ -204,7 +244,7 @@ static size_t distinct(const uint32_t *v, size_t n)
 }
 
 /* The query rules over d's window: true with *why when one holds. */
-static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
+static bool judge_queries(struct dnsexfil *x, struct domain *d, uint64_t now_ms, char **why)
 {
 	uint32_t many[DNSEXFIL_RING], rare[DNSEXFIL_RING];
 	size_t nlong = 0, nmany = 0, nrare = 0;
@@ -230,33 +270,33 @@ static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
 			rare[nrare++] = s->sub;
 	}
 	if (nlong >= DNSEXFIL_LONG_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu queries in a minute with "
-				 "labels of up to %u characters, %.1f bits a character", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu queries in a minute with "
+				 "labels of up to %u characters, %.1f bits a character"), d->name,
 				 nlong, maxlabel, hlong / (double)nlong);
 		return true;
 	}
 	if (nmany && distinct(many, nmany) >= DNSEXFIL_MANY_SUBDOMAINS &&
 	    hsum / (double)nmany >= DNSEXFIL_MIN_ENTROPY) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu distinct random-looking "
-				 "subdomains in a minute (%.1f bits a character)", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu distinct random-looking "
+				 "subdomains in a minute (%.1f bits a character)"), d->name,
 				 distinct(many, nmany), hsum / (double)nmany);
 		return true;
 	}
 	if (d->volume >= DNSEXFIL_VOLUME) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %llu characters of distinct "
-				 "subdomains in this session, however they were encoded", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %llu characters of distinct "
+				 "subdomains in this session, however they were encoded"), d->name,
 				 (unsigned long long)d->volume);
 		return true;
 	}
 	if (d->random_total >= DNSEXFIL_SLOW_TOTAL) {
-		*why = xasprintf("DNS under %s looks like a slow tunnel: %llu random-looking "
-				 "subdomains of %u characters or more in this session", d->name,
+		say(x, why, N_("DNS under %s looks like a slow tunnel: %llu random-looking "
+				 "subdomains of %u characters or more in this session"), d->name,
 				 (unsigned long long)d->random_total, DNSEXFIL_MIN_SUBDOMAIN);
 		return true;
 	}
 	if (nrare && distinct(rare, nrare) >= DNSEXFIL_RARE_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
-				 "queries for distinct subdomains in a minute", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
+				 "queries for distinct subdomains in a minute"), d->name,
 				 distinct(rare, nrare));
 		return true;
 	}
@@ -346,16 +386,16 @@ bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64
 	for (size_t i = 0; i < np; i++) {
 		struct domain *d = domain_find(x, p[i]);
 
-		if (!d || d->alerted || !judge_queries(d, now_ms, why))
+		if (!d || d->alerted || !judge_queries(x, d, now_ms, why))
 			continue;
 		d->alerted = true;
 		*parent = d->name;
 		return true;
 	}
 	if (!x->forgotten_alerted && x->forgotten_volume >= DNSEXFIL_FORGOTTEN_VOLUME) {
-		*why = xasprintf("DNS of this session looks like a tunnel spread over more domains "
+		say(x, why, N_("DNS of this session looks like a tunnel spread over more domains "
 				 "than boxy follows (%d): %llu characters of distinct subdomains under "
-				 "the ones it had to forget, the last %s", DNSEXFIL_DOMAINS_MAX,
+				 "the ones it had to forget, the last %s"), DNSEXFIL_DOMAINS_MAX,
 				 (unsigned long long)x->forgotten_volume, x->forgotten_name);
 		x->forgotten_alerted = true;
 		*parent = x->forgotten_name;
@@ -378,7 +418,8 @@ static void record_answer(struct dnsexfil *x, const char *name, const char *p, b
 }
 
 /* The failing-stream rule over d's answers: true with *why when it holds. */
-static bool judge_answers(const struct domain *d, uint64_t now_ms, char **why)
+static bool judge_answers(struct dnsexfil *x, const struct domain *d, uint64_t now_ms,
+			  char **why)
 {
 	uint32_t subs[DNSEXFIL_RING];
 	size_t answers = 0, nx = 0, nsubs = 0;
@@ -396,8 +437,8 @@ static bool judge_answers(const struct domain *d, uint64_t now_ms, char **why)
 	if (answers < DNSEXFIL_NX_QUERIES || (double)nx < DNSEXFIL_NX_SHARE * (double)answers ||
 	    distinct(subs, nsubs) < DNSEXFIL_NX_QUERIES * DNSEXFIL_NX_SHARE)
 		return false;
-	*why = xasprintf("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
-			 "NXDOMAIN, for %zu distinct subdomains", d->name, nx, answers,
+	say(x, why, N_("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
+			 "NXDOMAIN, for %zu distinct subdomains"), d->name, nx, answers,
 			 distinct(subs, nsubs));
 	return true;
 }
@@ -413,7 +454,7 @@ bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64
 	for (size_t i = 0; i < np; i++) {
 		struct domain *d = domain_find(x, p[i]);
 
-		if (!d || d->alerted || !judge_answers(d, now_ms, why))
+		if (!d || d->alerted || !judge_answers(x, d, now_ms, why))
 			continue;
 		d->alerted = true;
 		*parent = d->name;

@@ -42,6 +42,7 @@
 #ifndef BOXY_BROKER_DNSEXFIL_H
 #define BOXY_BROKER_DNSEXFIL_H
 
+#include <locale.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,14 @@ bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64
 /* The answer to a query for name: nxdomain or not (feeds the failing-stream rule). */
 bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
 		     const char **parent, char **why);
+
+/*
+ * The language alerts are told in as well (common/lang.h): the run's client's.
+ * Every alert's *why stays worded in C, for the records; dnsexfil_told hands
+ * over the last one's words in lang (malloc'd; NULL without a lang).
+ */
+void dnsexfil_set_lang(struct dnsexfil *x, locale_t lang);
+char *dnsexfil_told(struct dnsexfil *x);
 
 /* The registrable part of name, its "parent domain", into out (at least 254 bytes). */
 void dnsexfil_parent(const char *name, char *out, size_t len);

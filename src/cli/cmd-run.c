@@ -361,7 +361,7 @@ static void run_events_emit(void *ctx, const struct event *ev)
 		const char *nc = getenv("NO_COLOR");
 		bool red = isatty(STDERR_FILENO) && !(nc && *nc);
 
-		fprintf(stderr, "%sboxy: ALERT: %s: %s: %s%s\n", red ? "\033[1;31m" : "",
+		fprintf(stderr, _("%sboxy: ALERT: %s: %s: %s%s\n"), red ? "\033[1;31m" : "",
 			printable(ev->layer, layer, sizeof(layer)),
 			printable(ev->subject, subject, sizeof(subject)),
 			printable(ev->detail, detail, sizeof(detail)), red ? "\033[0m" : "");

@@ -174,14 +174,14 @@ static int verify_file(const char *path, const unsigned char *trusted, struct st
 	struct verify_result r;
 	struct expected ex = { 0 };
 	struct store *st = recorded;
-	char *err = NULL, *buf, *real;
+	char *err = NULL, *buf, *real, *breaks = NULL, *lines = NULL, *chains = NULL;
 	size_t len = 0;
 	bool broken;
 	int rc = recorded ? read_recorded(path, recorded, &buf, &len)
 			  : read_file(path, VERIFY_FILE_MAX, &buf, &len);
 
 	if (rc < 0) {
-		fprintf(stderr, "boxy verify: %s: %s\n", path,
+		fprintf(stderr, _("boxy verify: %s: %s\n"), path,
 			errno == EFBIG ? _("larger than 1 GiB: refusing to read it") :
 			errno == ELOOP || errno == EXDEV ?
 			_("a symbolic link now; boxy does not follow it (a sandboxed run could have "
@@ -211,10 +211,15 @@ static int verify_file(const char *path, const unsigned char *trusted, struct st
 	if (r.nbreaks) {
 		for (size_t i = 0; i < r.nbreaks; i++)
 			printf("%s:%zu: %s\n", path, r.breaks[i].line, r.breaks[i].why);
-		printf(_("%s: BROKEN: %zu break(s) in %zu line(s)\n"), path, r.nbreaks, r.lines);
+		breaks = xasprintf(ngettext("%zu break", "%zu breaks", r.nbreaks), r.nbreaks);
+		lines = xasprintf(ngettext("%zu line", "%zu lines", r.lines), r.lines);
+		/* TRANSLATORS: "3 breaks" in "40 lines". */
+		printf(_("%s: BROKEN: %s in %s\n"), path, breaks, lines);
 	} else {
-		printf(_("%s: intact: %zu line(s), %zu chain(s), %zu sealed"), path, r.lines, r.chains,
-		       r.sealed);
+		lines = xasprintf(ngettext("%zu line", "%zu lines", r.lines), r.lines);
+		chains = xasprintf(ngettext("%zu chain", "%zu chains", r.chains), r.chains);
+		/* TRANSLATORS: "40 lines", "2 chains", and how many of the chains are sealed. */
+		printf(_("%s: intact: %s, %s, %zu sealed"), path, lines, chains, r.sealed);
 		if (r.running)
 			printf(_(", %zu still running (not sealed yet)"), r.running);
 		printf("\n");
@@ -224,6 +229,9 @@ static int verify_file(const char *path, const unsigned char *trusted, struct st
 				 "compared with it\n"));
 	}
 	broken = r.nbreaks > 0;
+	free(breaks);
+	free(lines);
+	free(chains);
 	verify_result_free(&r);
 	expected_free(&ex);
 	if (!recorded)
@@ -277,8 +285,9 @@ static int verify_session(const char *prefix, const unsigned char *trusted)
 		       (unsigned long long)bad, (long long)bad_rowid);
 	if (!c.found || !c.seal) {
 		if (running)
-			printf(_("%s: running: %llu decision(s) chained so far, not sealed yet\n"), id,
-			       (unsigned long long)dec.n);
+			printf(ngettext("%s: running: %llu decision chained so far, not sealed yet\n",
+					"%s: running: %llu decisions chained so far, not sealed yet\n",
+					dec.n), id, (unsigned long long)dec.n);
 		else
 			printf(_("%s: no seal recorded (the session ended before chains, or its daemon "
 				 "died)\n"), id);
@@ -292,13 +301,22 @@ static int verify_session(const char *prefix, const unsigned char *trusted)
 		bad++;
 	} else if (s.decisions.n != dec.n ||
 		   memcmp(s.decisions.head, dec.head, CHAIN_HASH_LEN) != 0) {
-		printf(_("%s: the store holds %llu decision(s); the seal signed %llu with another "
-			 "head: rows were removed, added or changed\n"), id, (unsigned long long)dec.n,
-		       (unsigned long long)s.decisions.n);
+		printf(ngettext("%s: the store holds %llu decision; the seal signed %llu with another "
+				"head: rows were removed, added or changed\n",
+				"%s: the store holds %llu decisions; the seal signed %llu with "
+				"another head: rows were removed, added or changed\n", dec.n), id,
+		       (unsigned long long)dec.n, (unsigned long long)s.decisions.n);
 		bad++;
 	} else if (!bad) {
-		printf(_("%s: intact: %llu decision(s); audit log: %llu line(s)\n"), id,
-		       (unsigned long long)dec.n, (unsigned long long)c.audit.n);
+		char *decisions = xasprintf(ngettext("%llu decision", "%llu decisions", dec.n),
+					    (unsigned long long)dec.n);
+		char *lines = xasprintf(ngettext("%llu line", "%llu lines", c.audit.n),
+					(unsigned long long)c.audit.n);
+
+		/* TRANSLATORS: "12 decisions", "14 lines". */
+		printf(_("%s: intact: %s; audit log: %s\n"), id, decisions, lines);
+		free(decisions);
+		free(lines);
 		memcpy(r.key, s.key, SIGN_PUB_LEN);
 		r.have_key = true;
 		r.key_trusted = trusted != NULL;

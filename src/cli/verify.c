@@ -296,9 +296,11 @@ static bool check_seal(const struct line *l, const struct verify_opts *o, struct
 		return false;
 	}
 	if (s.audit.n + 1 != seq) {
-		add_break(r, l->no, _("line %zu: the seal of %s counts %llu line(s) before it, its "
-				      "place says %llu"), l->no, id, (unsigned long long)s.audit.n,
-			  (unsigned long long)(seq - 1));
+		add_break(r, l->no, ngettext("line %zu: the seal of %s counts %llu line before it, "
+					     "its place says %llu",
+					     "line %zu: the seal of %s counts %llu lines before it, "
+					     "its place says %llu", s.audit.n), l->no, id,
+			  (unsigned long long)s.audit.n, (unsigned long long)(seq - 1));
 		return false;
 	}
 	if (!seal_verify(&s)) {
@@ -375,7 +377,10 @@ static void walk_chain(const struct line *lines, const struct vchain *c,
 						      "later, at line %zu"), l->no, c->id,
 					  (unsigned long long)want, later);
 			else
-				add_break(r, l->no, _("%llu line(s) of %s are missing before line %zu"),
+				add_break(r, l->no, ngettext("%llu line of %s is missing before line "
+							     "%zu",
+							     "%llu lines of %s are missing before line "
+							     "%zu", l->seq - want),
 					  (unsigned long long)(l->seq - want), c->id, l->no);
 			return;
 		}
@@ -408,11 +413,15 @@ static void walk_chain(const struct line *lines, const struct vchain *c,
 		o->lookup(o->ctx, c->id, &k);
 	if (k.found && (k.audit.n != ch.n || memcmp(k.audit.head, ch.head, CHAIN_HASH_LEN) != 0)) {
 		add_break(r, last->no, k.audit.n > ch.n ?
-			  _("the log was truncated after line %zu: the store records %llu line(s) of "
-			    "%s, the file holds %llu") :
-			  _("after line %zu the log differs from the store's record (%llu line(s) of "
-			    "%s, the file holds %llu)"), last->no, (unsigned long long)k.audit.n, c->id,
-			  (unsigned long long)ch.n);
+			  ngettext("the log was truncated after line %zu: the store records %llu "
+				   "line of %s, the file holds %llu",
+				   "the log was truncated after line %zu: the store records %llu "
+				   "lines of %s, the file holds %llu", k.audit.n) :
+			  ngettext("after line %zu the log differs from the store's record (%llu "
+				   "line of %s, the file holds %llu)",
+				   "after line %zu the log differs from the store's record (%llu "
+				   "lines of %s, the file holds %llu)", k.audit.n),
+			  last->no, (unsigned long long)k.audit.n, c->id, (unsigned long long)ch.n);
 		return;
 	}
 	if (!sealed_at) {

@@ -44,6 +44,9 @@ struct event {
 	uint32_t seq;           /* the request's number within the session (1, 2, ...) */
 	int32_t rule;           /* the index of the --allow-http rule that matched; -1: none */
 	const char *rule_text;  /* ... and its text */
+
+	const char *told;       /* detail worded for the client that started the run, in its
+	                         * language (common/lang.h), or NULL; sent to it, never recorded */
 };
 
 /* The string fields of struct event, for a deep copy (daemon/bus.c). */

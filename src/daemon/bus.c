@@ -46,6 +46,7 @@ static void event_copy(struct event *dst, char **strs, const struct event *src)
 	};
 
 	*dst = *src;
+	dst->told = NULL;       /* told once, live: never kept */
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
 		*fields[i] = strs[i];
@@ -206,14 +207,19 @@ void bus_publish(struct session *s, const struct event *in)
 	queue_for_store(s->srv, &ev);
 	finding = ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"));
 	for (struct client *c = s->srv->clients; c; c = c->next) {
+		struct event out = ev;
+
 		if (c->session != s)
 			continue;
+		/* The words told in the run's language go to the clients that read it. */
+		if (c->role == CLIENT_WATCHING || c->lang != s->lang)
+			out.told = NULL;
 		if (c->role == CLIENT_WATCHING)
-			bus_send_event(c, &ev);
+			bus_send_event(c, &out);
 		else if (finding && (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
-			bus_send_finding(c, &ev);
+			bus_send_finding(c, &out);
 		else if (s->verbose && (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
-			bus_send_event(c, &ev);
+			bus_send_event(c, &out);
 	}
 }
 

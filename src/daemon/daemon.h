@@ -16,6 +16,7 @@
 #define BOXY_DAEMON_H
 
 #include <ev.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -66,6 +67,7 @@ struct client {
 		};
 	};
 	bool read_paused;           /* its replies are backed up: its requests wait */
+	locale_t lang;              /* what it reads (MSG_LANG); (locale_t)0: C */
 	uint64_t lost;              /* events dropped because outq was full */
 	bool lost_reported;
 };
@@ -99,7 +101,9 @@ struct session {
 	bool running;
 	bool timed_out;
 	int exit_code;
-	char *failure;              /* a stage failure's words */
+	char *failure;              /* a stage failure's words, as recorded (C) */
+	char *failure_told;         /* the same in the starting client's language, or NULL */
+	locale_t lang;              /* the starting client's language: what it is told */
 
 	int pty;                    /* master, -1 for a non-tty run */
 	struct session_log *log;    /* the pty's output for `boxy logs`, NULL without a pty */

@@ -63,6 +63,7 @@ void session_net_start(struct session *s, const char *tailnet)
 	}
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
+	opts.lang = s->lang;
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
 	if (!b)
 		goto fail;

@@ -31,6 +31,7 @@
 #include "daemon/audit.h"
 #include "daemon/journal.h"
 #include "daemon/launch.h"
+#include "common/lang.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -74,11 +75,12 @@ struct session *session_find(struct server *srv, const char *prefix, char **err)
 	if (n == 1)
 		return found;
 	if (n == 0)
-		set_err(err, prefix ? "no running session '%s'" : "no session is running", prefix);
+		set_err(err, prefix ? _("no running session '%s'") : _("no session is running"),
+			prefix);
 	else if (prefix)
-		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, n);
+		set_err(err, _("session id '%s' is ambiguous: it matches %zu sessions"), prefix, n);
 	else
-		set_err(err, "%zu sessions are running: name one (boxy ps)", n);
+		set_err(err, _("%zu sessions are running: name one (boxy ps)"), n);
 	return NULL;
 }
 
@@ -103,6 +105,7 @@ void session_free(struct session *s)
 	runspec_free(&s->rs);
 	free(s->cwd);
 	free(s->failure);
+	free(s->failure_told);
 	for (size_t i = 0; i < s->ndests; i++) {
 		free(s->dests[i].name);
 		strv_free(s->dests[i].addrs);
@@ -209,6 +212,13 @@ static void session_ended(struct session *s, int status)
 		free(s->failure);
 		s->failure = err;
 	}
+	if (s->lang && !s->failure_told) {
+		/* The same end, worded for the client that started the run (common/lang.h). */
+		locale_t old = lang_use(s->lang);
+
+		s->failure_told = sandbox_exit_words(s->sb);
+		lang_use(old);
+	}
 	s->running = false;
 	if (s->pty >= 0)
 		pty_drain(s);       /* what the payload wrote last, before its terminal closed */
@@ -225,7 +235,8 @@ static void session_ended(struct session *s, int status)
 			continue;
 		/* The last totals: `boxy run` prints its destinations table from them. */
 		session_snapshot(s, c);
-		send_exit(c, s->exit_code, s->failure);
+		send_exit(c, s->exit_code, s->failure_told && c->lang == s->lang ? s->failure_told
+										 : s->failure);
 		c->session = NULL;
 		c->role = CLIENT_READY;
 	}
@@ -432,6 +443,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	runspec_init(&q.rs);
 	s->cwd = xstrdup(cwd);
 	s->started_ms = now_real_ms();
+	s->lang = c->lang;
 	s->verbose = s->rs.verbose;
 	s->sink.emit = session_emit;
 	s->sink.ctx = s;
@@ -539,7 +551,7 @@ static struct session *requested_session(struct client *c, bool decoded, char *p
 	char *err = NULL;
 
 	if (!decoded) {
-		client_send_error(c, 2, "malformed %s request", what);
+		client_send_error(c, 2, _("malformed %s request"), what);
 		return NULL;
 	}
 	s = session_find(c->srv, prefix, &err);
@@ -560,8 +572,8 @@ void session_handle_attach(struct client *c, const struct msg *m)
 	if (!s)
 		return;
 	if (s->pty < 0) {
-		client_send_error(c, 1, "session %.8s has no terminal to attach to (its stdin and "
-				  "stdout were not a terminal)", s->id);
+		client_send_error(c, 1, _("session %.8s has no terminal to attach to (its stdin "
+					  "and stdout were not a terminal)"), s->id);
 		return;
 	}
 	if (s->attached) {
@@ -659,7 +671,7 @@ void session_handle_watch(struct client *c, const struct msg *m)
 	struct session *s;
 
 	if (dmsg_decode_watch(m->payload, m->len, &prefix) < 0) {
-		client_send_error(c, 2, "malformed watch request");
+		client_send_error(c, 2, _("malformed %s request"), "watch");
 		return;
 	}
 	s = session_find(c->srv, prefix, &err);

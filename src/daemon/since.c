@@ -139,7 +139,8 @@ void since_report(struct session *s)
 	left_out = since_pick(&c);
 	since_publish(s, &c, why);
 	if (left_out) {
-		more = xasprintf("%zu more new item(s), %s: boxy diff %.8s %.8s", left_out, why,
+		more = xasprintf("%zu more new %s, %s: boxy diff %.8s %.8s", left_out,
+				 left_out == 1 ? "item" : "items", why,
 				 base.v[0].id, s->id);
 		ev.subject = "…";
 		ev.detail = more;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lang.h"
 #include "common/util.h"
 #include "proto/daemon-msg.h"
 
@@ -181,6 +182,30 @@ int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 	return 0;
 }
 
+/* MSG_LANG: the language this client reads. */
+void dmsg_encode_lang(struct wbuf *w, const char *lang, const char *locale)
+{
+	wire_put_str(w, lang);
+	wire_put_str(w, locale);
+}
+
+/* A client's language: two names, both there, each within LANG_NAME_MAX. */
+int dmsg_decode_lang(const void *p, size_t len, char **lang, char **locale)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, p, len);
+	*lang = wire_get_str(&r, LANG_NAME_MAX);
+	*locale = wire_get_str(&r, LANG_NAME_MAX);
+	if (!wire_done(&r) || !*lang || !*locale) {
+		free(*lang);
+		free(*locale);
+		*lang = *locale = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* MSG_WINSIZE: the terminal's rows and columns. */
 void dmsg_encode_winsize(struct wbuf *w, uint16_t rows, uint16_t cols)
 {
@@ -291,6 +316,7 @@ void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 	wire_put_u64(w, ev->up);
 	wire_put_u64(w, ev->down);
 	put_str_cut(w, ev->what, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->told, DMSG_EVENT_TEXT_MAX);
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */

@@ -366,7 +366,7 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 static int bad(struct run_request *q, char **err, const char *what)
 {
 	run_request_free(q);
-	return set_err(err, "malformed run request: %s", what);
+	return set_err(err, _("malformed run request: %s"), what);
 }
 
 int run_request_decode(const void *p, size_t len, const int *fds, size_t nfds,

@@ -92,6 +92,12 @@ void sandbox_kill(struct sandbox *sb);
  * (with *err set to the stage's one line).
  */
 int sandbox_reap(struct sandbox *sb, int status, char **err);
+/*
+ * Why the sandbox was ended when boxy ended it (the memory watchdog's kill),
+ * worded in this thread's language (common/lang.h), malloc'd; NULL for any
+ * other end. sandbox_reap's *err is the same, worded in C for the record.
+ */
+char *sandbox_exit_words(const struct sandbox *sb);
 void sandbox_free(struct sandbox *sb);
 
 /*

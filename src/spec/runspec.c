@@ -224,12 +224,12 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 	if (!*path)
 		return 0;
 	if (**path == '\0')
-		return set_err(err, "%s: empty path", what);
+		return set_err(err, _("%s: empty path"), what);
 	if (path_is_normal(*path))
 		return 0;
 	abs = path_absolute(*path, base);
 	if (!abs)
-		return set_err_errno(err, "%s: cannot make '%s' absolute", what, *path);
+		return set_err_errno(err, _("%s: cannot make '%s' absolute"), what, *path);
 	free(*path);
 	*path = abs;
 	return 0;
@@ -239,7 +239,7 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 static int runspec_check(const struct runspec *rs, char **err)
 {
 	if (rs->nhosts && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
-		return set_err(err, "--allow-host implies --net allowlist; it contradicts --net %s",
+		return set_err(err, _("--allow-host implies --net allowlist; it contradicts --net %s"),
 			       net_mode_name(rs->net));
 	if (rs->nhttp_rules && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
 		return set_err(err, "--allow-http implies --net allowlist; it contradicts --net %s",
@@ -248,21 +248,21 @@ static int runspec_check(const struct runspec *rs, char **err)
 		return set_err(err, "more than %d --allow-http rules", HTTP_RULES_MAX);
 	if (rs->net == NET_NONE) {
 		if (rs->pcap)
-			return set_err(err, "--pcap with --net none would capture nothing");
+			return set_err(err, _("--pcap with --net none would capture nothing"));
 		if (rs->net_log)
-			return set_err(err, "--net-log with --net none would record nothing");
+			return set_err(err, _("--net-log with --net none would record nothing"));
 		if (rs->nports)
-			return set_err(err, "--allow-port with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--allow-port with --net none: no connection leaves "
+					 "the sandbox to use it"));
 		if (rs->ncidrs)
-			return set_err(err, "--allow-cidr with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--allow-cidr with --net none: no connection leaves "
+					 "the sandbox to use it"));
 		if (rs->tailscale)
-			return set_err(err, "--tailscale with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--tailscale with --net none: no connection leaves "
+					 "the sandbox to use it"));
 	}
 	if (rs->pcap_max && !rs->pcap)
-		return set_err(err, "--pcap-max without --pcap: there is no capture to limit");
+		return set_err(err, _("--pcap-max without --pcap: there is no capture to limit"));
 	return 0;
 }
 
@@ -297,9 +297,9 @@ static int runspec_add_rule_hosts(struct runspec *rs, char **err)
 int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 {
 	if (!rs->argv || !rs->argv[0])
-		return set_err(err, "no command to run");
+		return set_err(err, _("no command to run"));
 	if (rs->argv[0][0] == '\0')
-		return set_err(err, "the command is an empty string");
+		return set_err(err, _("the command is an empty string"));
 	if (runspec_check(rs, err) < 0)
 		return -1;
 
@@ -314,7 +314,7 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		int r = absolutize(&m->src, cwd, what, err);
 
 		if (r == 0 && m->dst && m->dst[0] != '/')
-			r = set_err(err, "%s: destination '%s' is not an absolute path", what,
+			r = set_err(err, _("%s: destination '%s' is not an absolute path"), what,
 				    m->dst);
 		if (r == 0)
 			r = absolutize(&m->dst, "/", what, err);
@@ -337,9 +337,9 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		rs->net = rs->nhosts || rs->nhttp_rules ? NET_ALLOWLIST : NET_PUBLIC;
 	/* After the default: a bare --allow-port lands in public mode, where it would do nothing. */
 	if (rs->net == NET_PUBLIC && rs->nports)
-		return set_err(err, "--allow-port adds ports to allowlist mode, and public mode "
-			       "already permits every port: name hosts with --allow-host, or give "
-			       "--net allowlist");
+		return set_err(err, _("--allow-port adds ports to allowlist mode, and public mode "
+				 "already permits every port: name hosts with --allow-host, or give "
+				 "--net allowlist"));
 	if (rs->seccomp == SECCOMP_UNSET)
 		rs->seccomp = SECCOMP_STRICT;
 	if (rs->pcap && !rs->pcap_max)

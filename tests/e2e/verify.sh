@@ -52,11 +52,11 @@ check "a real run writes a chained audit log ending in its seal ($N lines)" \
 	 head -n 1 "$LOGF" | grep -q "\"seq\":1,\"prev\":\"[0-9a-f]\{64\}\"}$"'
 V "$LOGF"
 check "boxy verify says the untouched log is intact, sealed by the trusted key (exit 0)" \
-	'[ "$RC" = 0 ] && grep -q "intact: $N line(s), 1 chain(s), 1 sealed" "$OUT" &&
+	'[ "$RC" = 0 ] && grep -q "intact: $N lines, 1 chain, 1 sealed" "$OUT" &&
 	 grep -q "the trusted key" "$OUT"'
 V "$ID"
 check "boxy verify ID: the store's decisions match the seal (exit 0)" \
-	'[ "$RC" = 0 ] && grep -q "^$ID: intact: [1-9][0-9]* decision(s); audit log: $N line(s)" "$OUT"'
+	'[ "$RC" = 0 ] && grep -q "^$ID: intact: [1-9][0-9]* decisions; audit log: $N lines" "$OUT"'
 check "the signing key is the test user's, mode 0600, in the state directory" \
 	'[ "$(stat -c "%a %U %F" "$KEY")" = "600 $(id -un) regular file" ]'
 check "the store keeps the log's length and head" \

@@ -214,7 +214,7 @@ static const struct tamper_case tamper_cases[] = {
 	{ "line 3 repeated", t_repeat, 4, "line 4 is out of order or repeated", 0 },
 	{ "a line appended after the seal", t_after_seal, 7, "after the seal", 0 },
 	{ "the seal's signature forged", t_forged_sig, 6, "does not verify", 0 },
-	{ "the seal's count edited", t_seal_count, 6, "counts 4 line(s)", 0 },
+	{ "the seal's count edited", t_seal_count, 6, "counts 4 lines", 0 },
 	{ "a line that is not JSON", t_garbage, 3, "not a JSON object", 0 },
 	{ "a line without chain fields", t_unchained, 1, "carries no chain", 0 },
 	{ "line 2 edited, the chain recomputed", t_rechained, 6, "does not verify", 0 },
@@ -323,7 +323,7 @@ static void test_store_length(void **state)
 	verify_audit_log(buf, strlen(buf), &o, &r);
 	assert_int_equal(r.nbreaks, 1);
 	assert_int_equal(r.breaks[0].line, 4);
-	assert_non_null(strstr(r.breaks[0].why, "truncated after line 4: the store records 6 line(s)"));
+	assert_non_null(strstr(r.breaks[0].why, "truncated after line 4: the store records 6 lines"));
 	verify_result_free(&r);
 	free(buf);
 	/* A whole log re-signed by a forger's key, checked with no trusted key: the store's head differs. */

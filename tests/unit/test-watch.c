@@ -370,7 +370,7 @@ static void test_render_long(void **state)
  */
 static void test_event_long_strings(void **state)
 {
-	char *subject = xmalloc(9001), *detail = xmalloc(5001), *strs[10];
+	char *subject = xmalloc(9001), *detail = xmalloc(5001), *strs[WATCH_EVENT_STRS];
 	struct event ev = { .kind = "audit", .verdict = "alert", .layer = "git",
 			    .session = "0123456789abcdef", .what = "finding" }, got;
 	struct wbuf w;
