@@ -521,9 +521,13 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 		for (size_t i = 0; i < nlines && !present; i++)
 			present = strcmp(lines[i].id, o->expect[e].id) == 0;
 		if (!present)
-			add_break(r, 0, _("session %s wrote %llu line(s) to this file (the store's "
-					  "record), and none of them is in it: the file was replaced, "
-					  "or all of that session's lines removed"), o->expect[e].id,
+			add_break(r, 0, ngettext("session %s wrote %llu line to this file (the "
+						 "store's record), and it is not in it: the file was "
+						 "replaced, or that session's line removed",
+						 "session %s wrote %llu lines to this file (the "
+						 "store's record), and none of them is in it: the file "
+						 "was replaced, or all of that session's lines removed",
+						 o->expect[e].lines), o->expect[e].id,
 				  (unsigned long long)o->expect[e].lines);
 	}
 	r->key_trusted = o->trusted_key != NULL;

@@ -134,7 +134,7 @@ RC=$?
 news=$(grep 'new since the last run' "$DW/b.err")
 if [ "$RC" -eq 0 ] && grep -q 'other.example.test:80 (new destination' <<<"$news" &&
 	grep -q '169.254.169.254.*(new refusal' <<<"$news" && grep -q 'planted.*(new finding' <<<"$news" &&
-	grep -q 'more new item(s)' <<<"$news"; then
+	grep -q 'more new items\?' <<<"$news"; then
 	ok "since: 25 decoy ports hide neither the new host, nor the new refusal, nor the new finding"
 	diag "$news"
 else
