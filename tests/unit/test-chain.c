@@ -420,7 +420,7 @@ static void test_expected(void **state)
 	verify_audit_log(buf, strlen(buf), &o, &r);
 	assert_int_equal(r.nbreaks, 1);
 	assert_int_equal(r.breaks[0].line, 0);
-	assert_non_null(strstr(r.breaks[0].why, "session " ID2 " wrote 6 line(s)"));
+	assert_non_null(strstr(r.breaks[0].why, "session " ID2 " wrote 6 lines"));
 	verify_result_free(&r);
 	o.nexpect = 1;          /* only ID recorded there: intact */
 	verify_audit_log(buf, strlen(buf), &o, &r);
