@@ -374,6 +374,24 @@ else
 		"python saw: $(tr '\n' ' ' <"$TN/pysrv.log")"
 fi
 
+# 8. The end-of-run "fix:" is the request itself, for a user to paste: never a wildcard
+#    (a method "*" would read back as every method) and never a '!' (csh expands it
+#    even inside the single quotes the rule is shown in).
+req req.star "* /v2/star HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.bang "GET /v2/x!rm HTTP/1.1\r\nHost: $HP\r\n\r\n"
+REQS="$TN/req.star $TN/req.bang"
+hr_case hostile-fix "${ALLOW[@]}" -- sh -c \
+	"python3 raw.py $H $REC_PORT req.star; python3 raw.py $H $REC_PORT req.bang"
+REQS=
+if [ "$(grep -c '^HTTP/1.1 403' "$C/out")" = 2 ] && grep -q "2 refused" "$C/err" &&
+	audit_has net.http deny '/v2/x!rm' && ! grep -q "method=\*" "$C/err" "$C/out" "$C/audit" &&
+	! grep -q "fix: .*x!rm" "$C/err" && ! arrived "/v2/star" && ! arrived "x!rm"; then
+	ok "hostile 8: no fix is suggested for a method '*' or a path with '!' (end-of-run, 403 body, audit)"
+else
+	fail_case "hostile 8: no fix is suggested for a method '*' or a path with '!' (end-of-run, 403 body, audit)" \
+		"want two 403s, both counted, and neither 'method=*' nor a fix with '!' anywhere"
+fi
+
 ## ---- the record -------------------------------------------------------------------------
 C=$TN/cases/keepalive
 if grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/err"; then
