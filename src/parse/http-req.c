@@ -131,7 +131,7 @@ static int head_done(struct http_req_parser *p)
 	struct http_result hr;
 	struct http_req *q = &p->req;
 	uint8_t *h = p->head;
-	size_t mlen, off, cl_count = 0, te_count = 0;
+	size_t mlen, off, cl_count = 0, te_count = 0, up_count = 0;
 	uint8_t *t, *sp;
 	bool chunked = false;
 	uint64_t cl = 0;
@@ -213,6 +213,15 @@ static int head_done(struct http_req_parser *p)
 			}
 			chunked = true;
 		} else if (name_is(h + off, nlen, "upgrade")) {
+			/*
+			 * Servers read two differently: Go's h2c handler switches when
+			 * any of them names h2c, so "h2c" then "websocket" would be a
+			 * websocket here and HTTP/2 there, passed unread.
+			 */
+			if (++up_count > 1) {
+				p->why = "two Upgrade headers";
+				return -1;
+			}
 			q->upgrade = true;
 			q->websocket = name_is(v, (size_t)(ve - v), "websocket");
 		}

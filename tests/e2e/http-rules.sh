@@ -374,6 +374,23 @@ else
 		"python saw: $(tr '\n' ' ' <"$TN/pysrv.log")"
 fi
 
+# 9. Two Upgrade headers, h2c then websocket: boxy read the last and took a server's 101 for
+#    a websocket's, passing everything after it unread; Go's h2c handler switches on any
+#    Upgrade that names h2c, so what followed would be HTTP/2 streams to any path. The
+#    recorder answers 101 to any upgrade and echoes: nothing after the head may reach it.
+req req.up2 "GET /v1/up2 HTTP/1.1\r\nHost: $HP\r\nUpgrade: h2c\r\nUpgrade: websocket\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n"
+req req.up2x "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\nsecret-up2"
+REQS="$TN/req.up2 $TN/req.up2x"
+hr_case hostile-upgrade2 "${ALLOW[@]}" -- python3 raw.py "$H" "$REC_PORT" req.up2 req.up2x
+REQS=
+if grep -q "^HTTP/1.1 400" "$C/out" && ! arrived "secret-up2" && ! arrived "/v1/up2" &&
+	audit_has net.http deny "two Upgrade headers"; then
+	ok "hostile 9: two Upgrade headers (h2c, then websocket) are refused before a byte leaves"
+else
+	fail_case "hostile 9: two Upgrade headers (h2c, then websocket) are refused before a byte leaves" \
+		"want 400 and nothing of it at the server"
+fi
+
 # 8. The end-of-run "fix:" is the request itself, for a user to paste: never a wildcard
 #    (a method "*" would read back as every method) and never a '!' (csh expands it
 #    even inside the single quotes the rule is shown in).

@@ -114,6 +114,11 @@ static const struct row rows[] = {
 	  "", "longer than 32" },
 	/* A body on a method whose body a server may not read: Python's http.server (HTTP/1.1)
 	 * serves the "body" below as a second request, which the gate would have passed unread. */
+	/* Go's h2c handler switches when any Upgrade names h2c; boxy read the last one */
+	{ "two Upgrade headers", "GET /ws HTTP/1.1\r\nHost: a.test\r\nUpgrade: h2c\r\n"
+	  "Upgrade: websocket\r\nConnection: Upgrade, HTTP2-Settings\r\n\r\n", "", "two Upgrade" },
+	{ "a list of upgrades is not a websocket", "GET /ws HTTP/1.1\r\nHost: a.test\r\n"
+	  "Upgrade: websocket, h2c\r\n\r\n", "GET /ws a.test 0 n+U;", NULL },
 	{ "a body on GET", "GET /v1/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 36\r\n\r\n"
 	  "GET /v2/secret HTTP/1.1\r\nHost: a\r\n\r\n", "", "a body on GET" },
 	{ "a chunked body on HEAD", "HEAD /v1/x HTTP/1.1\r\nHost: a.test\r\n"
