@@ -1022,6 +1022,17 @@ static void test_name_classify(void **state)
 		  -1, "", false },
 		{ "bypass: half a request head at the timeout", H_TEXT,
 		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NET_NAME_MALFORMED, "", false },
+		/* NONE is allowed on the address, ungated: node reads these as requests and keeps
+		 * the connection, so the next request would reach it unread */
+		{ "bypass: an RTSP request line node takes for a request", H_TEXT,
+		  "DESCRIBE /v1/x RTSP/1.1\r\nHost: a.test\r\n\r\n", 0, false, NET_NAME_MALFORMED,
+		  "", false },
+		{ "bypass: an ICE request line", H_TEXT, "SOURCE /x ICE/1.1\r\n", 0, false,
+		  NET_NAME_MALFORMED, "", false },
+		{ "bypass: an unknown method and half a target at the timeout", H_TEXT,
+		  "DESCRIBE rtsp:", 0, true, NET_NAME_MALFORMED, "", false },
+		{ "SSH banner with a comment: neither TLS nor HTTP", H_TEXT,
+		  "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", 0, false, NET_NAME_NONE, "", false },
 	};
 	uint8_t b[1024];
 	char name[DNS_NAME_BUF];

@@ -97,6 +97,8 @@ static const struct row rows[] = {
 	{ "HTTP/1.01 (nginx reads it as 1.1)", "PURGE /x HTTP/1.01\r\nHost: a.example\r\n\r\n",
 	  HTTP_MALFORMED, NULL, 0, 0 },
 	{ "HTTP/0.9 with an unknown method", "PURGE /x\r\n", HTTP_MALFORMED, NULL, 0, 0 },
+	{ "a space after the version (nginx skips it)", "PURGE /x HTTP/1.1 \r\nHost: a.example\r\n\r\n",
+	  HTTP_MALFORMED, NULL, 0, 0 },
 	{ "two spaces after an unknown method", "DESCRIBE  /x RTSP/1.1\r\n", HTTP_MALFORMED, NULL,
 	  0, 0 },
 	{ "a tab after an unknown method, then a path", "DESCRIBE\t/x RTSP/1.1\r\n",
