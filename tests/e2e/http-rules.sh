@@ -391,6 +391,28 @@ else
 		"want 400 and nothing of it at the server"
 fi
 
+# 10. Held: a POST whose body is a request, with "Expect: 100-continue", and chunked, to
+#     node (reads every body) and python's http.server (no POST: answers 501 and closes).
+#     The gate passes the body as a body; neither server may serve what is inside it.
+for port in 8082 8083; do
+	smug="GET /v2/secret-expect HTTP/1.1\r\nHost: $H:$port\r\n\r\n"
+	req req.expect$port "POST /v1/form HTTP/1.1\r\nHost: $H:$port\r\nExpect: 100-continue\r\nContent-Length: $(printf "$smug" | wc -c)\r\n\r\n$smug"
+	req req.chunk$port "POST /v1/form HTTP/1.1\r\nHost: $H:$port\r\nTransfer-Encoding: chunked\r\n\r\n$(printf '%x' "$(printf "$smug" | wc -c)")\r\n$smug\r\n0\r\n\r\n"
+done
+REQS="$TN/req.expect8082 $TN/req.expect8083 $TN/req.chunk8082 $TN/req.chunk8083"
+hr_case held-bodies --allow-host "$H:8082" --allow-host "$H:8083" \
+	--allow-http "method=GET,POST domain=$H path=/v1/*" -- sh -c \
+	"for p in 8082 8083; do python3 raw.py $H \$p -1 req.expect\$p; python3 raw.py $H \$p -1 req.chunk\$p; done"
+REQS=
+if ! grep -q "secret-expect" "$TN/node.req" "$TN/pysrv.log" && ! grep -q "TOP-SECRET" "$C/out" &&
+	grep -q "POST /v1/form" "$TN/node.req" && [ "$(grep -c "net.http" "$C/audit")" -ge 4 ]; then
+	ok "held 10: a request inside a POST body (Expect: 100-continue, chunked) stays a body to node and python"
+else
+	fail_case "held 10: a request inside a POST body (Expect: 100-continue, chunked) stays a body to node and python" \
+		"want POST /v1/form at node and no secret-expect at either server" \
+		"node saw: $(tr '\n' ' ' <"$TN/node.req")" "python saw: $(tr '\n' ' ' <"$TN/pysrv.log")"
+fi
+
 # 8. The end-of-run "fix:" is the request itself, for a user to paste: never a wildcard
 #    (a method "*" would read back as every method) and never a '!' (csh expands it
 #    even inside the single quotes the rule is shown in).
