@@ -279,8 +279,10 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 		size_t body = line_end > 0 && p[line_end - 1] == '\r' ? line_end - 1 : line_end;
 		bool has_version = body >= mlen + 1 + 1 + 8 &&
 			memcmp(p + body - 9, ver, 6) == 0;
+		/* " HTTP/" anywhere is a version some server reads ("HTTP/01.1" is 1.1 to Python) */
 		if (!has_version && !known_method(p, mlen) &&
-		    request_line_shaped(p, body, mlen) != 1)
+		    request_line_shaped(p, body, mlen) != 1 &&
+		    memmem(p + mlen, body - mlen, ver, 6) == NULL)
 			return HTTP_NOT_HTTP;
 		if (!has_version)
 			return malformed(r, "request line without an HTTP version");

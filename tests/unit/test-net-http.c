@@ -109,6 +109,8 @@ static const struct row rows[] = {
 	  0, 0 },
 	{ "a word and a scheme not yet complete", "HELLO\tht", HTTP_NEED_MORE, NULL, 0, 0 },
 	{ "a word and a name with a colon", "HELLO a.example:1\r\n", HTTP_NOT_HTTP, NULL, 0, 0 },
+	{ "HTTP/01.1 after any target (Python reads it as 1.1)", "FOO x HTTP/01.1\r\n",
+	  HTTP_MALFORMED, NULL, 0, 0 },
 	{ "a word and a word", "HELLO world x/1.0\r\n", HTTP_NOT_HTTP, NULL, 0, 0 },
 	{ "leading space, half a method", " GE", HTTP_NEED_MORE, NULL, 0, 0 },
 	{ "a long unknown method is still HTTP",
