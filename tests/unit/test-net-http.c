@@ -152,6 +152,13 @@ static const struct row rows[] = {
 	{ "Host with port 0", "GET / HTTP/1.1\r\nHost: a.example:0\r\n\r\n", HTTP_MALFORMED, NULL, 0, 0 },
 	{ "Host with port 65536", "GET / HTTP/1.1\r\nHost: a.example:65536\r\n\r\n", HTTP_MALFORMED,
 	  NULL, 0, 0 },
+	/* held: a target is visible ASCII, so no path reaches a terminal with an escape in it */
+	{ "an escape in the target", "GET /\x1b[2J HTTP/1.1\r\nHost: a.example\r\n\r\n",
+	  HTTP_MALFORMED, NULL, 0, 0 },
+	{ "DEL in the target", "GET /\x7f HTTP/1.1\r\nHost: a.example\r\n\r\n", HTTP_MALFORMED,
+	  NULL, 0, 0 },
+	{ "UTF-8 in the target", "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a.example\r\n\r\n",
+	  HTTP_MALFORMED, NULL, 0, 0 },
 	/* held: what a server could read as another host or port */
 	{ "Host with a port written with a zero", "GET / HTTP/1.1\r\nHost: a.example:080\r\n\r\n",
 	  HTTP_OK, "a.example", 80, 0 },
