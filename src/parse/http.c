@@ -4,9 +4,9 @@
  * Lines are taken one at a time as they complete, so a violation is
  * reported as soon as its line has arrived rather than after 8 KiB of
  * waiting. The request line decides between NOT_HTTP and the rest: a line
- * that ends in " HTTP/x.y", that starts with a method name HTTP defines, or
- * that is a token and then a target ("/…", "*", "scheme://…") is HTTP and
- * must then be perfect; anything else (an SSH banner, a binary protocol) is
+ * that ends in " HTTP/x.y", that starts with a method name HTTP defines,
+ * that is a token and then a target ("/…", "*", "scheme://…"), or that holds
+ * " HTTP/" anywhere is HTTP and must then be perfect; anything else (an SSH banner, a binary protocol) is
  * NOT_HTTP and policy treats the connection as unnamed (and ungated: so
  * nothing a server would take for a request line may be NOT_HTTP).
  */
