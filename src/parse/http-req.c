@@ -99,6 +99,30 @@ static void split_target(struct http_req *q, uint8_t *t, size_t n)
 }
 
 /*
+ * Why a body on this method is refused, or NULL. RFC 9110 gives content in
+ * a GET, HEAD or DELETE no meaning and warns that it is a smuggling vector;
+ * TRACE may not have any. Servers that do not read it (Python's http.server
+ * on a kept-alive connection) take the body for the next request, which boxy
+ * would have passed unread as the body of an allowed one.
+ */
+static const char *bodyless_method(const char *m)
+{
+	static const char *const why[][2] = {
+		{ "GET", "a body on GET (a server that ignores it reads it as the next request)" },
+		{ "HEAD", "a body on HEAD (a server that ignores it reads it as the next request)" },
+		{ "DELETE", "a body on DELETE (a server that ignores it reads it as the next "
+			    "request)" },
+		{ "TRACE", "a body on TRACE (a server that ignores it reads it as the next "
+			   "request)" },
+	};
+
+	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+		if (strcmp(m, why[i][0]) == 0)
+			return why[i][1];
+	return NULL;
+}
+
+/*
  * The head is in p->head: read it with http_parse, then find its framing.
  * 0, or -1 with p->why.
  */
@@ -107,7 +131,7 @@ static int head_done(struct http_req_parser *p)
 	struct http_result hr;
 	struct http_req *q = &p->req;
 	uint8_t *h = p->head;
-	size_t mlen, off, cl_count = 0, te_count = 0;
+	size_t mlen, off, cl_count = 0, te_count = 0, up_count = 0;
 	uint8_t *t, *sp;
 	bool chunked = false;
 	uint64_t cl = 0;
@@ -189,6 +213,15 @@ static int head_done(struct http_req_parser *p)
 			}
 			chunked = true;
 		} else if (name_is(h + off, nlen, "upgrade")) {
+			/*
+			 * Servers read two differently: Go's h2c handler switches when
+			 * any of them names h2c, so "h2c" then "websocket" would be a
+			 * websocket here and HTTP/2 there, passed unread.
+			 */
+			if (++up_count > 1) {
+				p->why = "two Upgrade headers";
+				return -1;
+			}
 			q->upgrade = true;
 			q->websocket = name_is(v, (size_t)(ve - v), "websocket");
 		}
@@ -204,6 +237,10 @@ static int head_done(struct http_req_parser *p)
 	}
 	if (q->connect)
 		q->upgrade = true;
+	if ((chunked || cl) && bodyless_method(q->method)) {
+		p->why = bodyless_method(q->method);
+		return -1;
+	}
 	if (chunked) {
 		q->body = HTTP_BODY_CHUNKED;
 	} else if (cl) {

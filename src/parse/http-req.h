@@ -14,7 +14,9 @@
  * not exactly `chunked`, or on HTTP/1.0; two Content-Length headers, or one
  * that is not plain digits; a chunk size with anything but hex digits (no
  * extensions, no spaces), or a chunk not followed by CRLF; trailers that
- * break the header rules; a head or trailers over 8 KiB; a NUL anywhere.
+ * break the header rules; a head or trailers over 8 KiB; a NUL anywhere; a
+ * body on GET, HEAD, DELETE or TRACE (a server that does not read it takes
+ * it for the next request); two Upgrade headers.
  *
  * After a head that switches protocols (an Upgrade request, or CONNECT) the
  * parser stops reading: everything later is opaque, and what to do with it

@@ -8,7 +8,8 @@
  * normalised (unreserved characters decoded, hex in capitals), never after
  * dot segments are resolved: a path whose meaning depends on the server
  * (`/v1/../v2`, `/v1/%2e%2e/v2`, `/v1/..;/v2`, `/v1//x`, a backslash,
- * `%252e%252e` for a server that decodes twice) matches no path pattern,
+ * `%252e%252e` for a server that decodes twice, an encoded `?`, an overlong
+ * UTF-8 `%C0%AE`) matches no path pattern,
  * so a rule that names paths refuses it, whatever a server would make of it.
  */
 #include <config.h>
@@ -129,9 +130,24 @@ static int hex_val(char c)
 }
 
 /*
+ * Is s[i] the start of an overlong UTF-8 form (an ASCII character in two
+ * bytes, or any character in more than it needs)? Decoders that accept them
+ * (IIS's "Unicode" traversal, old Java) read %C0%AE as '.' and %C0%AF as '/'.
+ */
+static bool overlong_at(const char *s, size_t n, size_t i)
+{
+	unsigned char c = (unsigned char)s[i], d = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+
+	return c == 0xc0 || c == 0xc1 || (c == 0xe0 && d >= 0x80 && d < 0xa0) ||
+	       (c == 0xf0 && d >= 0x80 && d < 0x90);
+}
+
+/*
  * One reading of a path: does it hold anything a server could take for
  * structure boxy does not see (see the file's comment)? strict: a '%' must
- * start an encoding (the path as sent); after decoding, a '%' is a byte.
+ * start an encoding (the path as sent); after decoding, a '%' is a byte, and
+ * a '?' ends the path for a server that decodes before it splits off the
+ * query (nginx passing a decoded capture to proxy_pass).
  */
 static bool reading_ambiguous(const char *s, size_t n, bool strict)
 {
@@ -143,6 +159,8 @@ static bool reading_ambiguous(const char *s, size_t n, bool strict)
 		unsigned char c = i < n ? (unsigned char)s[i] : '/';
 
 		if (i < n && (c < 0x20 || c == 0x7f || c == '\\' || c == '#'))
+			return true;
+		if (i < n && !strict && (c == '?' || overlong_at(s, n, i)))
 			return true;
 		if (i < n && strict && c == '%' && (i + 2 >= n || !is_hex(s[i + 1]) ||
 						    !is_hex(s[i + 2])))
@@ -338,8 +356,12 @@ char *http_rule_suggest(enum http_deny d, const char *method, const char *host,
 
 	if ((d != HTTP_DENY_NO_RULE && d != HTTP_DENY_CONNECT) || !method || !host || !path)
 		return NULL;
-	/* A literal '*' or ',' would read back as a wildcard or a second pattern. */
-	if (strpbrk(path, "*,'"))
+	/*
+	 * A literal '*' or ',' would read back as a wildcard or a second pattern
+	 * (method=* is every method); a '!' is history expansion to csh even
+	 * inside the single quotes the rule is shown in.
+	 */
+	if (strpbrk(path, "*,'!") || strpbrk(method, "*!"))
 		return NULL;
 	if (d == HTTP_DENY_CONNECT || !path[0])
 		text = xasprintf("method=%s domain=%s", method, host);

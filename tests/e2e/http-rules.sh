@@ -298,6 +298,139 @@ else
 		"want three refusals and none of them at the server"
 fi
 
+## ---- real servers: where their parsers and the gate's could part ---------------------------
+# node's http module on $H:8082 (answers every request "ok METHOD URL", logs "METHOD URL"),
+# and python's http.server serving files on $H:8083 as HTTP/1.1 (keep-alive), which logs
+# each request line. Neither is told about boxy; what they log is what got through.
+mkdir -p "$TN/www/v1" "$TN/www/v2"
+echo public >"$TN/www/v1/page"
+echo TOP-SECRET >"$TN/www/v2/secret"
+chmod -R a+rX "$TN/www"
+: >"$TN/node.req"
+chmod 0666 "$TN/node.req"
+cat >"$TN/node-srv.js" <<'JS'
+const http = require('http'), fs = require('fs');
+const [addr, port, log] = process.argv.slice(2);
+http.createServer((req, res) => {
+  fs.appendFileSync(log, `${req.method} ${req.url}\n`);
+  req.resume();
+  req.on('end', () => res.end(`ok ${req.method} ${req.url}\n`));
+}).listen(+port, addr);
+JS
+cat >"$TN/py-srv.py" <<'PY'
+import functools, http.server, sys
+addr, port, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'       # keep-alive, as a deployment would have it
+    def log_message(self, fmt, *a):
+        sys.stderr.write(fmt % a + '\n')
+        sys.stderr.flush()
+http.server.ThreadingHTTPServer((addr, port), functools.partial(H, directory=root)).serve_forever()
+PY
+tn_start nodesrv node "$TN/node-srv.js" "$TN_OTHER" 8082 "$TN/node.req"
+tn_start pysrv python3 -u "$TN/py-srv.py" "$TN_OTHER" 8083 "$TN/www"
+tn_wait_tcp "$TN_OTHER" 8082
+tn_wait_tcp "$TN_OTHER" 8083
+RULE_V1="method=GET,HEAD domain=$H path=/v1/*"
+
+# 6. A first request line boxy took for not-HTTP (so the flow was allowed on its address,
+#    ungated) that node reads as a request: a method boxy does not know with RTSP/ICE as
+#    the version. Node answers it and keeps the connection, so whatever follows would reach
+#    it unread. Each must be refused at the naming, and nothing after it arrive.
+req req.rtsp1 "DESCRIBE /v1/page RTSP/1.1\r\nHost: $H:8082\r\n\r\n"
+req req.rtsp2 "SOURCE /v1/page ICE/1.1\r\nHost: $H:8082\r\n\r\n"
+req req.rtsp3 "ANNOUNCE rtsp://$H:8082/v1/page RTSP/1.1\r\nHost: $H:8082\r\n\r\n"
+req req.rtspx "GET /v2/secret-rtsp HTTP/1.1\r\nHost: $H:8082\r\n\r\n"
+REQS="$TN/req.rtsp1 $TN/req.rtsp2 $TN/req.rtsp3 $TN/req.rtspx"
+hr_case hostile-notgated --allow-host "$H:8082" --allow-http "$RULE_V1" -- sh -c \
+	"for f in req.rtsp1 req.rtsp2 req.rtsp3; do python3 raw.py $H 8082 \$f req.rtspx; echo ==; done"
+REQS=
+if ! grep -q "secret-rtsp" "$TN/node.req" && ! grep -q "secret-rtsp" "$C/out" &&
+	[ "$(grep -c "net.sni" "$C/audit")" -ge 3 ]; then
+	ok "hostile 6: a request line node reads (RTSP/ICE version, unknown method) is no way past the gate"
+else
+	fail_case "hostile 6: a request line node reads (RTSP/ICE version, unknown method) is no way past the gate" \
+		"want three refusals at the naming and no secret-rtsp at node" \
+		"node saw: $(tr '\n' ' ' <"$TN/node.req")"
+fi
+
+# 7. A body on a GET: python's http.server does not read it, and takes it for the next
+#    request (RFC 9110 §9.3.1 warns of exactly this). Refused whole, as smuggling.
+smug="GET /v2/secret HTTP/1.1\r\nHost: $H:8083\r\n\r\n"
+req req.getbody "GET /v1/page HTTP/1.1\r\nHost: $H:8083\r\nContent-Length: $(printf "$smug" | wc -c)\r\n\r\n$smug"
+req req.headbody "HEAD /v1/page HTTP/1.1\r\nHost: $H:8083\r\nContent-Length: $(printf "$smug" | wc -c)\r\n\r\n$smug"
+req req.getchunk "GET /v1/page HTTP/1.1\r\nHost: $H:8083\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
+REQS="$TN/req.getbody $TN/req.headbody $TN/req.getchunk"
+hr_case hostile-getbody --allow-host "$H:8083" --allow-http "$RULE_V1" -- sh -c \
+	"for f in req.getbody req.headbody req.getchunk; do python3 raw.py $H 8083 -1 \$f; echo ==; done"
+REQS=
+if ! grep -q "TOP-SECRET" "$C/out" && ! grep -q "/v2/secret" "$TN/pysrv.log" &&
+	[ "$(grep -c '^HTTP/1.1 400' "$C/out")" = 3 ] &&
+	audit_has net.http deny "a body on GET"; then
+	ok "hostile 7: a body on GET or HEAD (python's http.server reads it as a second request) is refused, 400"
+else
+	fail_case "hostile 7: a body on GET or HEAD (python's http.server reads it as a second request) is refused, 400" \
+		"want three 400s and no /v2/secret at python's server" \
+		"python saw: $(tr '\n' ' ' <"$TN/pysrv.log")"
+fi
+
+# 9. Two Upgrade headers, h2c then websocket: boxy read the last and took a server's 101 for
+#    a websocket's, passing everything after it unread; Go's h2c handler switches on any
+#    Upgrade that names h2c, so what followed would be HTTP/2 streams to any path. The
+#    recorder answers 101 to any upgrade and echoes: nothing after the head may reach it.
+req req.up2 "GET /v1/up2 HTTP/1.1\r\nHost: $HP\r\nUpgrade: h2c\r\nUpgrade: websocket\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n"
+req req.up2x "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\nsecret-up2"
+REQS="$TN/req.up2 $TN/req.up2x"
+hr_case hostile-upgrade2 "${ALLOW[@]}" -- python3 raw.py "$H" "$REC_PORT" req.up2 req.up2x
+REQS=
+if grep -q "^HTTP/1.1 400" "$C/out" && ! arrived "secret-up2" && ! arrived "/v1/up2" &&
+	audit_has net.http deny "two Upgrade headers"; then
+	ok "hostile 9: two Upgrade headers (h2c, then websocket) are refused before a byte leaves"
+else
+	fail_case "hostile 9: two Upgrade headers (h2c, then websocket) are refused before a byte leaves" \
+		"want 400 and nothing of it at the server"
+fi
+
+# 10. Held: a POST whose body is a request, with "Expect: 100-continue", and chunked, to
+#     node (reads every body) and python's http.server (no POST: answers 501 and closes).
+#     The gate passes the body as a body; neither server may serve what is inside it.
+for port in 8082 8083; do
+	smug="GET /v2/secret-expect HTTP/1.1\r\nHost: $H:$port\r\n\r\n"
+	req req.expect$port "POST /v1/form HTTP/1.1\r\nHost: $H:$port\r\nExpect: 100-continue\r\nContent-Length: $(printf "$smug" | wc -c)\r\n\r\n$smug"
+	req req.chunk$port "POST /v1/form HTTP/1.1\r\nHost: $H:$port\r\nTransfer-Encoding: chunked\r\n\r\n$(printf '%x' "$(printf "$smug" | wc -c)")\r\n$smug\r\n0\r\n\r\n"
+done
+REQS="$TN/req.expect8082 $TN/req.expect8083 $TN/req.chunk8082 $TN/req.chunk8083"
+hr_case held-bodies --allow-host "$H:8082" --allow-host "$H:8083" \
+	--allow-http "method=GET,POST domain=$H path=/v1/*" -- sh -c \
+	"for p in 8082 8083; do python3 raw.py $H \$p -1 req.expect\$p; python3 raw.py $H \$p -1 req.chunk\$p; done"
+REQS=
+if ! grep -q "secret-expect" "$TN/node.req" "$TN/pysrv.log" && ! grep -q "TOP-SECRET" "$C/out" &&
+	grep -q "POST /v1/form" "$TN/node.req" && [ "$(grep -c "net.http" "$C/audit")" -ge 4 ]; then
+	ok "held 10: a request inside a POST body (Expect: 100-continue, chunked) stays a body to node and python"
+else
+	fail_case "held 10: a request inside a POST body (Expect: 100-continue, chunked) stays a body to node and python" \
+		"want POST /v1/form at node and no secret-expect at either server" \
+		"node saw: $(tr '\n' ' ' <"$TN/node.req")" "python saw: $(tr '\n' ' ' <"$TN/pysrv.log")"
+fi
+
+# 8. The end-of-run "fix:" is the request itself, for a user to paste: never a wildcard
+#    (a method "*" would read back as every method) and never a '!' (csh expands it
+#    even inside the single quotes the rule is shown in).
+req req.star "* /v2/star HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.bang "GET /v2/x!rm HTTP/1.1\r\nHost: $HP\r\n\r\n"
+REQS="$TN/req.star $TN/req.bang"
+hr_case hostile-fix "${ALLOW[@]}" -- sh -c \
+	"python3 raw.py $H $REC_PORT req.star; python3 raw.py $H $REC_PORT req.bang"
+REQS=
+if [ "$(grep -c '^HTTP/1.1 403' "$C/out")" = 2 ] && grep -q "2 refused" "$C/err" &&
+	audit_has net.http deny '/v2/x!rm' && ! grep -q "method=\*" "$C/err" "$C/out" "$C/audit" &&
+	! grep -q "fix: .*x!rm" "$C/err" && ! arrived "/v2/star" && ! arrived "x!rm"; then
+	ok "hostile 8: no fix is suggested for a method '*' or a path with '!' (end-of-run, 403 body, audit)"
+else
+	fail_case "hostile 8: no fix is suggested for a method '*' or a path with '!' (end-of-run, 403 body, audit)" \
+		"want two 403s, both counted, and neither 'method=*' nor a fix with '!' anywhere"
+fi
+
 ## ---- the record -------------------------------------------------------------------------
 C=$TN/cases/keepalive
 if grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/err"; then

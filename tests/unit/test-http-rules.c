@@ -206,6 +206,19 @@ static const struct match_row match_rows[] = {
 	{ "path=/v1/*", "GET", "a.test", "/v1/%zz", false },
 	{ "path=/v1/*", "GET", "a.test", "/v1/x#frag", false },
 	{ "path=/v1/*", "GET", "a.test", "*", false },
+	/* an encoded '?' ends the path to a server that decodes before it splits the query
+	 * (nginx passing a decoded capture upstream): "/v1/..%3F" is "/v1/.." there */
+	{ "path=/v1/*", "GET", "a.test", "/v1/..%3F/x", false },
+	{ "path=/*/public", "GET", "a.test", "/admin%3f/public", false },
+	{ "path=/*/public", "GET", "a.test", "/admin%253F/public", false },
+	/* overlong UTF-8: '.' and '/' to the decoders that accept it (IIS, old Java) */
+	{ "path=/v1/*", "GET", "a.test", "/v1/%c0%ae%c0%ae/v2", false },
+	{ "path=/v1/*", "GET", "a.test", "/v1/..%c0%afv2", false },
+	{ "path=/v1/*", "GET", "a.test", "/v1/%e0%80%ae", false },
+	{ "path=/v1/*", "GET", "a.test", "/v1/%f0%80%80%ae", false },
+	{ "path=/v1/*", "GET", "a.test", "/v1/%25c0%25ae%25c0%25ae/v2", false },
+	{ "path=/v1/*", "GET", "a.test", "/v1/caf%C3%A9", true },       /* UTF-8 as it should be */
+	{ "path=/v1/*", "GET", "a.test", "/v1/%E2%82%AC", true },
 	{ "domain=a.test", "GET", "a.test", "/v1/../x", true },      /* no paths: not asked */
 };
 
@@ -363,6 +376,10 @@ static void test_suggest(void **state)
 		{ HTTP_DENY_NO_RULE, "get", "api.test", "/x", NULL },          /* lower-case GET */
 		{ HTTP_DENY_NO_RULE, "GET", "93.184.216.34", "/x", NULL },     /* an address */
 		{ HTTP_DENY_NO_RULE, "GET", "api.test", "/x%2f", NULL },       /* reads back as %2F */
+		{ HTTP_DENY_NO_RULE, "*", "api.test", "/x", NULL },            /* method=* is every one */
+		{ HTTP_DENY_NO_RULE, "G*T", "api.test", "/x", NULL },
+		{ HTTP_DENY_NO_RULE, "GET", "api.test", "/x!rm", NULL },       /* csh expands '!' */
+		{ HTTP_DENY_NO_RULE, "!rm", "api.test", "/x", NULL },
 	};
 
 	(void)state;

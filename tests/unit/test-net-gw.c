@@ -1022,6 +1022,17 @@ static void test_name_classify(void **state)
 		  -1, "", false },
 		{ "bypass: half a request head at the timeout", H_TEXT,
 		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NET_NAME_MALFORMED, "", false },
+		/* NONE is allowed on the address, ungated: node reads these as requests and keeps
+		 * the connection, so the next request would reach it unread */
+		{ "bypass: an RTSP request line node takes for a request", H_TEXT,
+		  "DESCRIBE /v1/x RTSP/1.1\r\nHost: a.test\r\n\r\n", 0, false, NET_NAME_MALFORMED,
+		  "", false },
+		{ "bypass: an ICE request line", H_TEXT, "SOURCE /x ICE/1.1\r\n", 0, false,
+		  NET_NAME_MALFORMED, "", false },
+		{ "bypass: an unknown method and half a target at the timeout", H_TEXT,
+		  "DESCRIBE rtsp:", 0, true, NET_NAME_MALFORMED, "", false },
+		{ "SSH banner with a comment: neither TLS nor HTTP", H_TEXT,
+		  "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", 0, false, NET_NAME_NONE, "", false },
 	};
 	uint8_t b[1024];
 	char name[DNS_NAME_BUF];
@@ -1092,6 +1103,12 @@ static const struct gate_row gate_rows[] = {
 	{ "an incomplete head waits",
 	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api",
 	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_OPEN, 1 },
+	{ "a body on GET (python's http.server reads it as a request): nothing of it passes",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
+	{ "two Upgrade headers: nothing of it passes",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: h2c\r\nUpgrade: websocket\r\n\r\n"
+	  "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
 	{ "a websocket holds what follows until the server answers",
 	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\nframes",
 	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
@@ -1195,6 +1212,12 @@ static void test_gate_switch(void **state)
 		  "HTTP/1.1 101 Switching Protocols\r\n", HTTP_GATE_RESET },
 		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
 		  "SSH-2.0-OpenSSH\r\n", HTTP_GATE_DECLINED },
+		/* held: an interim answer is not the switch (what follows it is not read) */
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\n",
+		  HTTP_GATE_DECLINED },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/2 101\r\n", HTTP_GATE_DECLINED },
 	};
 
 	(void)state;
@@ -1219,6 +1242,33 @@ static void test_gate_switch(void **state)
 		http_gate_free(g);
 		gate_gw_free(gw, peer);
 	}
+}
+
+/*
+ * Held: a server that says 101 to a request that asked for no switch does not
+ * make a tunnel; the gate reads on, and a later request for another host is
+ * refused.
+ */
+static void test_gate_unasked_switch(void **state)
+{
+	int peer;
+	struct gw *gw = gate_gw(&peer);
+	struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+	struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	const char *one = "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n";
+	const char *two = "GET /v1/b HTTP/1.1\r\nHost: other.test\r\n\r\n";
+	const char *ans = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n";
+
+	(void)state;
+	assert_int_equal(http_gate_feed(g, (const uint8_t *)one, strlen(one)), strlen(one));
+	http_gate_server(g, (const uint8_t *)ans, strlen(ans));
+	assert_int_equal(http_gate_state(g), HTTP_GATE_OPEN);
+	http_gate_feed(g, (const uint8_t *)two, strlen(two));
+	assert_int_equal(http_gate_state(g), HTTP_GATE_REFUSED);
+	assert_int_equal(http_gate_allowed(g), strlen(one));
+	assert_int_equal(gate_records(peer), 2);
+	http_gate_free(g);
+	gate_gw_free(gw, peer);
 }
 
 /* The refusal's words: the rule that would allow it, or why none would. */
@@ -1304,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_flags),
 		cmocka_unit_test(test_gate_stream),
 		cmocka_unit_test(test_gate_switch),
+		cmocka_unit_test(test_gate_unasked_switch),
 		cmocka_unit_test(test_gate_refusal),
 		cmocka_unit_test(test_name_classify),
 	};
