@@ -119,19 +119,35 @@ void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
 	broker_send(gw, NET_RESOLVE, &w);
 }
 
+/* NET_TLS_FAIL: an inspected flow failed, and why. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, code);
+	wire_put_str(&w, detail);
+	broker_send(gw, NET_TLS_FAIL, &w);
+}
+
 /* NET_VERDICT: refuse (RST / drop), admit for naming, or splice to the socket attached. */
 static int on_verdict(struct gw *gw, struct msg *m)
 {
 	struct rbuf r;
 	uint32_t id;
-	uint8_t v;
+	uint8_t v, flags = 0;
 	struct flow *f;
 	int fd = -1;
 
 	rbuf_init(&r, m->payload, m->len);
 	id = wire_get_u32(&r);
 	v = wire_get_u8(&r);
-	if (!wire_done(&r) || v > NETV_NEED_NAME || (v == NETV_DIALLED) != (m->nfds == 1))
+	if (r.off < r.len)
+		flags = wire_get_u8(&r);
+	if (!wire_done(&r) || v > NETV_NEED_NAME || (v == NETV_DIALLED) != (m->nfds == 1) ||
+	    (flags && v != NETV_DIALLED) || (flags & ~(NETVF_GATE | NETVF_TLS)) ||
+	    ((flags & NETVF_TLS) && !(flags & NETVF_GATE)) || ((flags & NETVF_TLS) && !gw->tls))
 		return -1;
 	f = flow_find_id(gw, id);
 	if (!f)
@@ -149,7 +165,7 @@ static int on_verdict(struct gw *gw, struct msg *m)
 			tcp_admit(gw, f, v, fd);
 		return 0;
 	}
-	return tcp_named(gw, f, v, fd);   /* -1: a verdict the flow was not waiting for */
+	return tcp_named(gw, f, v, flags, fd);   /* -1: a verdict the flow was not waiting for */
 }
 
 /* NET_ANSWER: the fields net/dns.c builds the response from (never upstream bytes). */

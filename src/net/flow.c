@@ -17,6 +17,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* A tuple's bucket in the flow table. */
@@ -160,6 +161,9 @@ void flow_kill(struct flow *f, bool reset)
 	if (f->state == FS_DEAD)
 		return;
 	stack_tcp_close(f, reset);
+	tls_flow_free(f);
+	free(f->named);
+	f->named = NULL;
 	if (f->fd >= 0) {
 		ev_io_stop(gw->loop, &f->rio);
 		ev_io_stop(gw->loop, &f->wio);
@@ -204,6 +208,8 @@ static void upstream_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	if (f->kind == FLOW_UDP)
 		udp_upstream_readable(f->gw, f);
+	else if (f->tls)
+		tls_upstream_ready(f->gw, f);
 	else
 		tcp_upstream_readable(f->gw, f);
 }

@@ -35,6 +35,8 @@
 #include "common/netaddr.h"
 
 struct tcp_pcb;
+struct tls_flow;
+struct tls_engine;
 struct udp_pcb;
 struct pbuf;
 struct netif;
@@ -147,6 +149,9 @@ struct flow {
 	unsigned dns_pending;
 	ev_tstamp deadline;
 
+	char *named;                    /* the SNI or Host the flow was named by (NET_FLOW_NAME) */
+	struct tls_flow *tls;           /* TLS inspection's state (net/tls.h), or NULL */
+
 	struct flow *next_id, *next_tuple;      /* hash chains */
 	struct flow *prev, *next;               /* every live flow */
 	struct flow *next_dirty;
@@ -172,6 +177,7 @@ struct gw {
 	struct net_pcap *pcap;
 	bool pcap_reported, tap_dead, flows_full_reported;
 	bool observe;                   /* NETCFG_OBSERVE: name open flows for the record */
+	struct tls_engine *tls;         /* TLS inspection (NETCFG_TLS; net/tls.h), or NULL */
 	int exit_status;
 
 	struct netif *nif;              /* net/lwip.c's */
@@ -229,9 +235,10 @@ void tcp_service(struct gw *gw, struct flow *f);
 struct flow *tcp_flow_accepting(struct gw *gw, int family, const uint8_t *src, uint16_t sport,
 				const uint8_t *dst, uint16_t dport);
 void tcp_flow_accepted(struct flow *f);
-/* The broker's verdict (NETV_*, fd dialled or -1) on a held SYN, and on a named flow. */
+/* The broker's verdict (NETV_*, fd dialled or -1) on a held SYN, and on a named flow
+ * (flags: NETVF_*, with NETV_DIALLED). */
 void tcp_admit(struct gw *gw, struct flow *f, uint8_t v, int fd);
-int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd);
+int tcp_named(struct gw *gw, struct flow *f, uint8_t v, uint8_t flags, int fd);
 
 /* A datagram from the sandbox, len bytes in gw->dgram, key its tuple. */
 void udp_datagram_in(struct gw *gw, const struct gw_packet *key, size_t len);
@@ -255,6 +262,8 @@ void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
 void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
+/* NET_TLS_FAIL: why an inspected flow failed (NETTLS_*), with OpenSSL's or an alert's words. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail);
 /* The broker socket's watcher. */
 void broker_cb(struct ev_loop *loop, ev_io *w, int revents);
 

@@ -20,6 +20,7 @@
 
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* Refuse a SYN with a RST written straight to the TAP (lwIP never saw it). */
@@ -196,6 +197,8 @@ static void tcp_name_flow(struct gw *gw, struct flow *f)
 
 	if (kind < 0)
 		return;
+	free(f->named);
+	f->named = name[0] ? xstrdup(name) : NULL;
 	send_flow_name(gw, f, (enum net_name_kind)kind, ech, name);
 	f->late_name = kind == NET_NAME_NONE && n == 0;
 	f->state = FS_NAME_SENT;
@@ -236,6 +239,10 @@ void tcp_service(struct gw *gw, struct flow *f)
 	}
 	if (f->state != FS_OPEN)
 		return;
+	if (f->tls) {
+		tls_service(gw, f);
+		return;
+	}
 	/*
 	 * A flow named NONE because it sent nothing before the name timeout
 	 * (a server that speaks first) was allowed on its address and port
@@ -349,11 +356,13 @@ void tcp_admit(struct gw *gw, struct flow *f, uint8_t v, int fd)
 }
 
 /* The broker's verdict on a named flow: splice it to fd, or reset it. -1: not one it waited for. */
-int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd)
+int tcp_named(struct gw *gw, struct flow *f, uint8_t v, uint8_t flags, int fd)
 {
 	if (f->state == FS_NAME_SENT && v == NETV_DIALLED) {
 		flow_attach_fd(gw, f, fd);
 		f->state = FS_OPEN;
+		if (flags & NETVF_TLS)
+			tls_flow_start(gw, f);      /* inspected: TLS is ended here (net/tls.c) */
 		flow_dirty(f);
 		return 0;
 	}
