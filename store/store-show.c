@@ -63,6 +63,10 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"  UNION ALL"
 		"  SELECT t_ms, t_rel_ms, 'audit', verdict, layer, subject, reason, count, NULL, 2, id"
 		"   FROM decisions WHERE session_id = ?1"
+		"  UNION ALL"
+		"  SELECT t_ms, t_rel_ms, 'http', verdict, layer, " REQUEST_SUBJECT ", reason, count,"
+		"   '#' || seq || CASE WHEN query IS NOT NULL THEN ' ?' || query ELSE '' END, 3, id"
+		"   FROM requests WHERE session_id = ?1"
 		" ) ORDER BY t_ms, tab, id",
 };
 
@@ -120,6 +124,10 @@ int store_show_record_json(struct store *st, const char *prefix, char **json, ch
 			    "SELECT t_ms, t_rel_ms, name, addr, ttl, verdict, reason, layer, count,"
 			    " last_ms FROM resolutions WHERE session_id = ?1 ORDER BY t_ms, id",
 			    ss.v[0].id, err) < 0 ||
+	    store_rows_json(st, &b, "requests",
+			    "SELECT t_ms, t_rel_ms, seq, method, host, port, path, query, addr,"
+			    " verdict, reason, layer, rule, rule_text, count, last_ms FROM requests"
+			    " WHERE session_id = ?1 ORDER BY seq, id", ss.v[0].id, err) < 0 ||
 	    store_rows_json(st, &b, "refusals", show_sql[STORE_SHOW_REFUSALS], ss.v[0].id,
 			    err) < 0) {
 		jbuf_free(&b);

@@ -44,7 +44,7 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 /*
  * Everything about the session whose id starts with prefix, as JSON:
  * store_show_json's object plus "overflow", "overflow_denied", every
- * "connections", "resolutions" row and the grouped "refusals".
+ * "connections", "resolutions" and "requests" row and the grouped "refusals".
  */
 int store_show_record_json(struct store *st, const char *prefix, char **json, char **err);
 

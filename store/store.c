@@ -51,6 +51,57 @@
 	"ALTER TABLE sessions ADD COLUMN baseline TEXT;" \
 	"CREATE INDEX sessions_command ON sessions(cwd, argv, started_ms);"
 
+/*
+ * The HTTP requests of gated connections (doc/http-rules.md): one row per
+ * request, counted like every network row past STORE_AGG_FIRST of a key and
+ * capped with them (STORE_SESSION_ROWS); refused ones join the denials.
+ * A step of its own, named, so that it can be ordered against other steps
+ * when branches meet.
+ */
+#define MIGRATION_HTTP \
+	"CREATE TABLE requests (" \
+	"  id          INTEGER PRIMARY KEY," \
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE," \
+	"  t_ms        INTEGER NOT NULL," \
+	"  t_rel_ms    INTEGER NOT NULL," \
+	"  seq         INTEGER NOT NULL," \
+	"  method      TEXT," \
+	"  host        TEXT," \
+	"  port        INTEGER," \
+	"  path        TEXT," \
+	"  query       TEXT," \
+	"  addr        TEXT," \
+	"  verdict     TEXT NOT NULL," \
+	"  reason      TEXT," \
+	"  layer       TEXT NOT NULL," \
+	"  rule        INTEGER," \
+	"  rule_text   TEXT," \
+	"  count       INTEGER NOT NULL DEFAULT 1," \
+	"  last_ms     INTEGER NOT NULL" \
+	");" \
+	"CREATE INDEX requests_session ON requests(session_id, t_ms);" \
+	"DROP VIEW denials;" \
+	"CREATE VIEW denials AS" \
+	"  SELECT session_id, t_ms, layer, 'connect' AS what," \
+	"         proto || '://' || CASE WHEN host IS NULL AND instr(addr, ':') > 0" \
+	"           THEN '[' || addr || ']' ELSE coalesce(host, addr) END || ':' || port AS subject," \
+	"         reason, t_rel_ms, count, last_ms" \
+	"    FROM connections WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, coalesce(layer, 'net.dns'), 'resolve', name, reason, t_rel_ms," \
+	"         count, last_ms" \
+	"    FROM resolutions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'policy', subject, reason, t_rel_ms, count, last_ms" \
+	"    FROM decisions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'request'," \
+	"         coalesce(method, 'HTTP') || ' ' || coalesce(host, addr, '-') ||" \
+	"         CASE WHEN port IS NULL OR port IN (80, 443) THEN '' ELSE ':' || port END ||" \
+	"         coalesce(path, '')," \
+	"         reason, t_rel_ms, count, last_ms" \
+	"    FROM requests WHERE verdict = 'deny';"
+
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
 	/* 0 → 1: the initial schema. */
@@ -236,6 +287,8 @@ static const char *const migrations[] = {
 	MIGRATION_CHAINS,
 	/* 3 → 4: the baseline of each run. */
 	MIGRATION_BASELINE,
+	/* 4 → 5: the HTTP requests of gated connections. */
+	MIGRATION_HTTP,
 };
 
 enum stmt_id {
@@ -254,6 +307,8 @@ enum stmt_id {
 	ST_OVERFLOW,
 	ST_PRUNE_PREVIEW,
 	ST_NAME_CONN,
+	ST_REQUEST,
+	ST_BUMP_REQUEST,
 	ST__COUNT,
 };
 
@@ -311,9 +366,15 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE sessions SET overflow = ?2, overflow_denied = ?3 WHERE id = ?1",
 	[ST_NAME_CONN] =
 		"UPDATE connections SET sni = ?2, host = coalesce(?3, host) WHERE id = ?1",
+	[ST_REQUEST] =
+		"INSERT INTO requests (session_id, t_ms, t_rel_ms, seq, method, host, port, path,"
+		" query, addr, verdict, reason, layer, rule, rule_text, count, last_ms)"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,1,?2)",
+	[ST_BUMP_REQUEST] =
+		"UPDATE requests SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
 };
 
-enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION };
+enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION, ROW_REQUEST };
 
 /*
  * A row whose counters are kept in memory until the next commit: a counted
@@ -733,7 +794,7 @@ static int pend_write(struct store *st, struct pend *p, char **err)
 {
 	static const enum stmt_id which[] = {
 		[ROW_CONN] = ST_BUMP_CONN, [ROW_RESOLUTION] = ST_BUMP_RESOLUTION,
-		[ROW_DECISION] = ST_BUMP_DECISION,
+		[ROW_DECISION] = ST_BUMP_DECISION, [ROW_REQUEST] = ST_BUMP_REQUEST,
 	};
 	sqlite3_stmt *s = st->stmt[which[p->table]];
 
@@ -870,7 +931,7 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 			struct hent **out)
 {
 	static const char *const tags[] = { [ROW_CONN] = "c", [ROW_RESOLUTION] = "r",
-					    [ROW_DECISION] = "d" };
+					    [ROW_DECISION] = "d", [ROW_REQUEST] = "q" };
 	struct hent *e = hmap_get(&ss->keys, key);
 	int64_t *rows = &ss->rows[t == ROW_DECISION];
 
@@ -1141,6 +1202,60 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	return rc;
 }
 
+/*
+ * One HTTP request (kind "http"): a requests row, counted and capped with
+ * the session's other network rows, so a payload that sends a million
+ * requests cannot fill the disk with them.
+ */
+static int store_add_request(struct store *st, const struct event *ev, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_REQUEST];
+	struct sess *ss = sess_get(st, ev->session);
+	bool deny = strcmp(ev->verdict, "deny") == 0;
+	struct hent *e;
+	struct jbuf k;
+	char num[24];
+	enum admit a;
+
+	jbuf_init(&k);
+	key_add(&k, "q");
+	key_add(&k, ev->method);
+	key_add(&k, ev->host);
+	snprintf(num, sizeof(num), "%u", ev->port);
+	key_add(&k, num);
+	key_add(&k, ev->path);
+	key_add(&k, ev->query);
+	key_add(&k, ev->addr);
+	key_add(&k, ev->verdict);
+	key_add(&k, ev->detail);
+	key_add(&k, ev->layer);
+	snprintf(num, sizeof(num), "%d", ev->rule);
+	key_add(&k, num);
+	a = admit(st, ss, k.p, ROW_REQUEST, deny, ev->layer, ev->detail, (int64_t)ev->t_ms, &e);
+	jbuf_free(&k);
+	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
+		return 0;
+	bind_text(s, 1, ev->session);
+	sqlite3_bind_int64(s, 2, (int64_t)ev->t_ms);
+	sqlite3_bind_int64(s, 3, (int64_t)ev->t_rel_ms);
+	sqlite3_bind_int64(s, 4, ev->seq);
+	bind_text(s, 5, ev->method);
+	bind_text(s, 6, ev->host);
+	bind_opt_int(s, 7, ev->port);
+	bind_text(s, 8, ev->path);
+	bind_text(s, 9, ev->query);
+	bind_text(s, 10, ev->addr);
+	bind_text(s, 11, ev->verdict);
+	bind_text(s, 12, ev->detail);
+	bind_text(s, 13, ev->layer);
+	if (ev->rule >= 0)
+		sqlite3_bind_int64(s, 14, ev->rule);
+	else
+		sqlite3_bind_null(s, 14);
+	bind_text(s, 15, ev->rule_text);
+	return admitted(st, ss, e, ROW_REQUEST, step_done(st, s, err, "recording a request"));
+}
+
 /* True when s is one of the words in the NULL-terminated list. */
 static bool is_one_of(const char *s, const char *const *words)
 {
@@ -1201,6 +1316,8 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 		return store_add_bytes(st, ev->session, ev->flow, (int64_t)ev->up,
 				       (int64_t)ev->down, strcmp(ev->verdict, "close") == 0, err);
 	}
+	if (strcmp(ev->kind, "http") == 0 && is_one_of(ev->verdict, decided) && ev->layer)
+		return store_add_request(st, ev, err);
 	if (strcmp(ev->kind, "dns") == 0 && ev->subject) {
 		struct store_resolution r = {
 			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,

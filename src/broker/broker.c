@@ -40,7 +40,9 @@
 #include "policy/addr.h"
 #include "policy/bind.h"
 #include "parse/dns.h"
+#include "parse/http.h"
 #include "policy/decide.h"
+#include "policy/http-rules.h"
 #include "broker/netlog.h"
 #include "proto/netproto.h"
 #include "proto/outq.h"
@@ -97,6 +99,9 @@ struct flow {
 	size_t nl;                  /* its net-log row (FLOW_OPEN) */
 	uint64_t up, down;          /* totals last reported */
 	uint64_t seq;               /* the broker's number for it (events' flow): ids are reused */
+	uint8_t gate;               /* NETVF_* sent with its verdict: its requests are gated */
+	uint64_t nreq;              /* requests boxy-net recorded on it */
+	bool req_refused;           /* ... the last of which was refused: no more may come */
 };
 
 struct query {
@@ -113,6 +118,8 @@ struct broker {
 	const struct event_sink *sink;
 	char *session;
 	struct net_policy policy;
+	struct http_rules rules;    /* --allow-http, parsed: the same ones boxy-net gates by */
+	uint32_t http_seq;          /* the last request number boxy-net recorded */
 	struct net_bind *binds;
 	struct dns_cache *cache;    /* upstream answers, this session's only */
 	struct dnsexfil *exfil;     /* does its DNS look like a tunnel? (broker/dnsexfil.h) */
@@ -323,14 +330,15 @@ static void broker_send(struct broker *b, uint16_t type, const struct wbuf *w, i
 	broker_flush(b);
 }
 
-/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code, no words. */
-static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, int fd)
+/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code and flags, no words. */
+static void send_verdict(struct broker *b, uint32_t flow, uint8_t verdict, uint8_t flags, int fd)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, flow);
 	wire_put_u8(&w, verdict);
+	wire_put_u8(&w, flags);
 	broker_send(b, NET_VERDICT, &w, fd);
 	wbuf_free(&w);
 }
@@ -478,7 +486,7 @@ static void flow_refuse(struct broker *b, struct flow *f, const char *layer, con
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
 	refused_add(b, id);
 	/* Last: a send that overflows ends the network, which frees every flow. */
-	send_verdict(b, id, NETV_REFUSED, -1);
+	send_verdict(b, id, NETV_REFUSED, 0, -1);
 }
 
 /* The upstream socket is connected: hand it over. */
@@ -495,7 +503,7 @@ static void flow_dialled(struct broker *b, struct flow *f)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
-	send_verdict(b, f->id, NETV_DIALLED, fd);
+	send_verdict(b, f->id, NETV_DIALLED, f->gate, fd);
 	/* Last, and without f: a send that overflows ends the network and frees it. */
 	if (slot)
 		dial_slot_free(b);
@@ -633,7 +641,7 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 		f->exception = xasprintf("range exception: %s", v.addr.exception);
 	if (v.need_name) {
 		f->state = FLOW_NAME;
-		send_verdict(b, f->id, NETV_NEED_NAME, -1);
+		send_verdict(b, f->id, NETV_NEED_NAME, 0, -1);
 		return;
 	}
 	free(f->host);
@@ -650,6 +658,17 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 			f->host = xstrdup(names[0]);
 	}
 	f->layer = v.layer;
+	/*
+	 * Allowlist mode gates every request of a plain-HTTP flow (Host and
+	 * port must name what the flow was allowed for; rules where they cover
+	 * the host), and inspects the TLS of a flow whose host rules restrict
+	 * by method or path (net/http-gate.h, doc/http-rules.md).
+	 */
+	if (b->policy.mode == NET_ALLOWLIST && kind == NET_NAME_HOST && f->sni)
+		f->gate = NETVF_GATE;
+	else if (b->policy.mode == NET_ALLOWLIST && kind == NET_NAME_SNI && f->sni &&
+		 http_rules_inspect_host(&b->rules, f->sni))
+		f->gate = NETVF_GATE | NETVF_TLS;
 	if (kind == NET_NAME_SNI || kind == NET_NAME_HOST)
 		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ? "TLS server name" :
 			  "HTTP Host", 0, 0);
@@ -748,12 +767,22 @@ static void on_hello(struct broker *b, struct rbuf *r)
 	wbuf_init(&w);
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
 	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
-		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0));
+		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
+		    (b->rules.n ? NETCFG_RULES : 0));
 	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
 	if (b->pcap && b->rs && b->rs->pcap_max)
 		wire_put_u64(&w, b->rs->pcap_max);
 	broker_send(b, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
+	if (b->rules.n) {
+		/* The texts the run-spec holds; boxy-net reads them with the same parser. */
+		wbuf_init(&w);
+		wire_put_u32(&w, (uint32_t)b->rs->nhttp_rules);
+		for (size_t i = 0; i < b->rs->nhttp_rules; i++)
+			wire_put_str(&w, b->rs->http_rules[i]);
+		broker_send(b, NET_HTTP_RULES, &w, -1);
+		wbuf_free(&w);
+	}
 }
 
 /* NET_FLOW_OPEN: a SYN (or a first UDP datagram) to decide on. */
@@ -928,6 +957,188 @@ static void on_flow_seen(struct broker *b, struct rbuf *r)
 	netlog_set_names(b->log, f->nl, f->host, f->sni);
 out:
 	free(name);
+}
+
+/* A method as boxy-net may report it: 1..32 tchars. */
+static bool method_ok(const char *m)
+{
+	size_t n = strlen(m);
+
+	if (n == 0 || n > HTTP_RULE_METHOD_MAX)
+		return false;
+	for (; *m; m++)
+		if (!(((*m | 0x20) >= 'a' && (*m | 0x20) <= 'z') || (*m >= '0' && *m <= '9') ||
+		      strchr("!#$%&'*+-.^_`|~", *m)))
+			return false;
+	return true;
+}
+
+/* Visible ASCII (0x21..0x7e) only, or also space when spaces: what a target or words hold. */
+static bool visible_ok(const char *s, bool spaces)
+{
+	for (; *s; s++)
+		if (!(((unsigned char)*s > 0x20 && (unsigned char)*s < 0x7f) || (spaces && *s == ' ')))
+			return false;
+	return true;
+}
+
+/* A request's host as the gate reports it: a lower-case name, or an address literal. */
+static bool req_host_ok(const char *h)
+{
+	char norm[DNS_NAME_BUF];
+	struct net_addr a;
+
+	if (!h[0])
+		return true;
+	if (net_addr_parse(h, &a) == 0)
+		return true;
+	return dns_name_normalize(h, strlen(h), norm) == 0 && strcmp(norm, h) == 0;
+}
+
+/*
+ * The record of one request (events, audit line, net-log): subject
+ * "GET api.test/v2/x", the words, and for a refusal the rule that would
+ * allow it, which the audit line carries.
+ */
+static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
+			 enum http_deny d, size_t rule, const char *method, const char *host,
+			 uint16_t port, const char *path, const char *query, const char *why)
+{
+	char addr[NET_ADDR_STRLEN], *subject, *detail, *audit, *fix = NULL;
+	const char *rule_text = rule != HTTP_RULE_NONE ? b->rs->http_rules[rule] : NULL;
+	struct event ev = { 0 };
+
+	net_addr_format(&f->dst, addr);
+	{
+		/* The store writes the same subject from its columns (REQUEST_SUBJECT). */
+		uint16_t ep = port ? port : f->dport;
+		const char *who = host[0] ? host : f->sni ? f->sni : addr;
+		char ports[8] = "";
+
+		if (ep != 80 && ep != 443)
+			snprintf(ports, sizeof(ports), ":%u", ep);
+		subject = xasprintf("%s %s%s%s", method[0] ? method : "HTTP", who, ports, path);
+	}
+	if (d == HTTP_DENY_MALFORMED)
+		detail = xasprintf("%s: %s", http_deny_words(d), why);
+	else if (d != HTTP_ALLOWED)
+		detail = xstrdup(http_deny_words(d));
+	else if (rule_text)
+		detail = xasprintf("rule %zu: %s", rule + 1, rule_text);
+	else
+		detail = xasprintf("%s: no --allow-http rule covers it", host);
+	if (d != HTTP_DENY_MALFORMED)
+		fix = http_rule_suggest(d, method, host, path);
+	ev.kind = "http";
+	ev.verdict = d == HTTP_ALLOWED ? "allow" : "deny";
+	ev.layer = NET_LAYER_HTTP;
+	ev.subject = subject;
+	ev.detail = detail;
+	ev.addr = addr;
+	ev.port = port ? port : f->dport;
+	ev.host = host[0] ? host : f->sni ? f->sni : NULL;
+	ev.sni = f->sni;
+	ev.flow = f->seq;
+	ev.method = method[0] ? method : NULL;
+	ev.path = d == HTTP_DENY_MALFORMED ? NULL : path;
+	ev.query = query[0] ? query : NULL;
+	ev.seq = seq;
+	ev.rule = rule != HTTP_RULE_NONE ? (int32_t)rule : -1;
+	ev.rule_text = rule_text;
+	emit(b, &ev);
+	/* The audit line: every request, the refusal with the rule that would allow it. */
+	audit = fix ? xasprintf("%s; allow it with --allow-http '%s'", detail, fix) : NULL;
+	ev.kind = "audit";
+	ev.mirror = true;
+	ev.detail = audit ? audit : detail;
+	emit(b, &ev);
+	{
+		struct netlog_request nr = {
+			.t_ms = rel_ms(b), .seq = seq, .conn = f->nl, .allowed = d == HTTP_ALLOWED,
+			.method = method, .host = host, .port = port, .path = path, .query = query,
+			.reason = d == HTTP_ALLOWED ? NULL : detail, .rule = ev.rule,
+		};
+
+		netlog_add_request(b->log, &nr);
+	}
+	free(subject);
+	free(detail);
+	free(audit);
+	free(fix);
+}
+
+/*
+ * NET_HTTP_REQUEST: one request a gate in boxy-net decided. Every field is
+ * checked, and so is the decision itself: the broker decides the request
+ * again with the same rules (policy/http-rules.h) and a boxy-net that says
+ * otherwise is lying. The sequence numbers run 1, 2, … over the session;
+ * nothing may follow a refusal on its flow (the gate ends the connection).
+ */
+static void on_http_request(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r), seq = wire_get_u32(r);
+	uint8_t deny = wire_get_u8(r);
+	uint16_t rule = wire_get_u16(r);
+	uint8_t flags = wire_get_u8(r);
+	char *method = wire_get_str(r, HTTP_RULE_METHOD_MAX);
+	char *host = wire_get_str(r, NETPROTO_MAX_NAME);
+	uint16_t port = wire_get_u16(r);
+	char *path = wire_get_str(r, HTTP_HEAD_MAX);
+	char *query = wire_get_str(r, NETPROTO_QUERY_MAX);
+	char *why = wire_get_str(r, NETPROTO_WHY_MAX);
+	struct flow *f;
+	bool malformed = deny == HTTP_DENY_MALFORMED;
+
+	if (!wire_done(r) || !method || !host || !path || !query || !why ||
+	    deny >= HTTP_DENY_COUNT || (rule != HTTP_RULE_NONE && rule >= b->rules.n) ||
+	    (flags & ~HTTPREQ_FLAGS) || ((flags & HTTPREQ_H2) && !(flags & HTTPREQ_TLS)) ||
+	    (malformed ? (method[0] || host[0] || path[0] || query[0] || port || !why[0] ||
+			  rule != HTTP_RULE_NONE || !visible_ok(why, true)) :
+	     (!method_ok(method) || why[0] || !req_host_ok(host) || !visible_ok(path, false) ||
+	      !visible_ok(query, false)))) {
+		broker_end(b, "malformed NET_HTTP_REQUEST from boxy-net");
+		goto out;
+	}
+	f = flow_find(b, id);
+	if (!f || f->state != FLOW_OPEN || !f->gate || f->req_refused ||
+	    ((flags & HTTPREQ_TLS) != 0) != ((f->gate & NETVF_TLS) != 0)) {
+		broker_end(b, "NET_HTTP_REQUEST for flow %u, which is not gated or was refused", id);
+		goto out;
+	}
+	if (seq != b->http_seq + 1) {
+		broker_end(b, "NET_HTTP_REQUEST numbered %u after %u", seq, b->http_seq);
+		goto out;
+	}
+	if (!malformed) {
+		struct http_bound bound = {
+			.host = f->sni, .port = f->dport,
+			.default_port = (f->gate & NETVF_TLS) ? 443 : 80,
+		};
+		struct http_request q = {
+			.method = method, .host = host[0] ? host : NULL, .port = port, .path = path,
+			.first = f->nreq == 0, .upgrade = (flags & HTTPREQ_UPGRADE) != 0,
+			.has_body = (flags & HTTPREQ_BODY) != 0,
+		};
+		size_t again;
+
+		if (http_decide(&b->rules, &bound, &q, &again) != deny ||
+		    (again == HTTP_RULE_NONE ? HTTP_RULE_NONE : again) != rule) {
+			broker_end(b, "NET_HTTP_REQUEST %u: boxy-net's decision is not the policy's",
+				   seq);
+			goto out;
+		}
+	}
+	b->http_seq = seq;
+	f->nreq++;
+	f->req_refused = deny != HTTP_ALLOWED;
+	emit_request(b, f, seq, (enum http_deny)deny, rule, method, host, port, path, query,
+		     why);
+out:
+	free(method);
+	free(host);
+	free(path);
+	free(query);
+	free(why);
 }
 
 /* NET_FLOW_STATS and NET_FLOW_CLOSE: counters as events, and the end of a flow. */
@@ -1227,8 +1438,11 @@ static void broker_dispatch(struct broker *b, const struct msg *m)
 	case NET_FLOW_SEEN:
 		on_flow_seen(b, &r);
 		break;
+	case NET_HTTP_REQUEST:
+		on_http_request(b, &r);
+		break;
 	default:
-		/* NET_CONFIG, NET_VERDICT and NET_ANSWER are ours to send, not to receive. */
+		/* NET_CONFIG, NET_HTTP_RULES, NET_VERDICT and NET_ANSWER are ours to send. */
 		broker_end(b, "boxy-net sent message type %#x, which it may not send", m->type);
 		break;
 	}
@@ -1343,6 +1557,15 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
 	net_policy_from_runspec(&b->policy, rs);
+	if (rs && rs->nhttp_rules) {
+		size_t bad;
+
+		/* MSG_RUN's decoder read every rule with the same parser. */
+		if (http_rules_parse(&b->rules, (const char *const *)rs->http_rules,
+				     rs->nhttp_rules, &bad) < 0)
+			fatal("broker: --allow-http rule %zu was validated but does not read",
+			      bad + 1);
+	}
 	b->binds = net_bind_create(0);
 	b->cache = dns_cache_create(0);
 	b->exfil = dnsexfil_new();
@@ -1582,6 +1805,7 @@ void broker_free(struct broker *b)
 	ev_io_stop(b->loop, &b->dial_ep_w);
 	close(b->dial_ep);
 	net_bind_free(b->binds);
+	http_rules_free(&b->rules);
 	dns_cache_free(b->cache);
 	dnsexfil_free(b->exfil);
 	netlog_free(b->log);

@@ -32,7 +32,19 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+
+	/* HTTP requests (kind "http", layer net.http: doc/http-rules.md); NULL/0 elsewhere.
+	 * host and port are the request's (Host), addr the flow's, flow its connection. */
+	const char *method;
+	const char *path;       /* the target's path, up to the '?' */
+	const char *query;      /* the query string, at most 256 bytes; NULL: none */
+	uint32_t seq;           /* the request's number within the session (1, 2, ...) */
+	int32_t rule;           /* the index of the --allow-http rule that matched; -1: none */
+	const char *rule_text;  /* ... and its text */
 };
+
+/* The string fields of struct event, for a deep copy (daemon/bus.c). */
+#define EVENT_STRS 13
 
 struct event_sink {
 	void (*emit)(void *ctx, const struct event *ev);

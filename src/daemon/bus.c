@@ -32,15 +32,16 @@
 struct pending_event {
 	struct pending_event *next;
 	struct event ev;
-	char *strs[10];
+	char *strs[EVENT_STRS];
 };
 
-/* Deep-copy ev's strings into dst; the copies are owned by strs[] (at least 9 slots). */
+/* Deep-copy ev's strings into dst; the copies are owned by strs[] (EVENT_STRS slots). */
 static void event_copy(struct event *dst, char **strs, const struct event *src)
 {
 	const char **fields[] = {
 		&dst->session, &dst->kind, &dst->verdict, &dst->layer, &dst->subject,
-		&dst->detail, &dst->addr, &dst->host, &dst->sni,
+		&dst->detail, &dst->addr, &dst->host, &dst->sni, &dst->method, &dst->path,
+		&dst->query, &dst->rule_text,
 	};
 
 	*dst = *src;

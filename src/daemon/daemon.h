@@ -78,7 +78,7 @@ struct dest {
 
 struct recent_event {
 	struct event ev;            /* strings owned below */
-	char *strs[10];
+	char *strs[EVENT_STRS];
 };
 
 struct session {

@@ -17,6 +17,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
 #include "net/tls.h"
 #include "proto/netproto.h"
 
@@ -162,8 +163,6 @@ void flow_kill(struct flow *f, bool reset)
 		return;
 	stack_tcp_close(f, reset);
 	tls_flow_free(f);
-	free(f->named);
-	f->named = NULL;
 	if (f->fd >= 0) {
 		ev_io_stop(gw->loop, &f->rio);
 		ev_io_stop(gw->loop, &f->wio);
@@ -265,6 +264,9 @@ void gw_service(struct gw *gw)
 		struct flow *f = gw->dead;
 
 		gw->dead = f->next;
+		if (f->gate)
+			http_gate_free(f->gate);
+		free(f->name);
 		free(f);
 	}
 }

@@ -31,6 +31,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
 #include "proto/netproto.h"
 
 /* Wall-clock microseconds, for pcap time stamps. */
@@ -202,6 +203,8 @@ static void stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 				flow_kill(f, false);
 			else if (f->tls)
 				flow_dirty(f);  /* a handshake or a refusal's drain timed out */
+			else if (f->gate)
+				http_gate_plain_timeout(gw, f);
 			break;
 		case FS_DEAD:
 			break;

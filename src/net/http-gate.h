@@ -130,5 +130,9 @@ void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n);
 void http_gate_plain_service(struct gw *gw, struct flow *f);
 /* Bytes at the front of f's queue the gate lets go upstream now. */
 size_t http_gate_plain_sendable(const struct flow *f);
+/* The server closed: true when the gate has the last word (a refusal to append before the FIN). */
+bool http_gate_plain_eof(struct gw *gw, struct flow *f);
+/* A few times a second: a server that would not close after a refusal is cut off. */
+void http_gate_plain_timeout(struct gw *gw, struct flow *f);
 
 #endif

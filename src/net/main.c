@@ -30,6 +30,7 @@
 #include "proto/msg.h"
 #include "common/tlsca.h"
 #include "net/gw.h"
+#include "net/http-gate.h"
 #include "net/pcap.h"
 #include "net/tls.h"
 #include "proto/netproto.h"
@@ -70,6 +71,53 @@ static void set_nonblock(int fd)
 		fatal_errno("fcntl O_NONBLOCK on descriptor %d", fd);
 }
 
+/*
+ * NET_HTTP_RULES, right after a NET_CONFIG with NETCFG_RULES: every rule
+ * must read as the run-spec's validator read it (spec/http-rule.h).
+ */
+static int read_rules(struct http_rules *rules, char **err)
+{
+	struct msg m;
+	struct rbuf r;
+	uint32_t n;
+	char **texts = NULL;
+	size_t ntexts = 0, bad;
+	int rc = -1;
+
+	if (msg_recv(FD_BROKER, &m, err) < 0) {
+		if (!*err)
+			*err = xstrdup("the broker closed before NET_HTTP_RULES");
+		return -1;
+	}
+	if (m.type != NET_HTTP_RULES || m.nfds) {
+		msg_free(&m);
+		return set_err(err, "expected NET_HTTP_RULES, got message 0x%04x", m.type);
+	}
+	rbuf_init(&r, m.payload, m.len);
+	n = wire_get_u32(&r);
+	if (n == 0 || n > HTTP_RULES_MAX) {
+		msg_free(&m);
+		return set_err(err, "NET_HTTP_RULES with %u rules", n);
+	}
+	for (uint32_t i = 0; i < n && !r.failed; i++) {
+		char *t = wire_get_str(&r, HTTP_RULE_TEXT_MAX);
+
+		if (t)
+			*(char **)xappend(&texts, &ntexts, sizeof(char *)) = t;
+	}
+	if (!wire_done(&r) || ntexts != n)
+		set_err(err, "malformed NET_HTTP_RULES");
+	else if (http_rules_parse(rules, (const char *const *)texts, ntexts, &bad) < 0)
+		set_err(err, "NET_HTTP_RULES: rule %zu does not read", bad + 1);
+	else
+		rc = 0;
+	for (size_t i = 0; i < ntexts; i++)
+		free(texts[i]);
+	free(texts);
+	msg_free(&m);
+	return rc;
+}
+
 /* Send NET_HELLO and read NET_CONFIG: mode, flags and (optionally) the pcap cap. */
 static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **err)
 {
@@ -105,7 +153,7 @@ static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **e
 		return set_err(err, "malformed NET_CONFIG");
 	if (*mode != NET_PUBLIC && *mode != NET_ALLOWLIST)
 		return set_err(err, "NET_CONFIG mode %u has no network to serve", *mode);
-	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE | NETCFG_TLS))
+	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE | NETCFG_RULES | NETCFG_TLS))
 		return set_err(err, "NET_CONFIG has unknown flags 0x%02x", *flags);
 	return 0;
 }
@@ -163,6 +211,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	uint8_t mode = 0, flags = 0;
 	uint64_t pcap_max = 0;
+	struct http_rules rules = { 0 };
 	char *err = NULL, *note = NULL;
 
 	(void)argv;
@@ -176,6 +225,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (handshake(&mode, &flags, &pcap_max, &err) < 0)
+		return die("handshake", err);
+	if ((flags & NETCFG_RULES) && read_rules(&rules, &err) < 0)
 		return die("handshake", err);
 	/* Still blocking, and before the lockdown: OpenSSL reads its files now. */
 	if (flags & NETCFG_TLS) {
@@ -210,6 +261,7 @@ int main(int argc, char **argv)
 		return die("cannot create the event loop", NULL);
 	gw = gw_create(loop, FD_BROKER, FD_TAP, (flags & NETCFG_PCAP) ? &pcap : NULL);
 	gw_set_observe(gw, (flags & NETCFG_OBSERVE) != 0);
+	http_gate_set_rules(gw, &rules);
 	gw_set_tls(gw, tls);
 
 	if (net_lockdown(&note, &err) < 0)

@@ -1037,7 +1037,7 @@ void tls_flow_start(struct gw *gw, struct flow *f)
 	char *err = NULL;
 	X509 *leaf;
 
-	if (!e || !f->named) {
+	if (!e || !f->name) {
 		broker_log(gw, "a flow to inspect, but this boxy-net has no session CA: reset");
 		f->reset = true;
 		flow_dirty(f);
@@ -1046,7 +1046,7 @@ void tls_flow_start(struct gw *gw, struct flow *f)
 	t = xcalloc(1, sizeof(*t));
 	t->f = f;
 	t->client_alert = -1;
-	snprintf(t->name, sizeof(t->name), "%s", f->named);
+	snprintf(t->name, sizeof(t->name), "%s", f->name);
 	f->tls = t;
 	e->nflows++;
 	f->deadline = ev_now(gw->loop) + TLS_HANDSHAKE_TIMEOUT;

@@ -104,5 +104,7 @@ void http_req_skip(struct http_req_parser *p, uint64_t n);
 
 /* True between requests: no head, body or trailer started. */
 bool http_req_idle(const struct http_req_parser *p);
+/* Bytes of a head taken but not yet complete (they must wait for its decision). */
+size_t http_req_held(const struct http_req_parser *p);
 
 #endif

@@ -88,6 +88,7 @@ enum net_deny {
 #define NET_LAYER_IP  "net.ip"
 #define NET_LAYER_DNS "net.dns"
 #define NET_LAYER_SNI "net.sni"
+#define NET_LAYER_HTTP "net.http"  /* a request of a gated flow (policy/http-rules.h) */
 
 struct net_verdict {
 	bool allow;

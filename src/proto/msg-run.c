@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "proto/msg-run.h"
+#include "spec/http-rule.h"
 #include "spec/options.h"
 #include "spec/values.h"
 #include "common/util.h"
@@ -123,6 +124,9 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 			wire_put_str(w, e->value);
 			break;
 		}
+		case SPEC_HTTP_RULE:
+			wire_put_str(w, (*(char **const *)f)[i]);
+			break;
 		default:
 			fatal("msg-run: option kind %d has no wire form", (int)o->kind);
 		}
@@ -268,6 +272,17 @@ static const char *get_entry(struct rbuf *r, const struct spec_option *o, struct
 		bad = check_env_name(es->name, &e);
 		free(e);
 		return bad < 0 ? "environment variable name" : NULL;
+	}
+	case SPEC_HTTP_RULE: {
+		char **t = xappend(f, n, sizeof(char *));
+		struct http_rule hr;
+		struct http_rule_error he;
+
+		*t = wire_get_str(r, HTTP_RULE_TEXT_MAX);
+		if (!*t || *n > HTTP_RULES_MAX || http_rule_parse(*t, &hr, &he) < 0)
+			return "HTTP rule";
+		http_rule_free(&hr);
+		return NULL;
 	}
 	default:
 		return "field";

@@ -13,7 +13,7 @@
  *                       github.com at any depth, never github.com itself;
  *                       `*` alone is any host. Lower-cased, trailing dot
  *                       removed; no port (ports are --allow-host's)
- *   path=/v1/*,/v2/x    path patterns, comma-separated, each starting with
+ *   path=/v2/x,/v3      path patterns, comma-separated, each starting with
  *                       `/`; `*` is one whole segment, and a last `*`
  *                       matches every remaining segment (at least one,
  *                       possibly empty); no query string
@@ -38,7 +38,7 @@ struct http_rule {
 	char **methods;         /* exact tokens; NULL (n 0): any method but CONNECT */
 	size_t nmethods;
 	char *domain;           /* "api.test", "*.github.com"; NULL: any host */
-	char **paths;           /* normalised patterns ("/v1/*"); NULL (n 0): any path */
+	char **paths;           /* normalised patterns ("/v1/x"); NULL (n 0): any path */
 	size_t npaths;
 };
 
@@ -55,7 +55,7 @@ struct http_rule_error {
 int http_rule_parse(const char *text, struct http_rule *out, struct http_rule_error *e);
 void http_rule_free(struct http_rule *r);
 
-/* The rule written back in canonical form ("method=GET,HEAD domain=api.test path=/v1/*"). malloc'd. */
+/* The rule written back in canonical form ("method=GET,HEAD domain=api.test path=/v1/x"). malloc'd. */
 char *http_rule_text(const struct http_rule *r);
 
 /*

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/path-guard.h"
+#include "spec/http-rule.h"
 #include "spec/runspec.h"
 #include "common/util.h"
 
@@ -63,7 +64,7 @@ void runspec_init(struct runspec *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-/* Drop every host, port, range and the tailscale exception. */
+/* Drop every host and HTTP rule (what names destinations). */
 static void runspec_clear_hosts(struct runspec *rs)
 {
 	for (size_t i = 0; i < rs->nhosts; i++)
@@ -71,6 +72,11 @@ static void runspec_clear_hosts(struct runspec *rs)
 	free(rs->hosts);
 	rs->hosts = NULL;
 	rs->nhosts = 0;
+	for (size_t i = 0; i < rs->nhttp_rules; i++)
+		free(rs->http_rules[i]);
+	free(rs->http_rules);
+	rs->http_rules = NULL;
+	rs->nhttp_rules = 0;
 }
 
 static void runspec_clear_network(struct runspec *rs)
@@ -143,8 +149,11 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 		runspec_clear_hosts(dst);
 	if (src->net != NET_UNSET)
 		dst->net = src->net;
-	else if (src->nhosts && dst->net == NET_PUBLIC)
+	else if ((src->nhosts || src->nhttp_rules) && dst->net == NET_PUBLIC)
 		dst->net = NET_ALLOWLIST;       /* naming hosts on top asks for the allowlist */
+	for (size_t i = 0; i < src->nhttp_rules; i++)
+		*(char **)xappend(&dst->http_rules, &dst->nhttp_rules, sizeof(char *)) =
+			xstrdup(src->http_rules[i]);
 	for (size_t i = 0; i < src->nhosts; i++) {
 		struct host_spec *h = xappend(&dst->hosts, &dst->nhosts, sizeof(*h));
 
@@ -232,6 +241,11 @@ static int runspec_check(const struct runspec *rs, char **err)
 	if (rs->nhosts && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
 		return set_err(err, "--allow-host implies --net allowlist; it contradicts --net %s",
 			       net_mode_name(rs->net));
+	if (rs->nhttp_rules && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
+		return set_err(err, "--allow-http implies --net allowlist; it contradicts --net %s",
+			       net_mode_name(rs->net));
+	if (rs->nhttp_rules > HTTP_RULES_MAX)
+		return set_err(err, "more than %d --allow-http rules", HTTP_RULES_MAX);
 	if (rs->net == NET_NONE) {
 		if (rs->pcap)
 			return set_err(err, "--pcap with --net none would capture nothing");
@@ -249,6 +263,34 @@ static int runspec_check(const struct runspec *rs, char **err)
 	}
 	if (rs->pcap_max && !rs->pcap)
 		return set_err(err, "--pcap-max without --pcap: there is no capture to limit");
+	return 0;
+}
+
+/*
+ * A rule's domain is a host of the allowlist: added, without ports of its
+ * own, unless an entry of that very name is there (whose ports it keeps).
+ */
+static int runspec_add_rule_hosts(struct runspec *rs, char **err)
+{
+	for (size_t i = 0; i < rs->nhttp_rules; i++) {
+		struct http_rule r;
+		struct http_rule_error e;
+		bool listed = false;
+
+		if (http_rule_parse(rs->http_rules[i], &r, &e) < 0)
+			return set_err(err, "--allow-http '%s': column %zu: %s", rs->http_rules[i],
+				       e.column, _(e.why));
+		for (size_t j = 0; r.domain && j < rs->nhosts; j++)
+			if (strcmp(rs->hosts[j].name, r.domain) == 0)
+				listed = true;
+		if (r.domain && !listed) {
+			struct host_spec *h = xappend(&rs->hosts, &rs->nhosts, sizeof(*h));
+
+			h->name = xstrdup(r.domain);
+			h->ports = xcalloc(1, sizeof(uint16_t));
+		}
+		http_rule_free(&r);
+	}
 	return 0;
 }
 
@@ -289,8 +331,10 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 	    absolutize(&rs->report, cwd, "--report", err) < 0)
 		return -1;
 
+	if (runspec_add_rule_hosts(rs, err) < 0)
+		return -1;
 	if (rs->net == NET_UNSET)
-		rs->net = rs->nhosts ? NET_ALLOWLIST : NET_PUBLIC;
+		rs->net = rs->nhosts || rs->nhttp_rules ? NET_ALLOWLIST : NET_PUBLIC;
 	/* After the default: a bare --allow-port lands in public mode, where it would do nothing. */
 	if (rs->net == NET_PUBLIC && rs->nports)
 		return set_err(err, "--allow-port adds ports to allowlist mode, and public mode "

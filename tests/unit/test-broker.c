@@ -397,6 +397,7 @@ static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
 	rbuf_init(&r, m.payload, m.len);
 	assert_int_equal(wire_get_u32(&r), id);
 	v = wire_get_u8(&r);
+	assert_int_equal(wire_get_u8(&r), 0);   /* flags: no gate in these runs */
 	assert_true(wire_done(&r));
 	*layer = v == NETV_NEED_NAME ? xstrdup("") : verdict_layer_take();
 	*fd = -1;

@@ -625,7 +625,7 @@ static void test_migrate_from_v1(void **state)
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
 				    "DROP VIEW session_summary; DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
-				    "DROP TABLE chains;"
+				    "DROP TABLE chains; DROP TABLE requests;"
 				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,
 				    &err), 0);
 	assert_int_equal(store_exec(st, v1_schema, NULL, NULL, &err), 0);
