@@ -37,12 +37,16 @@
 #define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
 
 struct broker;
+struct tls_ca;
 
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
 	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+	struct tls_ca *tls_ca;      /* TLS inspection: the session CA (common/tlsca.h), taken by
+				     * broker_create (also on failure); its key goes to boxy-net
+				     * (NET_TLS_CA) and is then forgotten. NULL: nothing inspected */
 };
 
 /*

@@ -356,13 +356,16 @@ static int engine_warm(struct tls_engine *e, char **err)
 	char buf[64];
 	int r = -1, done_s = 0, done_c = 0;
 
-	if (!srv || !cli || !a || !b || !leaf || !st || !vc)
+	if (!srv || !cli || !a || !b || !leaf || !st || !vc) {
+		BIO_free(a);
+		BIO_free(b);
 		goto out;
+	}
 	SSL_use_certificate(srv, leaf);
 	SSL_use_PrivateKey(srv, e->leaf_key);
+	SSL_set_bio(srv, a, b);         /* the server reads a, writes b; each SSL owns a reference */
 	BIO_up_ref(a);
 	BIO_up_ref(b);
-	SSL_set_bio(srv, a, b);         /* the server reads a, writes b */
 	SSL_set_bio(cli, b, a);
 	SSL_set_accept_state(srv);
 	SSL_set_connect_state(cli);
@@ -387,10 +390,6 @@ static int engine_warm(struct tls_engine *e, char **err)
 	r = 0;
 out:
 	ERR_clear_error();
-	if (a)
-		BIO_free(a);
-	if (b)
-		BIO_free(b);
 	SSL_free(srv);
 	SSL_free(cli);
 	X509_free(leaf);
