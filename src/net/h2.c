@@ -71,6 +71,7 @@ struct h2_proxy {
 	struct tls_buf down_out, up_out;        /* frames SSL_write has not taken yet */
 	struct h2_stream *streams;
 	bool goaway_sent;               /* the gate refused: no new stream is taken */
+	bool any_stream;                /* the client opened a stream at all */
 	bool down_over, up_over;        /* the session has nothing more to read or write */
 };
 
@@ -386,6 +387,7 @@ static int down_begin_headers(nghttp2_session *session, const nghttp2_frame *fra
 
 	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
+	h->any_stream = true;
 	nghttp2_session_set_stream_user_data(session, frame->hd.stream_id,
 					     stream_new(h, frame->hd.stream_id));
 	return 0;
@@ -736,7 +738,10 @@ int h2_pump(struct gw *gw, struct tls_flow *t)
 	}
 	/* the client is read only while its answers leave (else it could queue without end) */
 	if (!h->down_over && h->down_out.len == 0 && nghttp2_session_want_read(h->down)) {
-		if ((r = read_side(h, h->down, t->down, &down_eof)) < 0)
+		r = read_side(h, h->down, t->down, &down_eof);
+		if ((r < 0 || down_eof) && !h->any_stream)
+			tls_client_quiet(t);
+		if (r < 0)
 			return -1;
 		moved |= r;
 	}

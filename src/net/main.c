@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -215,6 +216,9 @@ int main(int argc, char **argv)
 	char *err = NULL, *note = NULL;
 
 	(void)argv;
+	/* Before anything arrives (the session CA's key comes before the lockdown):
+	 * no core file, and no ptrace or /proc/PID/mem by processes of the same user. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (argc != 1)
 		return die("takes no arguments; it is started by the boxy daemon", NULL);
 	if (fstat(FD_BROKER, &st) < 0 || !S_ISSOCK(st.st_mode))

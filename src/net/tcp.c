@@ -251,6 +251,8 @@ void tcp_service(struct gw *gw, struct flow *f)
 {
 	if (f->reset || (f->pcb_gone && !f->pcb_clean) ||
 	    (f->pcb_gone && f->state != FS_OPEN)) {
+		if (f->tls)
+			tls_flow_reset(gw, f);
 		flow_kill(f, true);
 		return;
 	}

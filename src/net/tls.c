@@ -179,8 +179,11 @@ static int up_bread(BIO *b, char *out, int outl)
 		f->down_bytes += (uint64_t)n;
 		return (int)n;
 	}
-	if (n == 0)
+	if (n == 0) {
+		if (f->tls)
+			f->tls->sock_eof = true;
 		return 0;
+	}
 	if (errno == EAGAIN || errno == EINTR)
 		BIO_set_retry_read(b);
 	return -1;
@@ -204,22 +207,41 @@ static int up_bwrite(BIO *b, const char *in, int inl)
 	return -1;
 }
 
-/* Both BIOs: a flush succeeds (the bytes are already with lwIP or the kernel). */
-static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+/*
+ * Both BIOs: a flush succeeds (the bytes are already with lwIP or the
+ * kernel), and BIO_eof says whether the peer's FIN came. OpenSSL 3.0 asks
+ * BIO_eof to tell an end without close_notify (SSL_R_UNEXPECTED_EOF_WHILE_READING)
+ * from a failed read.
+ */
+static long down_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
-	(void)b;
+	struct flow *f = BIO_get_data(b);
+
 	(void)num;
 	(void)ptr;
-	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+	if (cmd == BIO_CTRL_FLUSH)
+		return 1;
+	return cmd == BIO_CTRL_EOF && f && f->up_eof && f->upq_len == 0;
+}
+
+static long up_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct flow *f = BIO_get_data(b);
+
+	(void)num;
+	(void)ptr;
+	if (cmd == BIO_CTRL_FLUSH)
+		return 1;
+	return cmd == BIO_CTRL_EOF && f && f->tls && f->tls->sock_eof;
 }
 
 static BIO_METHOD *bio_method(const char *name, int (*rd)(BIO *, char *, int),
-			      int (*wr)(BIO *, const char *, int))
+			      int (*wr)(BIO *, const char *, int), long (*ctl)(BIO *, int, long, void *))
 {
 	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, name);
 
 	if (!m || !BIO_meth_set_read(m, rd) || !BIO_meth_set_write(m, wr) ||
-	    !BIO_meth_set_ctrl(m, bio_ctrl))
+	    !BIO_meth_set_ctrl(m, ctl))
 		fatal("cannot make the %s BIO", name);
 	return m;
 }
@@ -261,6 +283,21 @@ static void tls_report(struct tls_flow *t, uint8_t code, const char *detail)
 		clean[n++] = detail[i] >= 0x20 && detail[i] < 0x7f ? detail[i] : '?';
 	clean[n] = '\0';
 	send_tls_fail(t->f->gw, t->f, code, clean);
+}
+
+/*
+ * The client ended the connection after the handshake without a request.
+ * A client that pins another certificate (curl --pinnedpubkey, an app with
+ * its own key list) completes the handshake and then gives up, often
+ * without an alert: said so in the record, with the alert if it sent one.
+ */
+void tls_client_quiet(struct tls_flow *t)
+{
+	if (t->client_alert >= 0)
+		tls_report(t, NETTLS_CLIENT_ALERT, SSL_alert_desc_string_long(t->client_alert));
+	else
+		tls_report(t, NETTLS_CLIENT, "the client closed the connection right after the "
+			   "handshake, without a request: it may pin another certificate");
 }
 
 /* ---- the engine ----------------------------------------------------------------------- */
@@ -441,8 +478,8 @@ struct tls_engine *tls_engine_create(const uint8_t *ca, size_t ca_len, const uin
 	SSL_CTX_set_cert_store(e->up_ctx, trust);
 	SSL_CTX_set_verify(e->up_ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_session_cache_mode(e->up_ctx, SSL_SESS_CACHE_OFF);
-	e->down_meth = bio_method("boxy-lwip", down_bread, down_bwrite);
-	e->up_meth = bio_method("boxy-upstream", up_bread, up_bwrite);
+	e->down_meth = bio_method("boxy-lwip", down_bread, down_bwrite, down_ctrl);
+	e->up_meth = bio_method("boxy-upstream", up_bread, up_bwrite, up_ctrl);
 	if (engine_warm(e, err) < 0)
 		goto fail;
 	return e;
@@ -511,6 +548,12 @@ static ssize_t io_result(struct tls_flow *t, SSL *s, int r)
 		return TLS_IO_AGAIN;
 	case SSL_ERROR_ZERO_RETURN:
 		return TLS_IO_EOF;
+	case SSL_ERROR_SYSCALL:
+		/* A read that returned 0 with nothing queued: the peer's FIN. */
+		if (r == 0 && ERR_peek_error() == 0)
+			return TLS_IO_EOF;
+		ERR_clear_error();
+		return TLS_IO_ERROR;
 	case SSL_ERROR_SSL:
 		/* The peer closed without close_notify: an end, not a failure (the other
 		 * side then sees the same: a FIN without close_notify). */
@@ -679,7 +722,8 @@ static void info_cb(const SSL *s, int where, int ret)
 {
 	struct tls_flow *t = SSL_get_app_data(s);
 
-	if (t && (where & SSL_CB_READ_ALERT) && t->client_alert < 0)
+	/* Fatal alerts only: a close_notify (a warning) is how every client ends. */
+	if (t && (where & SSL_CB_READ_ALERT) && (ret >> 8) == SSL3_AL_FATAL && t->client_alert < 0)
 		t->client_alert = ret & 0xff;
 }
 
@@ -922,10 +966,14 @@ static int h1_up(struct gw *gw, struct tls_flow *t)
 		}
 		if (n == TLS_IO_EOF) {
 			t->down_eof = true;
+			if (t->up_fed == 0)
+				tls_client_quiet(t);
 			return 1;
 		}
 		if (n == TLS_IO_AGAIN)
 			break;
+		if (t->up_fed == 0)
+			tls_client_quiet(t);
 		return -1;
 	}
 	return moved;
@@ -1022,8 +1070,24 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 		f->down_fin = true;
 		t->wrote_down = true;
 	}
-	if (t->down_closed && (t->up_closed || t->refusing))
-		return STEP_CLOSE;
+	if (t->down_closed && (t->up_closed || t->refusing)) {
+		/*
+		 * Our side is closed both ways, but the sandbox's client may not have
+		 * read it all yet, and answers our close_notify with its own: closed
+		 * now, lwIP would reset the connection at those bytes, and a reset
+		 * makes the client's kernel drop what it had not read (a 403 with
+		 * it). So the flow lingers, reading and dropping, until the client
+		 * closes too, or TLS_LINGER passes.
+		 */
+		if (t->down_eof || !f->pcb)
+			return STEP_CLOSE;
+		if (!t->lingering) {
+			t->lingering = true;
+			f->deadline = ev_now(gw->loop) + TLS_LINGER;
+		} else if (ev_now(gw->loop) >= f->deadline) {
+			return STEP_CLOSE;
+		}
+	}
 	return STEP_GO;
 }
 
@@ -1152,6 +1216,27 @@ void tls_service(struct gw *gw, struct flow *f)
 		flow_kill(f, true);
 	else if (s == STEP_CLOSE)
 		flow_kill(f, false);
+}
+
+void tls_flow_reset(struct gw *gw, struct flow *f)
+{
+	struct tls_flow *t = f->tls;
+
+	if (t->fail_code)
+		return;
+	if (t->state == TLS_CLIENT && f->upq_len) {
+		/* What it sent before the reset may be its alert: read it (nothing is written). */
+		ERR_clear_error();
+		SSL_do_handshake(t->down);
+		ERR_clear_error();
+	}
+	if (t->state == TLS_CLIENT && t->client_alert >= 0)
+		tls_report(t, NETTLS_CLIENT_ALERT, SSL_alert_desc_string_long(t->client_alert));
+	else if (t->state == TLS_CLIENT)
+		tls_report(t, NETTLS_CLIENT, "the client reset the connection during the handshake");
+	else if (t->state == TLS_OPEN && t->up_fed == 0 && !t->h2)
+		tls_client_quiet(t);
+	(void)gw;
 }
 
 void tls_upstream_ready(struct gw *gw, struct flow *f)

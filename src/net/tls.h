@@ -50,6 +50,7 @@
 #define TLS_MINT_CACHE  256             /* leaf certificates kept, by name */
 #define TLS_DETAIL_MAX  200             /* the words of a failure, as sent (NET_TLS_FAIL) */
 #define TLS_DRAIN       5.0             /* seconds a server has to answer before a refusal */
+#define TLS_LINGER      5.0             /* seconds a closed flow waits for the client's close */
 
 enum tls_state {
 	TLS_HELLO,          /* the ClientHello is queued; nothing started */
@@ -84,12 +85,14 @@ struct tls_flow {
 	int client_alert;               /* the alert the sandbox sent us, -1: none */
 	bool wrote_down;                /* bytes went into lwIP this pass: tcp_output */
 	bool down_eof, up_eof;          /* the sandbox / the upstream sent all it will */
+	bool sock_eof;                  /* the upstream socket read its FIN */
 	bool down_closed, up_closed;    /* our close_notify (and FIN) went to the sandbox / upstream */
 	/* HTTP/1 */
 	struct http_gate *gate;
 	struct tls_buf upb;             /* the sandbox's plaintext, not yet upstream */
 	uint64_t up_fed, up_sent;       /* stream offsets: fed to the gate, written upstream */
 	struct tls_buf downb;           /* plaintext for the sandbox SSL_write has not taken */
+	bool lingering;                 /* both closed: waiting for the client to close too */
 	bool refusing;                  /* the gate refused: the 403 is queued after what is due */
 	bool refusal_queued;
 	ev_tstamp drain_deadline;
@@ -120,6 +123,8 @@ void tls_flow_start(struct gw *gw, struct flow *f);
 void tls_service(struct gw *gw, struct flow *f);
 /* The upstream socket is readable (or writable, while a write was blocked). */
 void tls_upstream_ready(struct gw *gw, struct flow *f);
+/* The flow is being reset (the client's RST, say): read what it left (an alert), record why. */
+void tls_flow_reset(struct gw *gw, struct flow *f);
 /* Free the flow's TLS state (flow_kill). */
 void tls_flow_free(struct flow *f);
 
@@ -131,6 +136,8 @@ ssize_t tls_read_side(struct tls_flow *t, SSL *s, void *buf, size_t n);
 ssize_t tls_write_side(struct tls_flow *t, SSL *s, const void *buf, size_t n);
 /* Room lwIP has for the sandbox now, less what TLS adds to a record. */
 size_t tls_down_room(const struct tls_flow *t);
+/* The client ended right after the handshake, before any request: recorded (pinning?). */
+void tls_client_quiet(struct tls_flow *t);
 
 /* ---- net/h2.c ----------------------------------------------------------------------- */
 
