@@ -6,7 +6,9 @@
  * checked, so what the server receives is what the gate saw.
  *
  * A request's header block is decided by the gate (http_gate_check, with
- * :method, :authority — Host only when :authority is absent — and :path);
+ * :method, :authority — Host only when :authority is absent — and :path,
+ * read by parse/h2req.c, which refuses a target a server could read as
+ * another host's);
  * allowed, it is submitted upstream as a new stream with the same pseudo
  * headers and every other field but Host; refused, it is answered here with
  * the gate's 403 (or 400) and nothing of it goes up. A gate refuses
@@ -35,6 +37,7 @@
 #include "common/util.h"
 #include "net/http-gate.h"
 #include "net/tls.h"
+#include "parse/h2req.h"
 
 #define H2_HEADERS_MAX      256             /* fields in one header block */
 #define H2_HEADER_BYTES_MAX (64 * 1024)     /* bytes of names and values in one block */
@@ -246,33 +249,6 @@ static ssize_t down_body_read(nghttp2_session *session, int32_t id, uint8_t *buf
 
 /* ---- a request ------------------------------------------------------------------------------- */
 
-/* Split an :authority (or Host) into a lower-case host and a port (0: none written). */
-static void authority_split(const char *a, char host[DNS_NAME_BUF], uint16_t *port)
-{
-	const char *colon = strrchr(a, ':');
-	size_t n = strlen(a);
-
-	*port = 0;
-	if (a[0] != '[' && colon && colon[1] && strspn(colon + 1, "0123456789") ==
-	    strlen(colon + 1) && strlen(colon + 1) <= 5 && atol(colon + 1) <= 65535) {
-		*port = (uint16_t)atol(colon + 1);
-		n = (size_t)(colon - a);
-	} else if (a[0] == '[') {
-		const char *end = strchr(a, ']');
-
-		if (end && end[1] == ':' && end[2] && strspn(end + 2, "0123456789") ==
-		    strlen(end + 2) && strlen(end + 2) <= 5 && atol(end + 2) <= 65535) {
-			*port = (uint16_t)atol(end + 2);
-			n = (size_t)(end + 1 - a);
-		}
-	}
-	if (n >= DNS_NAME_BUF)
-		n = DNS_NAME_BUF - 1;   /* too long for any bound name: refused as another host */
-	for (size_t i = 0; i < n; i++)
-		host[i] = (char)(a[i] >= 'A' && a[i] <= 'Z' ? a[i] + 32 : a[i]);
-	host[n] = '\0';
-}
-
 /* Answer a refused request with the gate's response; the connection takes no new stream. */
 static void request_refuse(struct h2_proxy *h, struct h2_stream *s)
 {
@@ -310,45 +286,35 @@ static void request_refuse(struct h2_proxy *h, struct h2_stream *s)
 static void request_begin(struct h2_proxy *h, struct h2_stream *s, bool end_stream)
 {
 	const char *method = hdrs_get(&s->hdrs, ":method"), *path = hdrs_get(&s->hdrs, ":path");
-	const char *authority = hdrs_get(&s->hdrs, ":authority"), *q;
-	char host[DNS_NAME_BUF], *pathonly = NULL;
+	const char *authority = hdrs_get(&s->hdrs, ":authority");
+	struct h2_target tg;
 	struct http_gate_req req = { 0 };
 	nghttp2_data_provider prd = { .source.ptr = s, .read_callback = up_body_read };
 	nghttp2_nv *nv;
 	size_t n = 0;
-	bool connect = method && strcmp(method, "CONNECT") == 0;
+	char *pathonly;
 	int32_t id;
 
 	s->req_end = end_stream;
-	if (!authority)
-		authority = hdrs_get(&s->hdrs, "host");
-	/*
-	 * A target that is not a path (an absolute URI, a scheme-relative one)
-	 * could name another host than :authority: never passed on. Only
-	 * OPTIONS may ask for "*".
-	 */
-	if (!method || (!connect && (!path || (path[0] != '/' &&
-		       !(strcmp(path, "*") == 0 && strcmp(method, "OPTIONS") == 0)))) ||
-	    (!connect && path[0] == '/' && path[1] == '/')) {
+	if (h2_target_parse(method, path, authority, hdrs_get(&s->hdrs, "host"), &tg) < 0) {
+		char *w = xasprintf("an HTTP/2 request refused before the gate: %s", tg.why);
+
+		broker_log(h->gw, w);
+		free(w);
 		nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->down_id,
 					  NGHTTP2_PROTOCOL_ERROR);
 		s->refused = true;
 		return;
 	}
-	host[0] = '\0';
-	if (authority)
-		authority_split(authority, host, &req.port);
+	if (!authority)
+		authority = hdrs_get(&s->hdrs, "host");
+	pathonly = tg.connect ? xstrdup("") : xstrndup(path, tg.path_len);
 	req.method = method;
-	req.host = authority ? host : NULL;
-	if (connect) {
-		req.path = "";
-	} else {
-		q = strchr(path, '?');
-		pathonly = q ? xstrndup(path, (size_t)(q - path)) : xstrdup(path);
-		req.path = pathonly;
-		req.query = q ? q + 1 : NULL;
-	}
-	req.upgrade = connect;
+	req.host = tg.has_host ? tg.host : NULL;
+	req.port = tg.port;
+	req.path = pathonly;
+	req.query = tg.query;
+	req.upgrade = tg.connect;
 	req.has_body = !end_stream;
 	if (http_gate_check(h->t->gate, &req) != HTTP_ALLOWED) {
 		free(pathonly);
@@ -361,7 +327,7 @@ static void request_begin(struct h2_proxy *h, struct h2_stream *s, bool end_stre
 	for (size_t i = 0; i < s->hdrs.n; i++)
 		if (s->hdrs.v[i].namelen && s->hdrs.v[i].name[0] == ':')
 			nv[n++] = s->hdrs.v[i];
-	if (!hdrs_get(&s->hdrs, ":authority") && !connect)
+	if (!hdrs_get(&s->hdrs, ":authority") && authority)
 		nv[n++] = (nghttp2_nv){ (uint8_t *)":authority", (uint8_t *)authority,
 					10, strlen(authority), 0 };
 	for (size_t i = 0; i < s->hdrs.n; i++)

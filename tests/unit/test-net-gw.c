@@ -22,12 +22,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
 
+#include "common/tlsca.h"
 #include "net/gw.h"
 #include "net/pcap.h"
+#include "net/tls.h"
 #include "proto/msg.h"
 #include "proto/netproto.h"
 #include "proto/wire.h"
@@ -642,7 +645,11 @@ static void test_answer_addr_strict(void **state)
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
-	       TRY_EPOLL_PLAIN };
+	       TRY_EPOLL_PLAIN, TRY_GETPID, TRY_TLS };
+
+/* TRY_TLS: the session CA boxy-net would get in NET_TLS_CA (made once, in the parent). */
+static uint8_t *lock_ca, *lock_key;
+static size_t lock_ca_len, lock_key_len;
 
 /* Lock a child down, try one thing; return how the child ended (exit code or -signal). */
 static int locked_child(enum attempt what)
@@ -653,8 +660,14 @@ static int locked_child(enum attempt what)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *note = NULL, *err = NULL;
+		struct tls_engine *e = NULL;
 		int fd;
 
+		/* As boxy-net does: the engine (OpenSSL's files, the trust store) before. */
+		if (what == TRY_TLS &&
+		    !(e = tls_engine_create(lock_ca, lock_ca_len, lock_key, lock_key_len, &note,
+					    &err)))
+			_exit(95);
 		if (net_lockdown(&note, &err) < 0)
 			_exit(90);
 		switch (what) {
@@ -676,6 +689,12 @@ static int locked_child(enum attempt what)
 			_exit(epoll_create1(EPOLL_CLOEXEC) >= 0 ? 0 : 93);
 		case TRY_EPOLL_PLAIN:
 			_exit(epoll_create1(0) >= 0 ? 92 : 93);
+		case TRY_GETPID:                /* OpenSSL's fork check, before each random draw */
+			_exit(getpid() > 0 ? 0 : 93);
+		case TRY_TLS:
+			/* After the lockdown: mint a leaf, a whole handshake, both directions, a
+			 * chain verified — everything inspection does, with the filter's calls. */
+			_exit(tls_engine_selftest(e, &err) == 0 ? 0 : 96);
 		}
 		_exit(94);
 	}
@@ -693,6 +712,24 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
 	assert_int_equal(locked_child(TRY_EPOLL_CLOEXEC), 0);
 	assert_int_equal(locked_child(TRY_EPOLL_PLAIN), -SIGSYS);
+	assert_int_equal(locked_child(TRY_GETPID), 0);
+}
+
+/* TLS inspection needs no call the lockdown forbids (a SIGSYS here is a crash in a session). */
+static void test_lockdown_tls(void **state)
+{
+	const char *names[] = { "api.test" };
+	struct tls_ca ca;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &lock_ca, &lock_ca_len, &lock_key, &lock_key_len,
+				       &err), 0);
+	tls_ca_clear(&ca);
+	assert_int_equal(locked_child(TRY_TLS), 0);
+	free(lock_ca);
+	tls_wipe_free(lock_key, lock_key_len);
 }
 
 /* ---- the MSS option ---------------------------------------------------------- */
@@ -1003,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_lockdown_tls),
 		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),

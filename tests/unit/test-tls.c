@@ -1,6 +1,7 @@
 /*
  * test-tls.c — the certificates of TLS inspection (common/tlsca.c) and the
- * ALPN choice (parse/alpn.c).
+ * ALPN choice (parse/alpn.c), an HTTP/2 request's target (parse/h2req.c) and the
+ * server_name extension read alone (parse/sni.c, the check of OpenSSL's reading).
  *
  * The CA and its leaves are checked the way a client in the sandbox checks
  * them: OpenSSL's X509_verify_cert with the session CA as the only trust
@@ -23,6 +24,8 @@
 
 #include "common/tlsca.h"
 #include "parse/alpn.h"
+#include "parse/h2req.h"
+#include "parse/sni.h"
 
 /* The verification result of leaf for host (a DNS name, or an IP literal) against ca at time t. */
 static int verify_at(const struct tls_ca *ca, X509 *leaf, const char *host, time_t t)
@@ -448,6 +451,111 @@ static void test_alpn_choose(void **state)
 	}
 }
 
+/* ---- an HTTP/2 request's target ------------------------------------------------------ */
+
+static void test_h2_target(void **state)
+{
+	static const struct {
+		const char *method, *path, *authority, *host;
+		const char *want_host;          /* NULL: refused */
+		uint16_t want_port;
+		const char *want_path, *want_query;
+	} rows[] = {
+		{ "GET", "/v1/x", "api.test", NULL, "api.test", 0, "/v1/x", NULL },
+		{ "GET", "/v1/x?a=1&b", "API.Test:443", NULL, "api.test", 443, "/v1/x", "a=1&b" },
+		{ "GET", "/", NULL, "api.test:8443", "api.test", 8443, "/", NULL },
+		/* :authority wins over Host (Host is dropped when passed on) */
+		{ "GET", "/", "api.test", "evil.test", "api.test", 0, "/", NULL },
+		{ "GET", "/", "[2606:2800:220:1::34]:443", NULL, "[2606:2800:220:1::34]", 443, "/",
+		  NULL },
+		{ "OPTIONS", "*", "api.test", NULL, "api.test", 0, "*", NULL },
+		{ "CONNECT", NULL, "api.test:443", NULL, "api.test", 443, "", NULL },
+		{ "GET", "/", NULL, NULL, "", 0, "/", NULL },       /* no host at all: the gate's */
+		/* what a server could read as another host's, or not read at all */
+		{ "GET", "http://evil.test/x", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "//evil.test/x", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "x", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "*", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", NULL, "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "CONNECT", "/x", "api.test:443", NULL, NULL, 0, NULL, NULL },
+		{ "CONNECT", NULL, NULL, "api.test:443", NULL, 0, NULL, NULL },
+		{ NULL, "/", "api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "user@api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "evil.test@api.test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test:", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test:0", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test:65536", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test:+443", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test:443:1", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "[::1", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "[::1]x", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", ":443", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test/x", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api test", NULL, NULL, 0, NULL, NULL },
+		{ "GET", "/", "api.test\\evil", NULL, NULL, 0, NULL, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct h2_target t;
+		int r = h2_target_parse(rows[i].method, rows[i].path, rows[i].authority,
+					rows[i].host, &t);
+
+		if (!rows[i].want_host) {
+			if (r != -1 || !t.why)
+				fail_msg("row %zu accepted", i);
+			continue;
+		}
+		if (r != 0)
+			fail_msg("row %zu refused: %s", i, t.why);
+		assert_string_equal(t.host, rows[i].want_host);
+		assert_int_equal(t.port, rows[i].want_port);
+		assert_int_equal(t.path_len, strlen(rows[i].want_path) == 1 &&
+				 rows[i].want_path[0] == '*' ? 1 : strlen(rows[i].want_path));
+		if (rows[i].want_query)
+			assert_string_equal(t.query, rows[i].want_query);
+		else
+			assert_null(t.query);
+	}
+}
+
+/* The server_name extension alone, by sni_parse's rules. */
+static void test_sni_extension(void **state)
+{
+	static const struct {
+		const uint8_t b[40];
+		size_t n;
+		const char *want;       /* NULL: malformed; "": no host_name */
+	} rows[] = {
+		{ { 0, 11, 0, 0, 8, 'a', 'p', 'i', '.', 't', 'e', 's', 't' }, 13, "api.test" },
+		{ { 0, 11, 0, 0, 8, 'A', 'P', 'I', '.', 't', 'e', 's', 't' }, 13, "api.test" },
+		/* two host_names, a name with a NUL, a list past its end, trailing bytes */
+		{ { 0, 14, 0, 0, 3, 'a', '.', 'b', 0, 0, 3, 'c', '.', 'd' }, 16, NULL },
+		{ { 0, 6, 0, 0, 3, 'a', 0, 'b' }, 8, NULL },
+		{ { 0, 9, 0, 0, 8, 'a', 'p', 'i' }, 8, NULL },
+		{ { 0, 4, 0, 0, 1, 'a', 'x' }, 7, NULL },
+		{ { 0, 0 }, 2, NULL },
+		/* another name type only: no host_name */
+		{ { 0, 4, 1, 0, 1, 'a' }, 6, "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sni_result r;
+		enum sni_status st = sni_parse_server_name(rows[i].b, rows[i].n, &r);
+
+		if (!rows[i].want) {
+			if (st != SNI_MALFORMED)
+				fail_msg("row %zu accepted", i);
+			continue;
+		}
+		assert_int_equal(st, SNI_OK);
+		assert_string_equal(r.has_sni ? r.host : "", rows[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +569,8 @@ int main(void)
 		cmocka_unit_test(test_alpn_filter),
 		cmocka_unit_test(test_alpn_malformed),
 		cmocka_unit_test(test_alpn_choose),
+		cmocka_unit_test(test_h2_target),
+		cmocka_unit_test(test_sni_extension),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
