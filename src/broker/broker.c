@@ -1435,6 +1435,10 @@ static char *tls_fail_words(uint8_t code, const char *detail)
 		return xasprintf("TLS inspection: no protocol boxy can inspect (%s)", detail);
 	case NETTLS_NAME:
 		return xasprintf("TLS inspection: %s than the one allowed", detail);
+	case NETTLS_CLIENT_QUIET:
+		return xasprintf("TLS inspection: the client closed the connection right after the "
+				 "handshake, before any request%s%s%s: it may pin another certificate",
+				 detail[0] ? " (its alert: " : "", detail, detail[0] ? ")" : "");
 	default:
 		return xstrdup("TLS inspection: too many inspected connections at once");
 	}

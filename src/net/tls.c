@@ -293,11 +293,8 @@ static void tls_report(struct tls_flow *t, uint8_t code, const char *detail)
  */
 void tls_client_quiet(struct tls_flow *t)
 {
-	if (t->client_alert >= 0)
-		tls_report(t, NETTLS_CLIENT_ALERT, SSL_alert_desc_string_long(t->client_alert));
-	else
-		tls_report(t, NETTLS_CLIENT, "the client closed the connection right after the "
-			   "handshake, without a request: it may pin another certificate");
+	tls_report(t, NETTLS_CLIENT_QUIET,
+		   t->client_alert >= 0 ? SSL_alert_desc_string_long(t->client_alert) : "");
 }
 
 /* ---- the engine ----------------------------------------------------------------------- */
@@ -1225,9 +1222,11 @@ void tls_flow_reset(struct gw *gw, struct flow *f)
 	if (t->fail_code)
 		return;
 	if (t->state == TLS_CLIENT && f->upq_len) {
-		/* What it sent before the reset may be its alert: read it (nothing is written). */
+		/* What it sent before the reset may be its alert, or the end of a handshake
+		 * it then gave up on: read it (nothing is written). */
 		ERR_clear_error();
-		SSL_do_handshake(t->down);
+		if (SSL_do_handshake(t->down) == 1)
+			t->state = TLS_OPEN;
 		ERR_clear_error();
 	}
 	if (t->state == TLS_CLIENT && t->client_alert >= 0)

@@ -115,7 +115,9 @@ enum net_tls_fail {
 	NETTLS_NAME,                    /* the ClientHello TLS read names another server than
 					 * the one the broker allowed */
 	NETTLS_BUSY,                    /* too many inspected flows at once */
-	NETTLS_CODE_MAX = NETTLS_BUSY,
+	NETTLS_CLIENT_QUIET,            /* the client ended right after the handshake, before any
+					 * request (pinning does this; detail: its alert, if any) */
+	NETTLS_CODE_MAX = NETTLS_CLIENT_QUIET,
 };
 #define NETPROTO_TLS_DETAIL_MAX 200
 

@@ -11,6 +11,8 @@
 #   wrong.test   93.184.216.40:443  api.test's server, whose certificate does not name it
 #   git.test     93.184.216.43:443  git smart HTTP (git http-backend)
 #   plain.test   93.184.216.40:443  a host allowed without rules: never inspected
+#   grpc.test    93.184.216.44:443  HTTP/2 only, echoing each body back with trailers, the
+#                                   shape of a gRPC call (tests/lib/h2-echo-server.py)
 #
 # The daemon trusts the suite's CA through SSL_CERT_FILE (boxy-net reads it before its
 # lockdown); the sandbox trusts the session CA through its own bundle and variables.
@@ -26,14 +28,16 @@ API=93.184.216.40
 H2=93.184.216.41
 BAD=93.184.216.42
 GITH=93.184.216.43
+GRPC=93.184.216.44
 TN_ZONE_EXTRA="api.test A $API
 h2.test A $H2
 bad.test A $BAD
 wrong.test A $API
 git.test A $GITH
-plain.test A $API"
+plain.test A $API
+grpc.test A $GRPC"
 testnet_setup
-for a in $API $H2 $BAD $GITH; do
+for a in $API $H2 $BAD $GITH $GRPC; do
 	tn_srv ip addr add "$a/24" dev "$TN_IF_S" || testnet_die "cannot add $a"
 done
 
@@ -42,7 +46,8 @@ done
 	cd "$TN/tls" || exit 1
 	openssl req -newkey rsa:2048 -nodes -keyout good.key -out good.csr -subj "/CN=api.test" \
 		>/dev/null 2>&1 &&
-	printf 'subjectAltName=DNS:api.test,DNS:h2.test,DNS:git.test,DNS:plain.test\n' >good.ext &&
+	printf 'subjectAltName=DNS:api.test,DNS:h2.test,DNS:git.test,DNS:plain.test,DNS:grpc.test\n' \
+		>good.ext &&
 	openssl x509 -req -in good.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out good.pem \
 		-days 2 -extfile good.ext >/dev/null 2>&1 &&
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout bad.key -out bad.pem -days 2 \
@@ -70,7 +75,9 @@ tn_start bad python3 -u "$BOXY_SRCDIR/tests/lib/https-server.py" "$BAD" 443 \
 	"$TN/tls/bad.pem" "$TN/tls/bad.key" "$TN/bad.log" "$TN/bad.raw"
 tn_start git python3 -u "$BOXY_SRCDIR/tests/lib/https-server.py" "$GITH" 443 \
 	"$TN/tls/good.pem" "$TN/tls/good.key" "$TN/git.log" "$TN/git.raw" --git "$TN/gitroot"
-for a in $API $H2 $BAD $GITH; do tn_wait_tcp "$a" 443; done
+tn_start grpc python3 -u "$BOXY_SRCDIR/tests/lib/h2-echo-server.py" "$GRPC" 443 \
+	"$TN/tls/good.pem" "$TN/tls/good.key" "$TN/grpc.log"
+for a in $API $H2 $BAD $GITH $GRPC; do tn_wait_tcp "$a" 443; done
 
 # The daemon (started by the first run below) trusts the suite's CA.
 SSL_CERT_FILE=$TN/tls/ca.pem
@@ -176,6 +183,44 @@ grep -q 'not processed' "$C/err" && ! arrived "/v1/h2only" &&
 check "ALPN: an h2-only client and an HTTP/1.1-only server share no protocol: refused, said why" $? \
 	"want a failure and a net.tls line"
 
+## ---- HTTP/2 bodies, trailers, a refusal's GOAWAY ---------------------------------------------
+# gRPC's shape: POST, application/grpc, a body in both directions bigger than a flow-control
+# window (64 KiB), trailers after the answer. The second method is not allowed.
+cat >"$TN/grpc.js" <<'JS'
+const http2 = require('http2');
+const s = http2.connect('https://grpc.test');
+function call(path, n) {
+  return new Promise(done => {
+    let q;
+    try {
+      q = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc',
+                      'te': 'trailers' });
+    } catch (e) { console.log(path, 'error', e.code); return done(); }
+    let st = 0, len = 0, tr = {};
+    q.on('response', h => st = h[':status']);
+    q.on('data', d => len += d.length);
+    q.on('trailers', t => tr = t);
+    q.on('end', () => { console.log(path, st, len, tr['grpc-status'] || '-', tr['x-echo-len'] || '-'); done(); });
+    q.on('error', e => { console.log(path, 'error', e.code); done(); });
+    q.end(Buffer.alloc(n, 120));
+  });
+}
+(async () => {
+  await call('/pkg.Svc/Call', 300000);
+  await call('/pkg.Svc/Call', 10);
+  await call('/pkg.Svc/Admin', 1000);
+  await call('/pkg.Svc/Call', 10);       /* after the refusal: the session was told GOAWAY */
+  s.close();
+})();
+JS
+ti_case grpc "grpc.js" --allow-http 'method=POST domain=grpc.test path=/pkg.Svc/Call' -- node grpc.js
+grep -q '^/pkg.Svc/Call 200 300000 0 300000$' "$C/out" && grep -q '^/pkg.Svc/Call 200 10 0 10$' "$C/out" &&
+	grep -q '^/pkg.Svc/Admin 403 ' "$C/out" && grep -q '^/pkg.Svc/Call error ERR_HTTP2_GOAWAY_SESSION$' "$C/out" &&
+	grep -q '^POST /pkg.Svc/Call len=300000$' "$TN/grpc.log" && ! grep -q 'Admin' "$TN/grpc.log" &&
+	audit_has net.http deny "POST grpc.test/pkg.Svc/Admin"
+check "HTTP/2 with gRPC's shape: bodies past the window both ways, trailers passed, a refused method 403, then GOAWAY" $? \
+	"want 300000 bytes echoed with grpc-status 0, 403 for Admin, GOAWAY after it"
+
 ## ---- node: fetch, https, http2 --------------------------------------------------------------
 cat >"$TN/node.js" <<'JS'
 const https = require('https'), http2 = require('http2');
@@ -270,7 +315,8 @@ check "clients with their own CA bundle (curl --cacert, node's ca) fail, and the
 
 ti_case pinned "" --allow-http "$RULE" -- curl -sS -m 10 \
 	--pinnedpubkey 'sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' https://api.test/v1/pinned
-[ "$RC" -eq 90 ] && ! arrived "/v1/pinned" && audit_has net.tls deny "it may pin another certificate"
+[ "$RC" -eq 90 ] && ! arrived "/v1/pinned" &&
+	audit_has net.tls deny "right after the handshake, before any request: it may pin another certificate"
 check "a client that pins a key fails before any request, and the audit log says it may pin" $? \
 	"want curl exit 90 and a net.tls line"
 
