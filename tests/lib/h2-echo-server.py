@@ -7,7 +7,8 @@
 #   h2-echo-server.py ADDR PORT CERT KEY LOG
 #
 # LOG gets one line a request: "METHOD PATH len=N" once its body has ended,
-# and "HEADERS n=COUNT bytes=BYTES" for each request's header block.
+# and "HEADERS n=COUNT bytes=BYTES authority=A host=H path=P" for each request's
+# header block.
 import socket
 import ssl
 import sys
@@ -42,8 +43,9 @@ def serve(sock):
                 if isinstance(ev, h2.events.RequestReceived):
                     h = dict(ev.headers)
                     streams[ev.stream_id] = [h, b'']
-                    note('HEADERS n=%d bytes=%d' % (len(ev.headers),
-                                                   sum(len(k) + len(v) for k, v in ev.headers)))
+                    note('HEADERS n=%d bytes=%d authority=%s host=%s path=%s' % (
+                        len(ev.headers), sum(len(k) + len(v) for k, v in ev.headers),
+                        h.get(':authority', '-'), h.get('host', '-'), h.get(':path', '-')))
                 elif isinstance(ev, h2.events.DataReceived):
                     streams[ev.stream_id][1] += ev.data
                     conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
