@@ -29,8 +29,13 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"   (SELECT group_concat(p.value, ',') FROM json_each(h.value, '$.ports') AS p)"
 		"   ELSE '' END, ' ') FROM json_each(policy, '$.net.hosts') AS h),"
 		" (SELECT group_concat(c.value, ' ') FROM json_each(policy, '$.net.cidrs') AS c),"
-		" json_extract(policy, '$.seccomp'), overflow, overflow_denied"
+		" json_extract(policy, '$.seccomp'), overflow, overflow_denied,"
+		" coalesce(json_array_length(policy, '$.net.http'), 0)"
 		" FROM sessions WHERE id = ?1 AND json_valid(policy)",
+	[STORE_SHOW_REQ_TOTALS] =
+		"SELECT coalesce(sum(count), 0),"
+		" coalesce(sum(CASE WHEN verdict = 'deny' THEN count ELSE 0 END), 0)"
+		" FROM requests WHERE session_id = ?1",
 	[STORE_SHOW_LIMITS] =
 		"SELECT subject, verdict, reason FROM decisions"
 		" WHERE session_id = ?1 AND layer IN ('cgroup', 'limits') ORDER BY t_ms, id",

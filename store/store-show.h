@@ -17,7 +17,7 @@
 
 enum store_show_query {
 	/* net mode, hosts ("name:port,port name"), cidrs (space-separated), seccomp,
-	 * overflow, overflow_denied — one row */
+	 * overflow, overflow_denied, the number of --allow-http rules — one row */
 	STORE_SHOW_POLICY,
 	/* subject ("memory", "timeout"), verdict, reason: the cgroup and limits decisions */
 	STORE_SHOW_LIMITS,
@@ -33,6 +33,8 @@ enum store_show_query {
 	STORE_SHOW_EVENTS,
 	/* subject, reason: what the run did that its baseline did not (layer "since") */
 	STORE_SHOW_SINCE,
+	/* requests, refused: the session's HTTP requests — one row */
+	STORE_SHOW_REQ_TOTALS,
 	STORE_SHOW__COUNT,
 };
 

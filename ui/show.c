@@ -9,6 +9,7 @@
  *   limits    memory: memory.max = 2.0G in /sys/fs/cgroup/…
  *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
  *     …the busiest SHOW_DESTS_MAX…
+ *   http requests  14 (1 refused, among the refusals below; each: --events)
  *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
  *   git       warn  .git/hooks/pre-commit  …
  *   every event: boxy show 3f2a9c0d --events
@@ -39,7 +40,7 @@ static uint64_t num(const char *s)
 
 struct policy_row {
 	char *mode, *hosts, *cidrs, *seccomp;
-	uint64_t overflow_denied;
+	uint64_t overflow_denied, rules;
 };
 
 static void policy_cb(void *ctx, int ncol, const char *const *v)
@@ -53,6 +54,21 @@ static void policy_cb(void *ctx, int ncol, const char *const *v)
 	p->cidrs = v[2] ? xstrdup(v[2]) : NULL;
 	p->seccomp = v[3] ? xstrdup(v[3]) : NULL;
 	p->overflow_denied = num(v[5]);
+	p->rules = ncol > 6 ? num(v[6]) : 0;
+}
+
+struct requests {
+	uint64_t total, denied;
+};
+
+static void req_totals_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct requests *r = ctx;
+
+	if (ncol < 2)
+		return;
+	r->total = num(v[0]);
+	r->denied = num(v[1]);
 }
 
 /* "label     text" with text sanitized and cut. */
@@ -201,6 +217,10 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 /* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
 static char *network_line(const struct policy_row *p)
 {
+	if (strcmp(p->mode, "allowlist") == 0 && p->rules)
+		return xasprintf("allowlist: %s · cidrs: %s · http rules: %llu",
+				 p->hosts ? p->hosts : "no hosts", p->cidrs ? p->cidrs : "none",
+				 (unsigned long long)p->rules);
 	if (strcmp(p->mode, "allowlist") == 0)
 		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : "no hosts",
 				 p->cidrs ? p->cidrs : "none");
@@ -281,6 +301,19 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				(unsigned long long)(tot.denied - d.shown.denied));
 	} else {
 		field(out, "destinations", "none");
+	}
+	{
+		/* One line: refused requests are among the refusals (with their fix), and
+		 * --events and --json have every one. */
+		struct requests rq = { 0 };
+
+		if (store_show_query(st, STORE_SHOW_REQ_TOTALS, s->id, 0, req_totals_cb, &rq,
+				     err) < 0)
+			goto out;
+		if (rq.total)
+			fprintf(out, "http requests  %llu (%llu refused%s; each: --events)\n",
+				(unsigned long long)rq.total, (unsigned long long)rq.denied,
+				rq.denied ? ", among the refusals below" : "");
 	}
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;

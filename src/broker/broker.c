@@ -1112,7 +1112,8 @@ static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
  * checked, and so is the decision itself: the broker decides the request
  * again with the same rules (policy/http-rules.h) and a boxy-net that says
  * otherwise is lying. The sequence numbers run 1, 2, … over the session;
- * nothing may follow a refusal on its flow (the gate ends the connection).
+ * nothing may follow a refusal on its flow (the gate ends the connection),
+ * but another HTTP/2 stream (a refused stream ends alone).
  */
 static void on_http_request(struct broker *b, struct rbuf *r)
 {
@@ -1140,7 +1141,8 @@ static void on_http_request(struct broker *b, struct rbuf *r)
 		goto out;
 	}
 	f = flow_find(b, id);
-	if (!f || f->state != FLOW_OPEN || !f->gate || f->req_refused ||
+	if (!f || f->state != FLOW_OPEN || !f->gate ||
+	    (f->req_refused && !(flags & HTTPREQ_H2)) ||
 	    ((flags & HTTPREQ_TLS) != 0) != ((f->gate & NETVF_TLS) != 0)) {
 		broker_end(b, "NET_HTTP_REQUEST for flow %u, which is not gated or was refused", id);
 		goto out;
@@ -1170,7 +1172,8 @@ static void on_http_request(struct broker *b, struct rbuf *r)
 	}
 	b->http_seq = seq;
 	f->nreq++;
-	f->req_refused = deny != HTTP_ALLOWED;
+	if (deny != HTTP_ALLOWED)
+		f->req_refused = true;
 	emit_request(b, f, seq, (enum http_deny)deny, rule, method, host, port, path, query,
 		     why);
 out:

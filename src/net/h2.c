@@ -11,11 +11,11 @@
  * another host's);
  * allowed, it is submitted upstream as a new stream with the same pseudo
  * headers and every other field but Host; refused, it is answered here with
- * the gate's 403 (or 400) and nothing of it goes up. A gate refuses
- * everything after its first refusal, so the connection then ends the
- * HTTP/2 way: a GOAWAY naming the last stream taken, the streams already
- * under way finishing first. A refused request whose body is still coming
- * is reset (NO_ERROR) once its 403 is out (RFC 9113 §8.1).
+ * the gate's 403 (or 400) and nothing of it goes up. A refusal ends that
+ * stream alone (an HTTP/2 gate decides each stream afresh): the other
+ * streams, and the ones the client opens next, go on, so one refused gRPC
+ * method does not take its channel down. A refused request whose body is
+ * still coming is reset (NO_ERROR) once its 403 is out (RFC 9113 §8.1).
  *
  * Bodies move with flow control end to end: neither session returns window
  * to its peer (nghttp2's automatic WINDOW_UPDATE is off) until the bytes
@@ -73,7 +73,6 @@ struct h2_proxy {
 	nghttp2_session *down, *up;
 	struct tls_buf down_out, up_out;        /* frames SSL_write has not taken yet */
 	struct h2_stream *streams;
-	bool goaway_sent;               /* the gate refused: no new stream is taken */
 	bool any_stream;                /* the client opened a stream at all */
 	bool down_over, up_over;        /* the session has nothing more to read or write */
 };
@@ -249,7 +248,7 @@ static ssize_t down_body_read(nghttp2_session *session, int32_t id, uint8_t *buf
 
 /* ---- a request ------------------------------------------------------------------------------- */
 
-/* Answer a refused request with the gate's response; the connection takes no new stream. */
+/* Answer a refused request with the gate's response, on its stream alone. */
 static void request_refuse(struct h2_proxy *h, struct h2_stream *s)
 {
 	struct http_gate_refusal r;
@@ -269,12 +268,6 @@ static void request_refuse(struct h2_proxy *h, struct h2_stream *s)
 	s->resp_end = true;
 	s->resp_sent = true;
 	nghttp2_submit_response(h->down, s->down_id, nv, 3, &prd);
-	if (!h->goaway_sent) {
-		h->goaway_sent = true;
-		nghttp2_submit_goaway(h->down, NGHTTP2_FLAG_NONE,
-				      nghttp2_session_get_last_proc_stream_id(h->down),
-				      NGHTTP2_NO_ERROR, NULL, 0);
-	}
 }
 
 /*

@@ -32,6 +32,8 @@
 #include "common/util.h"
 #include "net/flow.h"
 #include "net/http-gate.h"
+#include "common/netaddr.h"
+#include "parse/dns.h"
 #include "parse/http-req.h"
 #include "proto/netproto.h"
 
@@ -149,8 +151,56 @@ static void gate_refusal_set(struct http_gate *g, enum http_deny d, const char *
 	free(fix);
 }
 
+static void gate_malformed(struct http_gate *g, const char *why);
+
+static bool is_tchar(char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+		return true;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Visible ASCII, at most max bytes. */
+static bool visible(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; *s; s++, n++)
+		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f || n >= max)
+			return false;
+	return true;
+}
+
+/*
+ * What the record may carry, as the broker checks it: a request from a
+ * parser other than this file's (HTTP/2, the TLS path's) that breaks it is
+ * malformed here rather than a lie there. NULL, or why not.
+ */
+static const char *gate_request_bad(const struct http_gate_req *q)
+{
+	size_t n = q->method ? strlen(q->method) : 0;
+	char norm[DNS_NAME_BUF];
+	struct net_addr a;
+
+	if (n == 0 || n > HTTP_REQ_METHOD_MAX)
+		return "a method that is not 1 to 32 characters";
+	for (size_t i = 0; i < n; i++)
+		if (!is_tchar(q->method[i]))
+			return "a method that is not a token";
+	if (q->host && q->host[0] && net_addr_parse(q->host, &a) != 0 &&
+	    (dns_name_normalize(q->host, strlen(q->host), norm) != 0 ||
+	     strcmp(norm, q->host) != 0))
+		return "a host that is not a lower-case name or an address";
+	if (q->path && !visible(q->path, HTTP_HEAD_MAX - 1))
+		return "a path of more than 8 KiB or with a byte outside visible ASCII";
+	if (q->query && !visible(q->query, HTTP_HEAD_MAX - 1))
+		return "a query with a byte outside visible ASCII";
+	return NULL;
+}
+
 enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *q)
 {
+	const char *bad = gate_request_bad(q);
 	struct http_bound b = {
 		.host = g->bound, .port = g->f->dport,
 		.default_port = g->t == HTTP_GATE_PLAIN ? 80 : 443,
@@ -165,13 +215,20 @@ enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *
 
 	if (g->state == HTTP_GATE_REFUSED)
 		return g->deny;
+	if (bad) {
+		gate_malformed(g, bad);
+		return HTTP_DENY_MALFORMED;
+	}
+	/* HTTP/2 streams are each their own request; "first" is the connection's first. */
 	d = http_decide(&g->gw->http_rules, &b, &req, &rule);
 	gate_record(g, d, rule, (uint8_t)((q->upgrade ? HTTPREQ_UPGRADE : 0) |
 					  (q->has_body ? HTTPREQ_BODY : 0)),
 		    q->method, req.host, q->port, req.path, q->query, NULL);
 	g->nreq++;
 	if (d != HTTP_ALLOWED) {
-		g->state = HTTP_GATE_REFUSED;
+		/* HTTP/1: the connection ends with its refusal. HTTP/2: only that stream does. */
+		if (g->t != HTTP_GATE_H2)
+			g->state = HTTP_GATE_REFUSED;
 		g->deny = d;
 		gate_refusal_set(g, d, q->method, req.host, q->port, req.path, NULL);
 	}
@@ -186,7 +243,8 @@ static void gate_malformed(struct http_gate *g, const char *why)
 	snprintf(w, sizeof(w), "%s", why ? why : "malformed");
 	gate_record(g, HTTP_DENY_MALFORMED, HTTP_RULE_NONE, 0, NULL, NULL, 0, NULL, NULL, w);
 	g->nreq++;
-	g->state = HTTP_GATE_REFUSED;
+	if (g->t != HTTP_GATE_H2)
+		g->state = HTTP_GATE_REFUSED;
 	g->deny = HTTP_DENY_MALFORMED;
 	gate_refusal_set(g, HTTP_DENY_MALFORMED, NULL, NULL, 0, NULL, w);
 }
@@ -255,6 +313,12 @@ size_t http_gate_feed(struct http_gate *g, const uint8_t *p, size_t n)
 		}
 	}
 	return taken;
+}
+
+void http_gate_client_eof(struct http_gate *g)
+{
+	if (g->state == HTTP_GATE_OPEN && http_req_held(&g->parser) > 0)
+		gate_malformed(g, "request head incomplete at the end of the stream");
 }
 
 uint64_t http_gate_opaque(const struct http_gate *g)
@@ -397,6 +461,9 @@ void http_gate_plain_service(struct gw *gw, struct flow *f)
 		if (http_gate_feed(g, gw->rbuf, n) < n && g->state == HTTP_GATE_OPEN)
 			break;
 	}
+	/* The sandbox half-closed with a head half sent: it can never be decided. */
+	if (f->up_eof && g->fed - f->up_bytes >= f->upq_len)
+		http_gate_client_eof(g);
 	if (g->state == HTTP_GATE_RESET) {
 		broker_log(gw, "an HTTP connection switched to a protocol boxy cannot read (not "
 			   "a websocket): reset");

@@ -75,8 +75,10 @@ struct http_gate_req {
 /*
  * Decide one request of the flow and record it (NET_HTTP_REQUEST, with the
  * session's next sequence number). HTTP_ALLOWED, or why it was refused;
- * then http_gate_refusal() says what to answer. A gate that refused once
- * refuses everything after (the connection is to end).
+ * then http_gate_refusal() says what to answer. An HTTP/1 gate that refused
+ * once refuses everything after (the connection is to end); an HTTP/2 gate
+ * (HTTP_GATE_H2) refuses only that stream and decides the next one afresh
+ * (the broker accepts more records after a refusal only for HTTP/2).
  */
 enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *q);
 
@@ -123,6 +125,8 @@ uint64_t http_gate_fed(const struct http_gate *g);
 enum http_gate_state http_gate_state(const struct http_gate *g);
 /* Bytes the server sent, in order (they only matter after a switching request). */
 void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n);
+/* The client's stream ended (all of it fed): a head left incomplete is refused as malformed. */
+void http_gate_client_eof(struct http_gate *g);
 
 /* ---- the plain-HTTP path's glue (net/tcp.c) -------------------------------------------- */
 

@@ -304,6 +304,14 @@ void tcp_service(struct gw *gw, struct flow *f)
 		flow_kill(f, true);
 		return;
 	}
+	/* The bytes a stopped gate still let through are upstream now: it acts. */
+	if (f->gate && f->upq_len && !http_gate_plain_sendable(f)) {
+		http_gate_plain_service(gw, f);
+		if (f->reset) {
+			flow_kill(f, true);
+			return;
+		}
+	}
 	if (!f->upq_len && f->up_eof && !f->up_shut) {
 		/* Both ways done (the upstream's EOF was read, so nothing is
 		 * left unread that would turn close() into a RST): close()

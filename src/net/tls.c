@@ -965,6 +965,9 @@ static int h1_up(struct gw *gw, struct tls_flow *t)
 			t->down_eof = true;
 			if (t->up_fed == 0)
 				tls_client_quiet(t);
+			/* all of it was fed: a head left half-sent is refused (400), not held */
+			if (t->up_fed == t->up_sent + t->upb.len)
+				http_gate_client_eof(t->gate);
 			return 1;
 		}
 		if (n == TLS_IO_AGAIN)

@@ -67,15 +67,19 @@ static bool name_is(const uint8_t *name, size_t n, const char *want)
 	return strlen(want) == n && strncasecmp((const char *)name, want, n) == 0;
 }
 
-/* Splits the request target into path and query (see struct http_req). */
-static void split_target(struct http_req *q, const uint8_t *t, size_t n)
+/*
+ * Splits the request target (t, n bytes, inside the parser's head, which
+ * nothing reads again) into path and query, NUL-terminating both in place:
+ * the `?` and the space after the target become the ends.
+ */
+static void split_target(struct http_req *q, uint8_t *t, size_t n)
 {
-	size_t i = 0, plen;
-	const uint8_t *qm;
+	size_t i = 0;
+	uint8_t *qm;
 
+	t[n] = '\0';                   /* the space before " HTTP/1.x" */
 	if (q->connect || (n == 1 && t[0] == '*')) {
-		q->path[0] = '\0';
-		q->query = q->path;
+		q->path = q->query = "";
 		return;
 	}
 	if (q->absolute) {
@@ -85,23 +89,13 @@ static void split_target(struct http_req *q, const uint8_t *t, size_t n)
 			;
 	}
 	qm = memchr(t + i, '?', n - i);
-	plen = qm ? (size_t)(qm - (t + i)) : n - i;
-	if (plen == 0) {
-		q->path[0] = '/';       /* "http://h" and "http://h?x" ask for "/" */
-		plen = 1;
-	} else {
-		memcpy(q->path, t + i, plen);
-	}
-	q->path[plen] = '\0';
-	q->query = q->path + plen + 1;
+	q->query = "";
 	if (qm) {
-		size_t ql = n - (size_t)(qm + 1 - t);
-
-		memcpy(q->path + plen + 1, qm + 1, ql);
-		q->path[plen + 1 + ql] = '\0';
-	} else {
-		q->path[plen + 1] = '\0';
+		*qm = '\0';
+		q->query = (const char *)qm + 1;
 	}
+	/* "http://h" and "http://h?x" ask for "/" */
+	q->path = t[i] ? (const char *)t + i : "/";
 }
 
 /*
@@ -112,9 +106,9 @@ static int head_done(struct http_req_parser *p)
 {
 	struct http_result hr;
 	struct http_req *q = &p->req;
-	const uint8_t *h = p->head;
+	uint8_t *h = p->head;
 	size_t mlen, off, cl_count = 0, te_count = 0;
-	const uint8_t *t, *sp;
+	uint8_t *t, *sp;
 	bool chunked = false;
 	uint64_t cl = 0;
 

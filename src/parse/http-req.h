@@ -50,9 +50,10 @@ enum http_req_body {
 /* One request head, as the gate needs it. Strings are NUL-terminated. */
 struct http_req {
 	char method[HTTP_REQ_METHOD_MAX + 1];
-	char path[HTTP_HEAD_MAX];       /* the target's path up to `?` ("/" for an absolute
-					 * target without one; "" for CONNECT and `*`) */
-	const char *query;              /* into path's buffer: after the `?`, "" if none */
+	const char *path;               /* the target's path up to `?` ("/" for an absolute
+					 * target without one; "" for CONNECT and `*`); points
+					 * into the parser's head, valid until the next feed */
+	const char *query;              /* after the `?`, "" if none; the same */
 	bool has_host;
 	bool host_is_ip;
 	char host[DNS_NAME_BUF];        /* lower-case, port and brackets removed */

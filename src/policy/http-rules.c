@@ -310,22 +310,22 @@ const char *http_deny_code(enum http_deny d)
 const char *http_deny_words(enum http_deny d)
 {
 	switch (d) {
-	case HTTP_ALLOWED: return N_("allowed");
-	case HTTP_DENY_NO_RULE: return N_("no --allow-http rule allows this request");
+	case HTTP_ALLOWED: return "allowed";
+	case HTTP_DENY_NO_RULE: return "no --allow-http rule allows this request";
 	case HTTP_DENY_OTHER_HOST:
-		return N_("names another host than the connection was allowed for");
+		return "names another host than the connection was allowed for";
 	case HTTP_DENY_OTHER_PORT:
-		return N_("names another port than the connection was dialled on");
-	case HTTP_DENY_NO_HOST: return N_("a request without a Host");
-	case HTTP_DENY_CONNECT: return N_("CONNECT, which no --allow-http rule names");
+		return "names another port than the connection was dialled on";
+	case HTTP_DENY_NO_HOST: return "a request without a Host";
+	case HTTP_DENY_CONNECT: return "CONNECT, which no --allow-http rule names";
 	case HTTP_DENY_SWITCH_LATE:
-		return N_("a protocol switch (Upgrade or CONNECT) after the connection's "
-			  "first request");
-	case HTTP_DENY_SWITCH_BODY: return N_("a protocol switch with a body");
-	case HTTP_DENY_MALFORMED: return N_("a malformed or ambiguous HTTP request");
+		return "a protocol switch (Upgrade or CONNECT) after the connection's "
+		       "first request";
+	case HTTP_DENY_SWITCH_BODY: return "a protocol switch with a body";
+	case HTTP_DENY_MALFORMED: return "a malformed or ambiguous HTTP request";
 	case HTTP_DENY_COUNT: break;
 	}
-	return N_("refused");
+	return "refused";
 }
 
 char *http_rule_suggest(enum http_deny d, const char *method, const char *host,

@@ -141,6 +141,7 @@ static int parse_methods(struct cursor *c, const char *v, const char *end, struc
 		if (!(n == 1 && *s == '*')) {
 			for (size_t i = 0; i < n; i++)
 				if (!is_tchar(s[i]) || s[i] == '*')
+					/* xgettext:no-c-format */
 					return bad(c, s + i, N_("not a method (letters, digits and "
 								"!#$%&'+-.^_`|~; or * alone)"));
 			if (is_standard_method_ci(s, n))
@@ -226,11 +227,13 @@ static int parse_one_path(struct cursor *c, const char *s, const char *e, struct
 			return bad(c, p, N_("a query string: rules match the path only"));
 		if (*p == '%') {
 			if (e - p < 3 || !is_hex(p[1]) || !is_hex(p[2]))
+				/* xgettext:no-c-format */
 				return bad(c, p, N_("'%' is not followed by two hex digits"));
 			p += 2;
 			continue;
 		}
 		if (*p != '*' && !is_pattern_char(*p))
+			/* xgettext:no-c-format */
 			return bad(c, p, N_("not allowed in a path (letters, digits, "
 					    "-._~!$&'()+;=:@ and %XX)"));
 	}

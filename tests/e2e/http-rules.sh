@@ -192,7 +192,121 @@ else
 		"want 400 and nothing at the server"
 fi
 
+## ---- protocol switches ---------------------------------------------------------------------
+req req.ws1 "GET /v1/ws HTTP/1.1\r\nHost: $HP\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+req req.ws2 "opaque-websocket-frame"
+REQS="$TN/req.ws1 $TN/req.ws2"
+hr_case websocket "${ALLOW[@]}" -- python3 raw.py "$H" "$REC_PORT" req.ws1 req.ws2
+REQS=
+if grep -q "^HTTP/1.1 101" "$C/out" && grep -q "opaque-websocket-frame" "$C/out" &&
+	arrived "opaque-websocket-frame" && audit_has net.http allow "GET $HP/v1/ws"; then
+	ok "an allowed websocket upgrade hands the rest of the connection over once the server says 101"
+else
+	fail_case "an allowed websocket upgrade hands the rest of the connection over once the server says 101" \
+		"want 101 and the frame echoed back"
+fi
+
+## ---- a hostile payload's ways past the gate (each must fail) -----------------------------------
+# 1. Dot segments: servers resolve them, so /v1/../v2/secret is /v2/secret to the server;
+#    also percent-encoded, and with Tomcat's ";" path parameters.
+req req.dot1 "GET /v1/%%2e%%2e/v2/secret-dot1 HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.dot2 "GET /v1/..;/v2/secret-dot2 HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.dot3 "GET /v1/..%%2Fv2/secret-dot3 HTTP/1.1\r\nHost: $HP\r\n\r\n"
+REQS="$TN/req.dot1 $TN/req.dot2 $TN/req.dot3"
+hr_case hostile-dots "${ALLOW[@]}" -- sh -c "curl -sS -m 10 --path-as-is -o /dev/null -w '%{http_code}\n' '$BASE/v1/../v2/secret-dot0'; for f in req.dot1 req.dot2 req.dot3; do python3 raw.py $H $REC_PORT \$f | head -n 1; done"
+REQS=
+if [ "$(grep -c '403' "$C/out")" = 4 ] && ! arrived "secret-dot" &&
+	audit_has net.http deny "GET $HP/v1/../v2/secret-dot0"; then
+	ok "hostile 1: a path that climbs out of /v1 (.., %2e%2e, ..;, ..%2F) is refused and never sent"
+else
+	fail_case "hostile 1: a path that climbs out of /v1 (.., %2e%2e, ..;, ..%2F) is refused and never sent" \
+		"want four 403s and no secret-dot at the server"
+fi
+
+# 2. Bare LF line ends: a server that accepts them would read two requests here. As a
+#    connection's first bytes the naming refuses them (net.sni, reset); after a good first
+#    request the gate does (400).
+req req.lf0 "GET /v1/lf0 HTTP/1.1\nHost: $HP\n\nGET /v2/secret-lf0 HTTP/1.1\nHost: $HP\n\n"
+req req.lf1 "GET /v1/lf1 HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.lf2 "GET /v1/lf2 HTTP/1.1\nHost: $HP\n\nGET /v2/secret-lf2 HTTP/1.1\nHost: $HP\n\n"
+REQS="$TN/req.lf0 $TN/req.lf1 $TN/req.lf2"
+hr_case hostile-lf "${ALLOW[@]}" -- sh -c \
+	"python3 raw.py $H $REC_PORT req.lf0; echo ==; python3 raw.py $H $REC_PORT req.lf1 req.lf2"
+REQS=
+if grep -q "^ok /v1/lf1" "$C/out" && grep -q "^HTTP/1.1 400" "$C/out" && ! arrived "secret-lf" &&
+	! arrived "/v1/lf0" && ! arrived "/v1/lf2" && audit_has net.sni deny "tcp://$TN_OTHER:$REC_PORT" &&
+	audit_has net.http deny "bare LF"; then
+	ok "hostile 2: bare-LF framing (what some servers split into two requests) is refused whole"
+else
+	fail_case "hostile 2: bare-LF framing (what some servers split into two requests) is refused whole" \
+		"want the naming's refusal, then 'ok /v1/lf1' and a 400, and nothing else at the server"
+fi
+
+# 3. Two Host headers on a kept-alive second request: servers disagree on which one counts.
+req req.h1 "GET /v1/hh HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.h2 "GET /v1/secret-hh HTTP/1.1\r\nHost: $HP\r\nHost: www.example.test:$REC_PORT\r\n\r\n"
+REQS="$TN/req.h1 $TN/req.h2"
+hr_case hostile-hosts "${ALLOW[@]}" --allow-host "www.example.test:$REC_PORT" -- \
+	python3 raw.py "$H" "$REC_PORT" req.h1 req.h2
+REQS=
+if grep -q "^ok /v1/hh" "$C/out" && grep -q "^HTTP/1.1 400" "$C/out" && ! arrived "secret-hh" &&
+	audit_has net.http deny "two Host headers"; then
+	ok "hostile 3: a second request with two Host headers is refused, the first answered"
+else
+	fail_case "hostile 3: a second request with two Host headers is refused, the first answered" \
+		"want 'ok /v1/hh', then 400, and no secret-hh at the server"
+fi
+
+# 4. Switching protocols to get unread bytes through: h2c (boxy cannot read HTTP/2 in the
+#    clear, so the connection is reset once the server agrees), and an upgrade after the
+#    connection's first request (refused, whatever the server would say).
+req req.h2c "GET /v1/up HTTP/1.1\r\nHost: $HP\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+req req.h2cx "GET /v2/secret-h2c HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.late1 "GET /v1/first HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.late2 "GET /v1/ws HTTP/1.1\r\nHost: $HP\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+req req.late3 "GET /v2/secret-late HTTP/1.1\r\nHost: $HP\r\n\r\n"
+REQS="$TN/req.h2c $TN/req.h2cx $TN/req.late1 $TN/req.late2 $TN/req.late3"
+hr_case hostile-switch "${ALLOW[@]}" -- sh -c \
+	"python3 raw.py $H $REC_PORT req.h2c req.h2cx; echo ==; python3 raw.py $H $REC_PORT req.late1 req.late2 req.late3"
+REQS=
+if ! arrived "secret-h2c" && ! arrived "secret-late" && sed -n '/^==$/,$p' "$C/out" | grep -q "^HTTP/1.1 403" &&
+	audit_has net.http deny "after the connection's first request"; then
+	ok "hostile 4: an h2c switch is reset before its next bytes leave; a late upgrade is refused"
+else
+	fail_case "hostile 4: an h2c switch is reset before its next bytes leave; a late upgrade is refused" \
+		"want no secret-h2c or secret-late at the server and a switch-late refusal"
+fi
+
+# 5. Tunnels and missing names, each after a good first request on the connection:
+#    CONNECT through the allowed host to another, an absolute URI that disagrees with
+#    Host, and a Host-less HTTP/1.0 request (the server would route it to whatever its
+#    default host is).
+req req.connect "CONNECT www.example.test:$REC_PORT HTTP/1.1\r\nHost: www.example.test:$REC_PORT\r\n\r\n"
+req req.absmis "GET http://www.example.test:$REC_PORT/v1/secret-abs HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.nh1 "GET /v1/nh HTTP/1.1\r\nHost: $HP\r\n\r\n"
+req req.nh2 "GET /v1/secret-nohost HTTP/1.0\r\n\r\n"
+REQS="$TN/req.connect $TN/req.absmis $TN/req.nh1 $TN/req.nh2"
+hr_case hostile-tunnel "${ALLOW[@]}" --allow-host "www.example.test:$REC_PORT" -- sh -c \
+	"python3 raw.py $H $REC_PORT req.nh1 req.connect; echo ==; python3 raw.py $H $REC_PORT req.nh1 req.absmis; echo ==; python3 raw.py $H $REC_PORT req.nh1 req.nh2"
+REQS=
+if [ "$(grep -c '^HTTP/1.1 40[03]' "$C/out")" = 3 ] && ! arrived "CONNECT" &&
+	! arrived "secret-abs" && ! arrived "secret-nohost" &&
+	audit_has net.http deny "a request without a Host"; then
+	ok "hostile 5: CONNECT through an allowed host, an absolute URI disagreeing with Host, a Host-less request: refused"
+else
+	fail_case "hostile 5: CONNECT through an allowed host, an absolute URI disagreeing with Host, a Host-less request: refused" \
+		"want three refusals and none of them at the server"
+fi
+
 ## ---- the record -------------------------------------------------------------------------
+C=$TN/cases/keepalive
+if grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/err"; then
+	ok "the end-of-run summary names the refused request and the --allow-http rule that would allow it"
+else
+	fail_case "the end-of-run summary names the refused request and the --allow-http rule that would allow it" \
+		"want the request, net.http and the fix on stderr"
+fi
+
 DB=$TN/state/boxy/sessions.db
 sid=$(sqlite3 "$DB" "SELECT session_id FROM requests WHERE path = '/v1/ka-one'" 2>/dev/null | head -n 1)
 rows=$(sqlite3 -separator ' ' "$DB" "SELECT seq, method, host, port, path, verdict, layer, coalesce(rule, -1) FROM requests WHERE session_id = '$sid' ORDER BY seq" 2>/dev/null)
@@ -221,6 +335,16 @@ then
 	ok "boxy show --json lists the session's requests"
 else
 	fail_case "boxy show --json lists the session's requests" "want requests[] with both"
+fi
+tn_boxy show "$sid" >"$C/text" 2>&1
+if grep -q "^http requests  2 (1 refused, among the refusals below" "$C/text" &&
+	grep -q "GET $HP/v2/ka-two .*net.http .*fix: --allow-http 'method=GET domain=$H path=/v2/ka-two'" "$C/text" &&
+	grep -q "http rules: 1" "$C/text"; then
+	ok "boxy show lists the requests, refused ones among them"
+else
+	fail_case "boxy show lists the requests, refused ones among them" \
+		"want 'http requests  2 (1 refused…', the refused one with its fix, and 'http rules: 1'" \
+		"show: $(head -c 1500 "$C/text")"
 fi
 
 done_testing

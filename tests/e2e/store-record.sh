@@ -180,6 +180,9 @@ expect = {
     "What each name answered, with its TTL":
         lambda got: sorted(got) == sorted([("www.example.test", HTTP, 60, 2),
                                            ("www.example.test", HTTP6, 60, 2)]),
+    "Every HTTP request a session made, refused ones first":
+        lambda got: [tuple(g[1:6]) for g in got] ==
+        [("GET", "www.example.test", 80, "/big.bin", "allow")] and got[0][0] >= 1,
     "Bytes per allowed connection":
         lambda got: sorted(got) == sorted((r[4], r[3], r[8], r[9]) for r in allowed),
     "Sessions that reached the per-session cap, and how much was only counted":

@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -28,7 +29,9 @@
 #include <ev.h>
 
 #include "common/tlsca.h"
+#include "net/flow.h"
 #include "net/gw.h"
+#include "net/http-gate.h"
 #include "net/pcap.h"
 #include "net/tls.h"
 #include "proto/msg.h"
@@ -642,6 +645,73 @@ static void test_answer_addr_strict(void **state)
 	}
 }
 
+/* A NET_VERDICT for a flow boxy-net does not have: its fields are checked before the lookup. */
+struct verdict_row {
+	const char *what;
+	uint8_t verdict, flags;
+	bool no_flags;                  /* the version 4 form, without the flags byte */
+	int want;                       /* boxy-net's exit status: 0 still running, 1 ended */
+};
+
+static const struct verdict_row verdict_rows[] = {
+	{ "refused", NETV_REFUSED, 0, false, 0 },
+	{ "dialled, gated", NETV_DIALLED, NETVF_GATE, false, 0 },
+	{ "dialled, gated and inspected", NETV_DIALLED, NETVF_GATE | NETVF_TLS, false, 0 },
+	{ "refused with a gate", NETV_REFUSED, NETVF_GATE, false, 1 },
+	{ "need the name with a gate", NETV_NEED_NAME, NETVF_GATE, false, 1 },
+	{ "an unknown flag", NETV_DIALLED, 0x80, false, 1 },
+	{ "inspection without a gate", NETV_DIALLED, NETVF_TLS, false, 1 },
+	{ "no flags byte (protocol 4)", NETV_REFUSED, 0, true, 1 },
+};
+
+static int verdict_child(const struct verdict_row *r)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], tap = open("/dev/null", O_RDWR), sock = open("/dev/null", O_RDWR);
+		struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+		struct wbuf w;
+		struct gw *gw;
+		bool dialled = r->verdict == NETV_DIALLED;
+
+		if (tap < 0 || sock < 0 || !loop || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			_exit(90);
+		gw = gw_create(loop, sv[0], tap, NULL);
+		gw_start(gw);
+		wbuf_init(&w);
+		wire_put_u32(&w, 77);
+		wire_put_u8(&w, r->verdict);
+		if (!r->no_flags)
+			wire_put_u8(&w, r->flags);
+		if (msg_send(sv[1], NET_VERDICT, w.p, w.len, dialled ? &sock : NULL,
+			     dialled ? 1 : 0) < 0)
+			_exit(91);
+		wbuf_free(&w);
+		for (int i = 0; i < 3; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		_exit(gw_exit_status(gw));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* The verdict's flags (protocol 5): only with DIALLED, only known ones, TLS only with a gate. */
+static void test_verdict_flags(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(verdict_rows); i++) {
+		int got = verdict_child(&verdict_rows[i]);
+
+		if (got != verdict_rows[i].want)
+			fail_msg("%s: exit status %d, want %d", verdict_rows[i].what, got,
+				 verdict_rows[i].want);
+	}
+}
+
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
@@ -1027,6 +1097,230 @@ static void test_name_classify(void **state)
 	}
 }
 
+/* ---- the HTTP gate on a byte stream (net/http-gate.h) ------------------------------- */
+
+struct gate_row {
+	const char *what;
+	const char *stream;
+	const char *pass;       /* the prefix that may go upstream once all is fed */
+	enum http_gate_state state;
+	unsigned records;       /* NET_HTTP_REQUEST messages sent */
+};
+
+static const struct gate_row gate_rows[] = {
+	{ "two allowed, keep-alive",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  HTTP_GATE_OPEN, 2 },
+	{ "allowed, then refused by the rules",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v2/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_REFUSED, 2 },
+	{ "a second request for another host",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: other.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_REFUSED, 2 },
+	{ "a body passes as it comes, the hidden request in it is body",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_OPEN, 1 },
+	{ "smuggling: nothing of it passes",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n"
+	  "\r\n0\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
+	{ "an incomplete head waits",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_OPEN, 1 },
+	{ "a websocket holds what follows until the server answers",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\nframes",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+	  HTTP_GATE_SWITCHING, 1 },
+};
+
+/* A gateway just big enough for a gate: its broker socket is our end of a socketpair. */
+static struct gw *gate_gw(int *peer)
+{
+	static const char *const texts[] = { "method=GET,POST domain=api.test path=/v1/*" };
+	struct gw *gw = xcalloc(1, sizeof(*gw));
+	struct http_rules rs;
+	size_t bad;
+	int sp[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	gw->broker_fd = sp[0];
+	*peer = sp[1];
+	gw->loop = ev_loop_new(EVFLAG_AUTO);
+	assert_int_equal(http_rules_parse(&rs, texts, 1, &bad), 0);
+	http_gate_set_rules(gw, &rs);
+	return gw;
+}
+
+static void gate_gw_free(struct gw *gw, int peer)
+{
+	http_rules_free(&gw->http_rules);
+	ev_loop_destroy(gw->loop);
+	close(gw->broker_fd);
+	close(peer);
+	free(gw);
+}
+
+/* Count the records waiting on the broker's end (and check they are requests). */
+static unsigned gate_records(int peer)
+{
+	unsigned n = 0;
+	struct msg m;
+	char *err = NULL;
+
+	for (;;) {
+		struct pollfd p = { .fd = peer, .events = POLLIN };
+
+		if (poll(&p, 1, 0) != 1 || msg_recv(peer, &m, &err) != 1)
+			break;
+		assert_int_equal(m.type, NET_HTTP_REQUEST);
+		msg_free(&m);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Each row fed whole and cut at every byte: what may pass is the same, and at
+ * no moment does it reach into a request that is refused or not yet decided.
+ */
+static void test_gate_stream(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(gate_rows); i++) {
+		const struct gate_row *row = &gate_rows[i];
+		size_t len = strlen(row->stream), plen = strlen(row->pass);
+
+		for (size_t cut = 0; cut < len; cut++) {
+			int peer;
+			struct gw *gw = gate_gw(&peer);
+			struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+			struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+			size_t k;
+			unsigned recs;
+
+			k = cut ? http_gate_feed(g, (const uint8_t *)row->stream, cut) : 0;
+			if (http_gate_allowed(g) > plen)
+				fail_msg("%s, cut %zu: %llu bytes pass before the rest came", row->what,
+					 cut, (unsigned long long)http_gate_allowed(g));
+			if (k == cut)
+				http_gate_feed(g, (const uint8_t *)row->stream + cut, len - cut);
+			if (http_gate_allowed(g) != plen || http_gate_state(g) != row->state)
+				fail_msg("%s, cut %zu: %llu bytes pass in state %d, want %zu in %d",
+					 row->what, cut, (unsigned long long)http_gate_allowed(g),
+					 (int)http_gate_state(g), plen, (int)row->state);
+			recs = gate_records(peer);
+			if (recs != row->records)
+				fail_msg("%s, cut %zu: %u records, want %u", row->what, cut, recs,
+					 row->records);
+			http_gate_free(g);
+			gate_gw_free(gw, peer);
+		}
+	}
+}
+
+/* The server's answer to a switch: 101 to a websocket hands over, anything else declines. */
+static void test_gate_switch(void **state)
+{
+	static const struct { const char *req, *answer; enum http_gate_state want; } rows[] = {
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 101 Switching Protocols\r\n", HTTP_GATE_TUNNEL },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 200 OK\r\n", HTTP_GATE_DECLINED },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: h2c\r\n\r\n",
+		  "HTTP/1.1 101 Switching Protocols\r\n", HTTP_GATE_RESET },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "SSH-2.0-OpenSSH\r\n", HTTP_GATE_DECLINED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		int peer;
+		struct gw *gw = gate_gw(&peer);
+		struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+		struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+		const char *more = "after";
+
+		http_gate_feed(g, (const uint8_t *)rows[i].req, strlen(rows[i].req));
+		assert_int_equal(http_gate_state(g), HTTP_GATE_SWITCHING);
+		assert_int_equal(http_gate_feed(g, (const uint8_t *)more, 5), 0);
+		/* the status line in pieces */
+		for (const char *p = rows[i].answer; *p; p++)
+			http_gate_server(g, (const uint8_t *)p, 1);
+		assert_int_equal(http_gate_state(g), rows[i].want);
+		if (rows[i].want == HTTP_GATE_TUNNEL) {
+			assert_int_equal(http_gate_feed(g, (const uint8_t *)more, 5), 5);
+			assert_int_equal(http_gate_allowed(g), strlen(rows[i].req) + 5);
+		}
+		http_gate_free(g);
+		gate_gw_free(gw, peer);
+	}
+}
+
+/* The refusal's words: the rule that would allow it, or why none would. */
+static void test_gate_refusal(void **state)
+{
+	int peer;
+	struct gw *gw = gate_gw(&peer);
+	struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+	struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	struct http_gate_refusal r;
+	char resp[HTTP_GATE_RESPONSE_MAX];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v2/x" }), HTTP_DENY_NO_RULE);
+	http_gate_refusal(g, &r);
+	assert_int_equal(r.status, 403);
+	assert_string_equal(r.body, "boxy: GET api.test/v2/x refused; allow it with "
+			    "--allow-http 'method=GET domain=api.test path=/v2/x'\n");
+	n = http_gate_refusal_h1(&r, resp, sizeof(resp));
+	assert_true(n > 0);
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden\r\n"));
+	assert_non_null(strstr(resp, "Connection: close\r\n"));
+	/* refused once, refused for good */
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v1/x" }), HTTP_DENY_NO_RULE);
+	assert_int_equal(gate_records(peer), 1);
+	http_gate_free(g);
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "other.test", .path = "/v1/x" }), HTTP_DENY_OTHER_HOST);
+	http_gate_refusal(g, &r);
+	assert_string_equal(r.body, "boxy: GET other.test/v1/x refused (names another host than "
+			    "the connection was allowed for)\n");
+	http_gate_free(g);
+	assert_int_equal(gate_records(peer), 1);
+	/* a decoded request the broker could not take (from another parser): malformed here */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_H2);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "G T",
+		.host = "api.test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "Api.Test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v1/\x1b[2J" }), HTTP_DENY_MALFORMED);
+	/* HTTP/2: each stream on its own, a refused one ends alone */
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v2/x" }), HTTP_DENY_NO_RULE);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v1/x" }), HTTP_ALLOWED);
+	assert_int_equal(gate_records(peer), 5);
+	http_gate_free(g);
+	/* a head the client never finished: refused when its stream ends, nothing passes */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	assert_int_equal(http_gate_feed(g, (const uint8_t *)"GET /v1/x HTTP/1.1\r\nHo", 22), 22);
+	assert_int_equal(http_gate_allowed(g), 0);
+	http_gate_client_eof(g);
+	assert_int_equal(http_gate_state(g), HTTP_GATE_REFUSED);
+	http_gate_refusal(g, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "incomplete at the end of the stream"));
+	http_gate_free(g);
+	gate_gw_free(gw, peer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1045,6 +1339,10 @@ int main(void)
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
 		cmocka_unit_test(test_read_name),
+		cmocka_unit_test(test_verdict_flags),
+		cmocka_unit_test(test_gate_stream),
+		cmocka_unit_test(test_gate_switch),
+		cmocka_unit_test(test_gate_refusal),
 		cmocka_unit_test(test_name_classify),
 	};
 
