@@ -12,7 +12,8 @@
 #                intercepting (its own certificate to the client, TLS to the server,
 #                verified, every request parsed), CLIENT pointed at it. Reverse mode,
 #                because this machine has no iptables for transparent mode and wrk
-#                speaks no proxy protocol: the interception work is the same.
+#                speaks no proxy protocol: the interception work is the same. Bodies
+#                over 1 MiB are streamed (stream_large_bodies), not held whole.
 #
 # The server is bench/bench-httpsd.c (one thread, epoll, OpenSSL, keep-alive; built here),
 # so that it is never what a row measures. Keep-alive: wrk -t1 -c CONNS (each connection
@@ -75,7 +76,8 @@ SSL_CERT_FILE=$TN/tls/ca.pem
 export SSL_CERT_FILE
 mitmdump -q --mode reverse:https://bench.test:443 --listen-host 127.0.0.1 --listen-port 8443 \
 	--set confdir="$TN/mitm" --set ssl_verify_upstream_trusted_ca="$TN/tls/ca.pem" \
-	--set flow_detail=0 --set connection_strategy=lazy >"$OUT/mitmdump.log" 2>&1 &
+	--set flow_detail=0 --set connection_strategy=lazy --set stream_large_bodies=1m \
+	>"$OUT/mitmdump.log" 2>&1 &
 MITM=$!
 TN_PIDS="$TN_PIDS $MITM"
 for _ in $(seq 1 100); do
@@ -84,12 +86,6 @@ for _ in $(seq 1 100); do
 done
 testnet_check
 
-# The clients: URL is the row's https:// base; curl's trust is the row's own.
-wrk_cmd() { echo wrk -t1 -c"$CONNS" -d"${SECS}s" "$1/"; }
-curl_cmd() {
-	echo curl -sS -o /dev/null -m 120 -w 'speed %{speed_download}\n' "$2" \
-		"$1/big?n=$((SIZE * 1048576))"
-}
 
 run_direct() { "$@"; }
 run_uninspected() {
@@ -120,18 +116,20 @@ ROWS=()
 for row in direct uninspected inspected mitmproxy; do
 	case " $ONLY " in *" $row "*) ;; *) continue ;; esac
 	testnet_check
+	# The row's URL and curl's trust: the suite's CA, the sandbox's bundle (with the
+	# session CA), mitmproxy's own CA (not verified: its CA is made at its start).
 	case $row in
-	direct) base=https://bench.test; trust="--cacert $TN/tls/ca.pem" ;;
-	uninspected) base=https://bench.test; trust="--cacert ca.pem" ;;
-	inspected) base=https://bench.test; trust="" ;;            # the sandbox's bundle
-	mitmproxy) base=https://127.0.0.1:8443; trust="-k" ;;       # mitmproxy's own CA
+	direct) base=https://bench.test; trust=(--cacert "$TN/tls/ca.pem") ;;
+	uninspected) base=https://bench.test; trust=(--cacert ca.pem) ;;
+	inspected) base=https://bench.test; trust=() ;;
+	mitmproxy) base=https://127.0.0.1:8443; trust=(-k) ;;
 	esac
 	echo "http.sh: measuring $row" >&2
 	R_LOAD[$row]=$(cut -d' ' -f1-3 /proc/loadavg)
-	# shellcheck disable=SC2046
-	"run_$row" $(wrk_cmd "$base") >"$OUT/$row.wrk" 2>"$OUT/$row.wrk.err"
-	# shellcheck disable=SC2046
-	"run_$row" $(curl_cmd "$base" "$trust") >"$OUT/$row.dl" 2>"$OUT/$row.dl.err"
+	"run_$row" timeout $((SECS + 30)) wrk -t1 -c"$CONNS" -d"${SECS}s" "$base/" \
+		>"$OUT/$row.wrk" 2>"$OUT/$row.wrk.err"
+	"run_$row" curl -sS -o /dev/null -m 300 -w 'speed %{speed_download}\n' "${trust[@]}" \
+		"$base/big?n=$((SIZE * 1048576))" >"$OUT/$row.dl" 2>"$OUT/$row.dl.err"
 	R_RPS[$row]=$(rps "$OUT/$row.wrk")
 	R_DL[$row]=$(gbps "$OUT/$row.dl")
 	for f in wrk dl; do
