@@ -128,7 +128,7 @@ int session_net_ca(struct session *s, struct sandbox_ctx *ctx, char **err)
 				  "boxy-net's memory alone", list, fp, until);
 		free(list);
 	}
-	event_audit(&s->sink, NET_LAYER_TLS, "allow", "session-ca", words);
+	event_audit(&s->sink, NET_LAYER_TLS, "info", "session-ca", words);
 	free(words);
 	strv_free(names);
 	return 0;

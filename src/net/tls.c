@@ -544,6 +544,12 @@ static ssize_t io_result(struct tls_flow *t, SSL *s, int r)
 			ev_io_start(f->gw->loop, &f->wio);
 		return TLS_IO_AGAIN;
 	case SSL_ERROR_ZERO_RETURN:
+		/* close_notify: said on, the other side gets one too; an end without it
+		 * is passed on as a FIN alone, so a truncation stays visible. */
+		if (s == t->up)
+			t->up_notify = true;
+		else
+			t->down_notify = true;
 		return TLS_IO_EOF;
 	case SSL_ERROR_SYSCALL:
 		/* A read that returned 0 with nothing queued: the peer's FIN. */
@@ -848,7 +854,8 @@ static void up_close(struct tls_flow *t)
 	if (t->up_closed)
 		return;
 	t->up_closed = true;
-	if (t->up) {
+	/* A refusal's drain needs the server to see the end: close_notify then too. */
+	if (t->up && (t->down_notify || t->refusing || !t->down_eof)) {
 		ERR_clear_error();
 		SSL_shutdown(t->up);
 		ERR_clear_error();
@@ -1063,9 +1070,11 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 		up_close(t);
 	if (t->up_eof && !t->down_closed && t->downb.len == 0 && (!t->h2 || h2_proxy_done(t->h2))) {
 		t->down_closed = true;
-		ERR_clear_error();
-		SSL_shutdown(t->down);
-		ERR_clear_error();
+		if (t->up_notify || t->refusal_queued || t->h2) {
+			ERR_clear_error();
+			SSL_shutdown(t->down);
+			ERR_clear_error();
+		}
 		stack_tcp_shutdown(f);
 		f->down_fin = true;
 		t->wrote_down = true;

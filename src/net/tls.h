@@ -86,6 +86,7 @@ struct tls_flow {
 	bool wrote_down;                /* bytes went into lwIP this pass: tcp_output */
 	bool down_eof, up_eof;          /* the sandbox / the upstream sent all it will */
 	bool sock_eof;                  /* the upstream socket read its FIN */
+	bool down_notify, up_notify;    /* ... and that side's end came with close_notify */
 	bool down_closed, up_closed;    /* our close_notify (and FIN) went to the sandbox / upstream */
 	/* HTTP/1 */
 	struct http_gate *gate;

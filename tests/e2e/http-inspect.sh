@@ -71,6 +71,32 @@ grep -q '^ok GET /v1/mine' "$C/out" && grep -q '^HTTP/1.1 403' "$C/out" &&
 check "inside TLS, a pipelined request naming another host than the SNI gets 403 and never leaves" $? \
 	"want the first answered, a 403, nothing of /v1/theirs at the server"
 
+# A server that ends with close_notify, and one that only closes the socket: the client sees
+# the same as it would without boxy in between (a truncation stays visible).
+cat >"$TN/ends.py" <<'PY'
+import socket, ssl
+c = ssl.create_default_context()
+c.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF      # python ignores a missing close_notify otherwise
+for p in ('/v1/close-notify', '/v1/close-bare'):
+    s = c.wrap_socket(socket.create_connection(('api.test', 443)), server_hostname='api.test',
+                      suppress_ragged_eofs=False)
+    s.sendall(('GET %s HTTP/1.1\r\nHost: api.test\r\n\r\n' % p).encode())
+    out = b''
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+        print(p, 'clean end', out.endswith(b'until the end\n'))
+    except ssl.SSLError:
+        print(p, 'ragged end', out.endswith(b'until the end\n'))
+PY
+ti_case ends "ends.py" --allow-http "$RULE" -- /usr/bin/python3 ends.py
+grep -q '^/v1/close-notify clean end True' "$C/out" && grep -q '^/v1/close-bare ragged end True' "$C/out"
+check "a server's close_notify reaches the client, and so does its absence (a truncation stays visible)" $? \
+	"want a clean end, then a ragged one"
+
 ## ---- HTTP/2 -------------------------------------------------------------------------------
 H2RULE='method=GET domain=h2.test path=/v1/*'
 ti_case h2-curl "" --allow-http "$H2RULE" -- sh -c \

@@ -7,12 +7,15 @@
 #   https-server.py ADDR PORT CERT KEY LOG RAW [--git ROOT] [--alpn PROTO,...]
 #
 # Routes: /big?n=BYTES answers n bytes; /git/… runs `git http-backend` on
-# ROOT (smart HTTP, for git clone over HTTPS); everything else answers
-# "ok METHOD PATH host=HOST" and, for a body, its length. LOG gets one line
+# ROOT (smart HTTP, for git clone over HTTPS); a path ending in /close-notify
+# or /close-bare answers without a length and ends the connection, with or
+# without TLS's close_notify; everything else answers "ok METHOD PATH
+# host=HOST" and, for a body, its length. LOG gets one line
 # a request ("METHOD TARGET HOST"), RAW every byte read, as it came.
 # --alpn sets what the server offers in ALPN (default: http/1.1 only).
 import http.server
 import os
+import socket
 import socketserver
 import ssl
 import subprocess
@@ -111,6 +114,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while n > 0:
                 self.wfile.write(chunk[:min(n, len(chunk))])
                 n -= len(chunk)
+            return
+        if url.path.endswith('/close-notify') or url.path.endswith('/close-bare'):
+            self.send_response(200)
+            self.send_header('Connection', 'close')
+            self.end_headers()
+            self.wfile.write(b'until the end\n')
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                if url.path.endswith('/close-notify'):
+                    self.connection.unwrap()    # close_notify, then the FIN
+                else:
+                    # the socket's own shutdown, under TLS: a FIN and no close_notify
+                    socket.socket.shutdown(self.connection, socket.SHUT_RDWR)
+            except (OSError, ValueError):
+                pass
             return
         text = 'ok %s %s host=%s' % (self.command, self.path, self.headers.get('Host', '-'))
         if body:
