@@ -656,7 +656,10 @@ struct verdict_row {
 static const struct verdict_row verdict_rows[] = {
 	{ "refused", NETV_REFUSED, 0, false, 0 },
 	{ "dialled, gated", NETV_DIALLED, NETVF_GATE, false, 0 },
-	{ "dialled, gated and inspected", NETV_DIALLED, NETVF_GATE | NETVF_TLS, false, 0 },
+	/* inspection needs the session CA, which only NETCFG_TLS brings: a broker that asks
+	 * for it without having sent one is not speaking the protocol (this gateway has none) */
+	{ "dialled and inspected, without a session CA", NETV_DIALLED, NETVF_GATE | NETVF_TLS,
+	  false, 1 },
 	{ "refused with a gate", NETV_REFUSED, NETVF_GATE, false, 1 },
 	{ "need the name with a gate", NETV_NEED_NAME, NETVF_GATE, false, 1 },
 	{ "an unknown flag", NETV_DIALLED, 0x80, false, 1 },
