@@ -289,11 +289,14 @@ check "the sandbox trusts the session CA: its bundle, the CA alone, its hash lin
 	"want the eight variables, the CA at the bundle's end, openssl verify -CApath OK"
 cp "$C/session-ca.pem" "$TN/cases/session-ca.pem" 2>/dev/null
 
-ti_case notrust "" --allow-host api.test -- sh -c \
-	'env | grep -cE "^(SSL_CERT_FILE|NODE_EXTRA_CA_CERTS)="; ls /etc/ssl/certs/boxy-session-ca.pem'
-grep -qx 0 "$C/out" && grep -q 'No such file' "$C/err" && ! grep -q 'net.tls' "$C/audit"
-check "a run that inspects nothing has no session CA, no variables, no net.tls line" $? \
-	"want none of them"
+# A rule that restricts neither method nor path: the host is allowed, not inspected.
+ti_case notrust "" --allow-http 'domain=api.test' -- sh -c \
+	'env | grep -cE "^(SSL_CERT_FILE|NODE_EXTRA_CA_CERTS)="; ls /etc/ssl/certs/boxy-session-ca.pem;
+	 curl -sS -m 10 --cacert ca.pem https://api.test/v2/any'
+grep -qx 0 "$C/out" && grep -q 'No such file' "$C/err" && ! grep -q 'net.tls' "$C/audit" &&
+	grep -q '^ok GET /v2/any' "$C/out"
+check "a run whose rules restrict no method or path inspects nothing: no CA, no variables, the server's own certificate" $? \
+	"want none of them, and the page through the server's own certificate"
 
 ## ---- the CA's key is in boxy-net's memory only -----------------------------------------------------
 # The session CA's public point (the key's DER, and any certificate, would carry it).
