@@ -900,10 +900,10 @@ static int h1_stopped(struct gw *gw, struct tls_flow *t, enum http_gate_state st
 		return 1;
 	}
 	up_close(t);
-	if (st == HTTP_GATE_REFUSED) {
-		t->drain_deadline = ev_now(gw->loop) + TLS_DRAIN;
-		f->deadline = t->drain_deadline;
-	}
+	/* REFUSED: the 403 waits for the server's answers; DECLINED: the server's answer
+	 * goes down, then the end. Either way the server has TLS_DRAIN to close. */
+	t->drain_deadline = ev_now(gw->loop) + TLS_DRAIN;
+	f->deadline = t->drain_deadline;
 	return 1;
 }
 
@@ -960,7 +960,7 @@ static int h1_up(struct gw *gw, struct tls_flow *t)
 		}
 		if (t->down_eof || t->upb.len >= TLS_PLAIN_MAX)
 			break;
-		buf_reserve(&t->upb, TLS_RECORD_MAX);
+		buf_reserve(&t->upb, TLS_PLAIN_MAX - t->upb.len);
 		n = tls_read_side(t, t->down, t->upb.p + t->upb.off + t->upb.len,
 				  TLS_PLAIN_MAX - t->upb.len);
 		if (n > 0) {
@@ -1064,7 +1064,7 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 		h1_down(gw, t);
 	}
 	if (h1 && t->refusing && http_gate_state(t->gate) == HTTP_GATE_DECLINED &&
-	    !t->up_eof && ev_now(gw->loop) >= t->drain_deadline && t->drain_deadline > 0)
+	    !t->up_eof && ev_now(gw->loop) >= t->drain_deadline)
 		t->up_eof = true;
 	if (t->down_eof && !t->up_closed && (!h1 || t->upb.len == 0 || t->refusing))
 		up_close(t);
