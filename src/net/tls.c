@@ -503,7 +503,7 @@ void tls_engine_free(struct tls_engine *e)
 }
 
 /* The leaf for name, minted once and kept (at most TLS_MINT_CACHE, the oldest replaced). */
-static X509 *mint_get(struct tls_engine *e, const char *name, char **err)
+X509 *tls_engine_leaf(struct tls_engine *e, const char *name, char **err)
 {
 	struct mint_entry *m;
 	X509 *x;
@@ -1128,7 +1128,7 @@ void tls_flow_start(struct gw *gw, struct flow *f)
 		flow_dirty(f);
 		return;
 	}
-	leaf = mint_get(e, t->name, &err);
+	leaf = tls_engine_leaf(e, t->name, &err);
 	t->down = SSL_new(e->down_ctx);
 	if (!leaf || !t->down || SSL_use_certificate(t->down, leaf) != 1 ||
 	    SSL_use_PrivateKey(t->down, e->leaf_key) != 1) {

@@ -123,6 +123,13 @@ void tls_engine_free(struct tls_engine *e);
  * 0, or -1 with *err. (The lockdown's test runs it after the lockdown.)
  */
 int tls_engine_selftest(struct tls_engine *e, char **err);
+/*
+ * The leaf for name: minted at its first use with the session's one leaf key
+ * and kept (TLS_MINT_CACHE names, the oldest replaced), so every later
+ * connection to the name costs no signature. Borrowed (an SSL using it takes
+ * its own reference); NULL with *err for a name no certificate may carry.
+ */
+X509 *tls_engine_leaf(struct tls_engine *e, const char *name, char **err);
 
 /* Inspect f: its upstream socket is attached and its ClientHello queued. */
 void tls_flow_start(struct gw *gw, struct flow *f);

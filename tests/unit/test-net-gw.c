@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <ev.h>
+#include <openssl/x509v3.h>
 
 #include "common/tlsca.h"
 #include "net/flow.h"
@@ -788,6 +789,62 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_GETPID), 0);
 }
 
+/* Leaves: one per name, minted once, kept up to TLS_MINT_CACHE, each verifying under the CA. */
+static void test_tls_leaves(void **state)
+{
+	const char *names[] = { "*.api.test" };
+	struct tls_ca ca;
+	struct tls_engine *e;
+	uint8_t *cd, *kd;
+	size_t cn, kn;
+	char *err = NULL, *note = NULL, name[64];
+	X509 *a, *b, *first;
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &cd, &cn, &kd, &kn, &err), 0);
+	e = tls_engine_create(cd, cn, kd, kn, &note, &err);
+	assert_non_null(e);
+	first = tls_engine_leaf(e, "n0.api.test", &err);
+	assert_non_null(first);
+	X509_up_ref(first);             /* as an SSL would: the cache may let go of it */
+	a = tls_engine_leaf(e, "a.api.test", &err);
+	b = tls_engine_leaf(e, "a.api.test", &err);
+	assert_ptr_equal(a, b);         /* minted once */
+	assert_true(X509_check_host(a, "a.api.test", 0, 0, NULL) == 1);
+	assert_true(X509_check_host(a, "b.api.test", 0, 0, NULL) != 1);
+	/* the same leaf key for every name */
+	assert_int_equal(EVP_PKEY_eq(X509_get0_pubkey(a),
+				     X509_get0_pubkey(tls_engine_leaf(e, "c.api.test", &err))), 1);
+	X509_STORE_add_cert(st, ca.cert);
+	X509_STORE_CTX_init(vc, st, a, NULL);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(vc), "a.api.test", 0);
+	assert_int_equal(X509_verify_cert(vc), 1);
+	/* past the cache: the oldest goes (still valid for whoever holds it) */
+	for (int i = 1; i <= TLS_MINT_CACHE; i++) {
+		snprintf(name, sizeof(name), "n%d.api.test", i);
+		assert_non_null(tls_engine_leaf(e, name, &err));
+	}
+	assert_ptr_not_equal(tls_engine_leaf(e, "n0.api.test", &err), first);
+	assert_true(X509_check_host(first, "n0.api.test", 0, 0, NULL) == 1);
+	/* no leaf for a wildcard or a name with syntax in it */
+	assert_null(tls_engine_leaf(e, "*.api.test", &err));
+	free(err);
+	err = NULL;
+	assert_null(tls_engine_leaf(e, "a.api.test\nx", &err));
+	free(err);
+	X509_free(first);
+	X509_STORE_CTX_free(vc);
+	X509_STORE_free(st);
+	tls_engine_free(e);
+	free(cd);
+	tls_wipe_free(kd, kn);
+	tls_ca_clear(&ca);
+	free(note);
+}
+
 /* TLS inspection needs no call the lockdown forbids (a SIGSYS here is a crash in a session). */
 static void test_lockdown_tls(void **state)
 {
@@ -1338,6 +1395,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
 		cmocka_unit_test(test_lockdown_tls),
+		cmocka_unit_test(test_tls_leaves),
 		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
