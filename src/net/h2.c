@@ -174,6 +174,8 @@ static void stream_maybe_free(struct h2_stream *s)
 
 static void buf_put(struct tls_buf *b, const uint8_t *p, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->off && b->off + b->len + n > b->cap) {
 		memmove(b->p, b->p + b->off, b->len);
 		b->off = 0;
@@ -190,6 +192,8 @@ static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 {
 	if (n > b->len)
 		n = b->len;
+	if (n == 0)
+		return 0;       /* b->p may be NULL: memcpy's arguments must not be */
 	memcpy(out, b->p + b->off, n);
 	b->off += n;
 	b->len -= n;

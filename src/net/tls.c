@@ -90,6 +90,8 @@ static void buf_reserve(struct tls_buf *b, size_t n)
 
 static void buf_append(struct tls_buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	buf_reserve(b, n);
 	memcpy(b->p + b->off + b->len, p, n);
 	b->len += n;

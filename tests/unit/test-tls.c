@@ -152,6 +152,7 @@ static void test_ca_shape(void **state)
 	bc = X509_get_ext_d2i(ca.cert, NID_basic_constraints, &crit, NULL);
 	assert_non_null(bc);
 	assert_true(bc->ca);
+	assert_non_null(bc->pathlen);           /* ASN1_INTEGER_get(NULL) is 0 too */
 	assert_int_equal(ASN1_INTEGER_get(bc->pathlen), 0);
 	assert_int_equal(crit, 1);
 	BASIC_CONSTRAINTS_free(bc);
@@ -172,6 +173,79 @@ static void test_ca_shape(void **state)
 	assert_non_null(strstr(pem, "-----BEGIN CERTIFICATE-----"));
 	assert_null(strstr(pem, "PRIVATE"));
 	free(pem);
+	tls_ca_clear(&ca);
+}
+
+/*
+ * pathlen 0: a CA the session CA signs (with its own key: what a stolen key
+ * could do) cannot vouch for anything. Without it, the second CA's leaves
+ * would verify, and name constraints bind a chain only as far as they are
+ * checked.
+ */
+static void test_no_intermediate(void **state)
+{
+	const char *names[] = { "api.test" };
+	struct tls_ca ca;
+	EVP_PKEY *ik, *lk;
+	X509 *inter, *leaf;
+	char *err = NULL;
+	time_t now = time(NULL);
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+	STACK_OF(X509) *chain = sk_X509_new_null();
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "s", now, &ca, &err), 0);
+	ik = tls_key_new(&err);
+	lk = tls_key_new(&err);
+	/* an intermediate for api.test, signed by the session CA */
+	inter = tls_leaf_mint(&ca, ik, "api.test", now, &err);
+	{
+		X509_NAME *nm = X509_NAME_new();
+
+		X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC,
+					   (const unsigned char *)"an intermediate", -1, -1, 0);
+		X509_set_subject_name(inter, nm);
+		X509_NAME_free(nm);
+	}
+	X509_delete_ext(inter, X509_get_ext_by_NID(inter, NID_basic_constraints, -1));
+	X509_delete_ext(inter, X509_get_ext_by_NID(inter, NID_key_usage, -1));
+	X509_delete_ext(inter, X509_get_ext_by_NID(inter, NID_ext_key_usage, -1));
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, ca.cert, inter, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_basic_constraints, "critical,CA:TRUE");
+	X509_add_ext(inter, ext, -1);
+	X509_EXTENSION_free(ext);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_key_usage, "critical,keyCertSign");
+	X509_add_ext(inter, ext, -1);
+	X509_EXTENSION_free(ext);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_key_identifier, "hash");
+	X509_add_ext(inter, ext, -1);
+	X509_EXTENSION_free(ext);
+	assert_true(X509_sign(inter, ca.key, EVP_sha256()) > 0);
+	/* a leaf for api.test under it */
+	{
+		struct tls_ca ica = { .key = ik, .cert = inter };
+
+		leaf = tls_leaf_mint(&ica, lk, "api.test", now, &err);
+		assert_non_null(leaf);
+	}
+	X509_STORE_add_cert(st, ca.cert);
+	sk_X509_push(chain, inter);
+	X509_STORE_CTX_init(vc, st, leaf, chain);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(vc), "api.test", 0);
+	if (X509_verify_cert(vc) == 1 ||
+	    X509_STORE_CTX_get_error(vc) != X509_V_ERR_PATH_LENGTH_EXCEEDED)
+		fail_msg("verified: %s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(vc)));
+	X509_STORE_CTX_free(vc);
+	X509_STORE_free(st);
+	sk_X509_free(chain);
+	X509_free(leaf);
+	X509_free(inter);
+	EVP_PKEY_free(ik);
+	EVP_PKEY_free(lk);
 	tls_ca_clear(&ca);
 }
 
@@ -563,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_ip_excluded),
 		cmocka_unit_test(test_ca_shape),
 		cmocka_unit_test(test_validity),
+		cmocka_unit_test(test_no_intermediate),
 		cmocka_unit_test(test_bad_names),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_every_name),
