@@ -102,6 +102,11 @@ int session_net_ca(struct session *s, struct sandbox_ctx *ctx, char **err)
 		return 0;
 	ca = xcalloc(1, sizeof(*ca));
 	if (tls_ca_create((const char *const *)names, n, s->id, now, ca, err) < 0) {
+		char *why = *err;
+
+		*err = NULL;
+		set_err(err, _("cannot make this session's CA for TLS inspection: %s"), why);
+		free(why);
 		free(ca);
 		strv_free(names);
 		return -1;
