@@ -341,9 +341,12 @@ check "the session CA's key never touches the disk: no file in the state, runtim
 
 # boxy-net is not dumpable: not even its own user reads its memory (the CA key is there).
 ti_case nodump "" --allow-http "$RULE" -d -- sleep 20
+# This suite's boxy-net: the one in this network namespace (other suites on the machine
+# have their own, in theirs).
 pid=
-for p in /proc/[0-9]*; do
-	[ "$(cat "$p/comm" 2>/dev/null)" = boxy-net ] && pid=${p#/proc/} && break
+for _ in $(seq 1 50); do
+	pid=$(pgrep -n -x --ns $$ --nslist net boxy-net 2>/dev/null) && break
+	sleep 0.1
 done
 C=$TN/cases/nodump
 tn_user python3 -c '
