@@ -59,6 +59,7 @@ static bool name_ok(const char *s)
 	return true;
 }
 
+/* Zero, then free (common/tlsca.h). */
 void tls_wipe_free(void *p, size_t n)
 {
 	if (!p)
@@ -229,6 +230,7 @@ static X509_NAME *ca_subject(const char *label)
 	return nm;
 }
 
+/* A new session CA, constrained to names (common/tlsca.h). */
 int tls_ca_create(const char *const *names, size_t nnames, const char *label, time_t now,
 		  struct tls_ca *out, char **err)
 {
@@ -275,6 +277,7 @@ int tls_ca_create(const char *const *names, size_t nnames, const char *label, ti
 	return 0;
 }
 
+/* Free the CA's key and certificate. */
 void tls_ca_clear(struct tls_ca *ca)
 {
 	EVP_PKEY_free(ca->key);
@@ -283,6 +286,7 @@ void tls_ca_clear(struct tls_ca *ca)
 	ca->cert = NULL;
 }
 
+/* The CA as DER, for NET_TLS_CA. */
 int tls_ca_encode(const struct tls_ca *ca, uint8_t **cert, size_t *cert_len, uint8_t **key,
 		  size_t *key_len, char **err)
 {
@@ -310,6 +314,7 @@ fail:
 	return ossl_err(err, "cannot encode the session CA");
 }
 
+/* The CA back from DER, the key checked against the certificate. */
 int tls_ca_decode(const uint8_t *cert, size_t cert_len, const uint8_t *key, size_t key_len,
 		  struct tls_ca *out, char **err)
 {
@@ -338,6 +343,7 @@ int tls_ca_decode(const uint8_t *cert, size_t cert_len, const uint8_t *key, size
 	return 0;
 }
 
+/* A certificate as PEM text. */
 char *tls_cert_pem(X509 *cert)
 {
 	BIO *b = BIO_new(BIO_s_mem());
@@ -352,11 +358,13 @@ char *tls_cert_pem(X509 *cert)
 	return s;
 }
 
+/* OpenSSL's subject hash, 8 hex digits. */
 void tls_cert_hash(X509 *cert, char out[9])
 {
 	snprintf(out, 9, "%08lx", X509_subject_name_hash(cert) & 0xffffffffUL);
 }
 
+/* SHA-256 of the DER, hex. */
 void tls_cert_fingerprint(X509 *cert, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];

@@ -79,6 +79,7 @@ struct h2_proxy {
 
 /* ---- header blocks ----------------------------------------------------------------------- */
 
+/* Free every field of a block and empty it. */
 static void hdrs_clear(struct h2_hdrs *hs)
 {
 	for (size_t i = 0; i < hs->n; i++) {
@@ -141,6 +142,7 @@ static struct h2_stream *stream_new(struct h2_proxy *h, int32_t down_id)
 	return s;
 }
 
+/* Unlink a stream and free it with what it holds. */
 static void stream_free(struct h2_stream *s)
 {
 	struct h2_proxy *h = s->h;
@@ -172,6 +174,7 @@ static void stream_maybe_free(struct h2_stream *s)
 	stream_free(s);
 }
 
+/* Add n body bytes to a stream's buffer. */
 static void buf_put(struct tls_buf *b, const uint8_t *p, size_t n)
 {
 	if (n == 0)
@@ -188,6 +191,7 @@ static void buf_put(struct tls_buf *b, const uint8_t *p, size_t n)
 	b->len += n;
 }
 
+/* Take up to n bytes from the front of a buffer into out; how many. */
 static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 {
 	if (n > b->len)
@@ -344,6 +348,7 @@ static void request_begin(struct h2_proxy *h, struct h2_stream *s, bool end_stre
 
 /* ---- the client's session (we are its server) ----------------------------------------------- */
 
+/* A request's header block begins: a stream of ours for it. */
 static int down_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
 	struct h2_proxy *h = user;
@@ -372,6 +377,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
 	return 0;
 }
 
+/* A whole frame from the client: a request (decided), its trailers, its end. */
 static int down_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
 	struct h2_proxy *h = user;
@@ -399,6 +405,7 @@ static int down_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
 	return 0;
 }
 
+/* Body bytes from the client, for the upstream stream (nothing goes up unbid). */
 static int down_data(nghttp2_session *session, uint8_t flags, int32_t id, const uint8_t *data,
 		     size_t len, void *user)
 {
@@ -429,6 +436,7 @@ static int down_frame_sent(nghttp2_session *session, const nghttp2_frame *frame,
 	return 0;
 }
 
+/* The client's stream ended: the upstream one is cancelled if it is still going. */
 static int down_stream_close(nghttp2_session *session, int32_t id, uint32_t code, void *user)
 {
 	struct h2_proxy *h = user;
@@ -446,6 +454,7 @@ static int down_stream_close(nghttp2_session *session, int32_t id, uint32_t code
 
 /* ---- the upstream's session (we are its client) ----------------------------------------------- */
 
+/* A whole frame from the server: informational, final, trailers, end. */
 static int up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
 	struct h2_proxy *h = user;
@@ -487,6 +496,7 @@ static int up_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 	return 0;
 }
 
+/* A response block begins (its stream was ours from the request). */
 static int up_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
 	(void)session;
@@ -495,6 +505,7 @@ static int up_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
 	return 0;
 }
 
+/* Body bytes from the server, for the client's stream. */
 static int up_data(nghttp2_session *session, uint8_t flags, int32_t id, const uint8_t *data,
 		   size_t len, void *user)
 {
@@ -511,6 +522,7 @@ static int up_data(nghttp2_session *session, uint8_t flags, int32_t id, const ui
 	return 0;
 }
 
+/* The server's stream ended: the client's ends the same way. */
 static int up_stream_close(nghttp2_session *session, int32_t id, uint32_t code, void *user)
 {
 	struct h2_proxy *h = user;
@@ -590,6 +602,7 @@ fail:
 	return NULL;
 }
 
+/* Free both sessions and every stream (no callback runs). */
 void h2_proxy_free(struct h2_proxy *h)
 {
 	if (!h)
@@ -603,6 +616,7 @@ void h2_proxy_free(struct h2_proxy *h)
 	free(h);
 }
 
+/* Both sessions over and every frame written. */
 bool h2_proxy_done(const struct h2_proxy *h)
 {
 	return h->down_over && h->up_over && h->down_out.len == 0 && h->up_out.len == 0;
@@ -683,6 +697,7 @@ static int read_side(struct h2_proxy *h, nghttp2_session *sess, SSL *s, bool *eo
 	return moved;
 }
 
+/* Move frames both ways; end the sessions when a side is gone (net/tls.h). */
 int h2_pump(struct gw *gw, struct tls_flow *t)
 {
 	struct h2_proxy *h = t->h2;

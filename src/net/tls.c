@@ -88,6 +88,7 @@ static void buf_reserve(struct tls_buf *b, size_t n)
 	}
 }
 
+/* Add n bytes at the end. */
 static void buf_append(struct tls_buf *b, const void *p, size_t n)
 {
 	if (n == 0)
@@ -97,6 +98,7 @@ static void buf_append(struct tls_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
+/* Drop n bytes from the front. */
 static void buf_consume(struct tls_buf *b, size_t n)
 {
 	b->off += n;
@@ -105,6 +107,7 @@ static void buf_consume(struct tls_buf *b, size_t n)
 		b->off = 0;
 }
 
+/* Free the buffer and empty it. */
 static void buf_free(struct tls_buf *b)
 {
 	free(b->p);
@@ -191,6 +194,7 @@ static int up_bread(BIO *b, char *out, int outl)
 	return -1;
 }
 
+/* ... and writes what the kernel takes, counting it. */
 static int up_bwrite(BIO *b, const char *in, int inl)
 {
 	struct flow *f = BIO_get_data(b);
@@ -226,6 +230,7 @@ static long down_ctrl(BIO *b, int cmd, long num, void *ptr)
 	return cmd == BIO_CTRL_EOF && f && f->up_eof && f->upq_len == 0;
 }
 
+/* The upstream BIO: a flush succeeds; BIO_eof is the socket's FIN. */
 static long up_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
 	struct flow *f = BIO_get_data(b);
@@ -436,6 +441,7 @@ out:
 	return r;
 }
 
+/* OpenSSL, the CA, the contexts and the trust store, before the lockdown (net/tls.h). */
 struct tls_engine *tls_engine_create(const uint8_t *ca, size_t ca_len, const uint8_t *key,
 				     size_t key_len, char **note, char **err)
 {
@@ -489,6 +495,7 @@ fail:
 	return NULL;
 }
 
+/* Free the engine: contexts, leaves, keys (OpenSSL clears them). */
 void tls_engine_free(struct tls_engine *e)
 {
 	if (!e)
@@ -574,6 +581,7 @@ static ssize_t io_result(struct tls_flow *t, SSL *s, int r)
 	}
 }
 
+/* SSL_read in TLS_IO_* terms (net/tls.h). */
 ssize_t tls_read_side(struct tls_flow *t, SSL *s, void *buf, size_t n)
 {
 	size_t got = 0;
@@ -584,6 +592,7 @@ ssize_t tls_read_side(struct tls_flow *t, SSL *s, void *buf, size_t n)
 	return r == 1 ? (ssize_t)got : io_result(t, s, r);
 }
 
+/* SSL_write in TLS_IO_* terms (net/tls.h). */
 ssize_t tls_write_side(struct tls_flow *t, SSL *s, const void *buf, size_t n)
 {
 	size_t put = 0;
@@ -596,6 +605,7 @@ ssize_t tls_write_side(struct tls_flow *t, SSL *s, const void *buf, size_t n)
 	return r == 1 ? (ssize_t)put : io_result(t, s, r);
 }
 
+/* What lwIP can take for the sandbox now, less a record's overhead (0: wait). */
 size_t tls_down_room(const struct tls_flow *t)
 {
 	const struct flow *f = t->f;
@@ -1104,6 +1114,7 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 
 /* ---- a flow ------------------------------------------------------------------------------- */
 
+/* Take an inspected flow: its leaf, its sandbox-side SSL; the ClientHello is next. */
 void tls_flow_start(struct gw *gw, struct flow *f)
 {
 	struct tls_engine *e = gw->tls;
@@ -1148,6 +1159,7 @@ void tls_flow_start(struct gw *gw, struct flow *f)
 	flow_dirty(f);
 }
 
+/* Free a flow's TLS state, the gate or HTTP/2 proxy with it. */
 void tls_flow_free(struct flow *f)
 {
 	struct tls_flow *t = f->tls;
@@ -1191,6 +1203,7 @@ static enum tls_step tls_pump(struct gw *gw, struct tls_flow *t)
 	return tls_closes(gw, t);
 }
 
+/* One pass over a flow: its timeouts, its handshakes or its bytes, its end. */
 void tls_service(struct gw *gw, struct flow *f)
 {
 	struct tls_flow *t = f->tls;
@@ -1229,6 +1242,7 @@ void tls_service(struct gw *gw, struct flow *f)
 		flow_kill(f, false);
 }
 
+/* A reset: what the client left may be its alert; recorded before the flow goes. */
 void tls_flow_reset(struct gw *gw, struct flow *f)
 {
 	struct tls_flow *t = f->tls;
@@ -1252,6 +1266,7 @@ void tls_flow_reset(struct gw *gw, struct flow *f)
 	(void)gw;
 }
 
+/* The upstream socket is readable: the same pass. */
 void tls_upstream_ready(struct gw *gw, struct flow *f)
 {
 	tls_service(gw, f);

@@ -45,6 +45,7 @@ static bool list_has(const uint8_t *list, size_t len, int k)
 	return false;
 }
 
+/* The inspectable part of the client's ALPN list, in its order (parse/alpn.h). */
 int alpn_filter(const uint8_t *ext, size_t len, uint8_t offer[ALPN_OFFER_MAX])
 {
 	size_t list_len, off = 2, out = 0;
@@ -72,6 +73,7 @@ int alpn_filter(const uint8_t *ext, size_t len, uint8_t offer[ALPN_OFFER_MAX])
 	return (int)out;
 }
 
+/* The protocol both sides speak, from the upstream's choice (parse/alpn.h). */
 enum alpn_proto alpn_choose(bool client_alpn, const uint8_t *offer, size_t offer_len,
 			    const uint8_t *sel, size_t sel_len, const uint8_t **name,
 			    size_t *name_len)

@@ -74,6 +74,7 @@ static int authority_parse(const char *a, struct h2_target *t)
 	return 0;
 }
 
+/* Read a request's target (parse/h2req.h). */
 int h2_target_parse(const char *method, const char *path, const char *authority,
 		    const char *host, struct h2_target *t)
 {
