@@ -43,6 +43,7 @@
 #include "parse/http.h"
 #include "policy/decide.h"
 #include "policy/http-rules.h"
+#include "common/tlsca.h"
 #include "broker/netlog.h"
 #include "proto/netproto.h"
 #include "proto/outq.h"
@@ -101,6 +102,7 @@ struct flow {
 	uint64_t seq;               /* the broker's number for it (events' flow): ids are reused */
 	uint8_t gate;               /* NETVF_* sent with its verdict: its requests are gated */
 	uint64_t nreq;              /* requests boxy-net recorded on it */
+	bool tls_failed;            /* NET_TLS_FAIL came: its inspection failed, once */
 	bool req_refused;           /* ... the last of which was refused: no more may come */
 };
 
@@ -127,6 +129,7 @@ struct broker {
 	struct netlog *log;
 	uint64_t start_ms;          /* monotonic, for net-log times */
 	bool pcap;
+	struct tls_ca *tls_ca;      /* the session CA until NET_TLS_CA took its key to boxy-net */
 
 	int fd;                     /* control socket to boxy-net, -1 once ended */
 	ev_io rw, ww;
@@ -752,6 +755,41 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 
 /* ---- messages from boxy-net ------------------------------------------------------ */
 
+/*
+ * NET_TLS_CA: the session CA's certificate and key, to boxy-net, before its
+ * lockdown. Then the daemon forgets the key: the encoding is wiped, the
+ * frame's copy is wiped once written (outq_push_secret), and OpenSSL clears
+ * the key's own memory when it is freed. From here on it is in boxy-net's
+ * memory only, which nothing but boxy-net can read (not dumpable).
+ */
+static void send_tls_ca(struct broker *b)
+{
+	uint8_t *cert, *key;
+	size_t cn, kn;
+	char *err = NULL;
+	struct wbuf w;
+
+	if (tls_ca_encode(b->tls_ca, &cert, &cn, &key, &kn, &err) < 0) {
+		broker_end(b, "the session CA: %s", err);
+		free(err);
+		return;
+	}
+	wbuf_init(&w);
+	wire_put_bytes(&w, cert, cn);
+	wire_put_bytes(&w, key, kn);
+	tls_wipe_free(key, kn);
+	free(cert);
+	if (b->fd >= 0 && !b->finishing) {
+		outq_push_secret(&b->outq, NET_TLS_CA, w.p, w.len);
+		broker_flush(b);
+	}
+	OPENSSL_cleanse(w.p, w.len);
+	wbuf_free(&w);
+	tls_ca_clear(b->tls_ca);
+	free(b->tls_ca);
+	b->tls_ca = NULL;
+}
+
 /* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
 static void on_hello(struct broker *b, struct rbuf *r)
 {
@@ -772,7 +810,7 @@ static void on_hello(struct broker *b, struct rbuf *r)
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
 	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
 		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
-		    (b->rules.n ? NETCFG_RULES : 0));
+		    (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0));
 	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
 	if (b->pcap && b->rs && b->rs->pcap_max)
 		wire_put_u64(&w, b->rs->pcap_max);
@@ -787,6 +825,8 @@ static void on_hello(struct broker *b, struct rbuf *r)
 		broker_send(b, NET_HTTP_RULES, &w, -1);
 		wbuf_free(&w);
 	}
+	if (b->tls_ca)
+		send_tls_ca(b);
 }
 
 /* NET_FLOW_OPEN: a SYN (or a first UDP datagram) to decide on. */
@@ -1381,6 +1421,75 @@ out:
 	free(name);
 }
 
+/* The words of a failed inspection (NETTLS_*), with boxy-net's detail. */
+static char *tls_fail_words(uint8_t code, const char *detail)
+{
+	switch (code) {
+	case NETTLS_UPSTREAM_CERT:
+		return xasprintf("TLS inspection: the server's certificate was refused (%s); the "
+				 "client was sent an alert", detail);
+	case NETTLS_UPSTREAM:
+		return xasprintf("TLS inspection: the handshake with the server failed (%s)",
+				 detail[0] ? detail : "no reason given");
+	case NETTLS_CLIENT_ALERT:
+		return xasprintf("TLS inspection: the client refused this session's certificate "
+				 "(its alert: %s): it pins certificates or trusts its own CA bundle, "
+				 "not the sandbox's", detail[0] ? detail : "unknown");
+	case NETTLS_CLIENT:
+		return xasprintf("TLS inspection: the client's handshake failed (%s)",
+				 detail[0] ? detail : "no reason given");
+	case NETTLS_NO_PROTOCOL:
+		return xasprintf("TLS inspection: no protocol boxy can inspect (%s)", detail);
+	case NETTLS_NAME:
+		return xasprintf("TLS inspection: %s than the one allowed", detail);
+	case NETTLS_CLIENT_QUIET:
+		return xasprintf("TLS inspection: the client closed the connection right after the "
+				 "handshake, before any request%s%s%s: it may pin another certificate",
+				 detail[0] ? " (its alert: " : "", detail, detail[0] ? ")" : "");
+	default:
+		return xstrdup("TLS inspection: too many inspected connections at once");
+	}
+}
+
+/*
+ * NET_TLS_FAIL: an inspected flow failed (the server's certificate, the
+ * client's alert, …). One refusal, in the audit log and the store (a
+ * decision, layer net.tls), and in the end-of-run summary.
+ */
+static void on_tls_fail(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t code = wire_get_u8(r);
+	char *detail = wire_get_str(r, NETPROTO_TLS_DETAIL_MAX), *words, *subject;
+	struct flow *f;
+
+	if (!wire_done(r) || !detail || code < NETTLS_UPSTREAM_CERT || code > NETTLS_CODE_MAX ||
+	    !visible_ok(detail, true)) {
+		broker_end(b, "malformed NET_TLS_FAIL from boxy-net");
+		free(detail);
+		return;
+	}
+	f = flow_find(b, id);
+	if (!f || f->state != FLOW_OPEN || !(f->gate & NETVF_TLS) || f->tls_failed) {
+		broker_end(b, "NET_TLS_FAIL for flow %u, which is not inspected or failed already",
+			   id);
+		free(detail);
+		return;
+	}
+	f->tls_failed = true;
+	words = tls_fail_words(code, detail);
+	subject = xasprintf("%s:%u", f->sni ? f->sni : "?", f->dport);
+	{
+		struct event ev = event_audit_make(NET_LAYER_TLS, "deny", subject, words);
+
+		ev.flow = f->seq;
+		emit(b, &ev);
+	}
+	free(subject);
+	free(words);
+	free(detail);
+}
+
 /* NET_LOG: one line of boxy-net's health for the daemon's log, sanitised. */
 static void on_log(struct broker *b, struct rbuf *r)
 {
@@ -1447,6 +1556,9 @@ static void broker_dispatch(struct broker *b, const struct msg *m)
 		break;
 	case NET_HTTP_REQUEST:
 		on_http_request(b, &r);
+		break;
+	case NET_TLS_FAIL:
+		on_tls_fail(b, &r);
 		break;
 	default:
 		/* NET_CONFIG, NET_HTTP_RULES, NET_VERDICT and NET_ANSWER are ours to send. */
@@ -1544,6 +1656,7 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->loop = loop;
 	b->rs = rs;
 	b->sink = sink;
+	b->tls_ca = opts ? opts->tls_ca : NULL;
 	b->session = xstrdup(session ? session : "");
 	b->fd = -1;
 	b->pid = -1;
@@ -1552,6 +1665,10 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->dial_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (b->dial_ep < 0) {
 		set_err_errno(err, "epoll_create1");
+		if (b->tls_ca) {
+			tls_ca_clear(b->tls_ca);
+			free(b->tls_ca);
+		}
 		free(b->session);
 		free(b);
 		return NULL;
@@ -1649,13 +1766,29 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 {
 	int sp[2], hi[3] = { -1, -1, -1 };
 	char *const argv[] = { (char *)"boxy-net", NULL };
-	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	char *envp[5] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	size_t nenv = 1;
 	pid_t pid;
 
 	if (access(path, X_OK) < 0)
 		return set_err_errno(err, "boxy-net (%s)", path);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return set_err_errno(err, "socketpair");
+	/*
+	 * TLS inspection reads the host's trust store and OpenSSL's configuration
+	 * where the daemon would: its SSL_CERT_FILE, SSL_CERT_DIR and OPENSSL_CONF
+	 * (a test makes boxy trust its own CA with SSL_CERT_FILE). Nothing else of
+	 * the daemon's environment reaches boxy-net.
+	 */
+	for (const char *const *v = (const char *const[]){ "SSL_CERT_FILE", "SSL_CERT_DIR",
+			"OPENSSL_CONF", NULL }; *v && b->tls_ca; v++) {
+		const char *val = getenv(*v);
+
+		if (val)
+			envp[nenv++] = xasprintf("%s=%s", *v, val);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		set_err_errno(err, "socketpair");
+		goto out_env;
+	}
 	/* Move the child's descriptors above 5 first, so placing one cannot clobber another. */
 	hi[0] = fcntl(sp[1], F_DUPFD_CLOEXEC, 10);
 	hi[1] = fcntl(tap_fd, F_DUPFD_CLOEXEC, 10);
@@ -1697,12 +1830,17 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		ev_child_set(&b->child_w, pid, 0);
 		ev_child_start(b->loop, &b->child_w);
 	}
+	for (size_t i = 1; i < nenv; i++)
+		free(envp[i]);
 	return broker_attach(b, sp[0], err);
 fail:
 	for (int i = 0; i < 3; i++)
 		if (hi[i] >= 0)
 			close(hi[i]);
 	close(sp[0]);
+out_env:
+	for (size_t i = 1; i < nenv; i++)
+		free(envp[i]);
 	return -1;
 }
 
@@ -1814,6 +1952,10 @@ void broker_free(struct broker *b)
 	close(b->dial_ep);
 	net_bind_free(b->binds);
 	http_rules_free(&b->rules);
+	if (b->tls_ca) {
+		tls_ca_clear(b->tls_ca);
+		free(b->tls_ca);
+	}
 	dns_cache_free(b->cache);
 	dnsexfil_free(b->exfil);
 	netlog_free(b->log);

@@ -38,6 +38,7 @@
 #define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
 
 struct broker;
+struct tls_ca;
 
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
@@ -46,6 +47,9 @@ struct broker_opts {
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
 	locale_t lang;              /* the run's client's language: alerts are told in it too
 	                             * (common/lang.h); 0: only the recorded words */
+	struct tls_ca *tls_ca;      /* TLS inspection: the session CA (common/tlsca.h), taken by
+				     * broker_create (also on failure); its key goes to boxy-net
+				     * (NET_TLS_CA) and is then forgotten. NULL: nothing inspected */
 };
 
 /*

@@ -119,6 +119,9 @@ struct session {
 	bool verbose;
 
 	struct broker *net;         /* the session's network (daemon/session-net.c), or NULL */
+	struct tls_ca *tls_ca;      /* TLS inspection: the session CA until the broker takes it */
+	char *tls_ca_pem;           /* ... its certificate, for the sandbox's trust bundle */
+	char tls_ca_hash[9];        /* ... and its subject hash */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
@@ -129,6 +132,7 @@ struct session {
 };
 
 struct pending_event;
+struct tls_ca;
 
 struct server {
 	struct ev_loop *loop;

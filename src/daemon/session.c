@@ -99,6 +99,7 @@ void session_free(struct session *s)
 	session_log_close(s->log);
 	refusals_free(&s->refusals);
 	session_net_end(s);
+	session_net_ca_free(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -508,6 +509,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
 	tailnet = session_net_tailnet(s);
 	ctx.dns_search = tailnet;
+
 	/* Every earlier session's writable roots: links planted there stay there (common/path-guard.h). */
 	path_roots_init(&roots);
 	path_roots_add_store(&roots, srv->store);
@@ -517,7 +519,10 @@ void session_handle_run(struct client *c, const struct msg *m)
 	ev_init(&s->grace_w, grace_fired);
 	ev_init(&s->resume_w, resume_fired);
 	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
-	started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
+	/* Also before the start: the mount stage writes the sandbox's trust bundle. */
+	started = session_net_ca(s, &ctx, &err);
+	if (started == 0)
+		started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
 	path_roots_free(&roots);
 	if (started < 0) {
 		session_run_failed(s, c, err);

@@ -119,6 +119,18 @@ void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
 	broker_send(gw, NET_RESOLVE, &w);
 }
 
+/* NET_TLS_FAIL: an inspected flow failed, and why. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, code);
+	wire_put_str(&w, detail);
+	broker_send(gw, NET_TLS_FAIL, &w);
+}
+
 /* NET_HTTP_REQUEST: one request a gate decided, for the record (the broker checks it). */
 void send_http_request(struct gw *gw, struct flow *f, const struct http_record *r)
 {
@@ -155,7 +167,9 @@ static int on_verdict(struct gw *gw, struct msg *m)
 	if (!wire_done(&r) || v > NETV_NEED_NAME || (v == NETV_DIALLED) != (m->nfds == 1))
 		return -1;
 	if ((flags & ~(NETVF_GATE | NETVF_TLS)) || (flags && v != NETV_DIALLED) ||
-	    (flags & NETVF_TLS && !(flags & NETVF_GATE)))
+	    (flags & NETVF_TLS && !(flags & NETVF_GATE)) ||
+	    /* inspection without the session CA it was promised (NETCFG_TLS) */
+	    ((flags & NETVF_TLS) && !gw->tls))
 		return -1;
 	f = flow_find_id(gw, id);
 	if (!f)

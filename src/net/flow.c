@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "net/flow.h"
 #include "net/http-gate.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* A tuple's bucket in the flow table. */
@@ -161,6 +162,7 @@ void flow_kill(struct flow *f, bool reset)
 	if (f->state == FS_DEAD)
 		return;
 	stack_tcp_close(f, reset);
+	tls_flow_free(f);
 	if (f->fd >= 0) {
 		ev_io_stop(gw->loop, &f->rio);
 		ev_io_stop(gw->loop, &f->wio);
@@ -205,6 +207,8 @@ static void upstream_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	if (f->kind == FLOW_UDP)
 		udp_upstream_readable(f->gw, f);
+	else if (f->tls)
+		tls_upstream_ready(f->gw, f);
 	else
 		tcp_upstream_readable(f->gw, f);
 }

@@ -36,6 +36,8 @@
 #include "common/netaddr.h"
 
 struct tcp_pcb;
+struct tls_flow;
+struct tls_engine;
 struct udp_pcb;
 struct pbuf;
 struct netif;
@@ -125,6 +127,7 @@ struct flow {
 	bool observed;                  /* observe mode: the first bytes were looked at */
 	char *name;                     /* the SNI or Host sent in NET_FLOW_NAME, if any */
 	struct http_gate *gate;         /* NETVF_GATE: every request decided (net/http-gate.h) */
+	struct tls_flow *tls;           /* NETVF_TLS: TLS inspection's state (net/tls.h), or NULL */
 	uint16_t syn_mss;               /* the MSS the sandbox's SYN offered, 0 if none */
 	struct gw_packet syn;           /* the held SYN's fields, to refuse it (ip unset) */
 	uint8_t *held;                  /* the held SYN, as an IP packet */
@@ -175,6 +178,7 @@ struct gw {
 	struct net_pcap *pcap;
 	bool pcap_reported, tap_dead, flows_full_reported;
 	bool observe;                   /* NETCFG_OBSERVE: name open flows for the record */
+	struct tls_engine *tls;         /* TLS inspection (NETCFG_TLS; net/tls.h), or NULL */
 	int exit_status;
 
 	struct netif *nif;              /* net/lwip.c's */
@@ -260,6 +264,8 @@ void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
 void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
+/* NET_TLS_FAIL: why an inspected flow failed (NETTLS_*), with OpenSSL's or an alert's words. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail);
 /* One request a gate decided (NET_HTTP_REQUEST); the strings are the gate's, checked there. */
 struct http_record {
 	uint32_t seq;

@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "net/flow.h"
 #include "net/http-gate.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* Refuse a SYN with a RST written straight to the TAP (lwIP never saw it). */
@@ -250,6 +251,8 @@ void tcp_service(struct gw *gw, struct flow *f)
 {
 	if (f->reset || (f->pcb_gone && !f->pcb_clean) ||
 	    (f->pcb_gone && f->state != FS_OPEN)) {
+		if (f->tls)
+			tls_flow_reset(gw, f);
 		flow_kill(f, true);
 		return;
 	}
@@ -259,6 +262,10 @@ void tcp_service(struct gw *gw, struct flow *f)
 	}
 	if (f->state != FS_OPEN)
 		return;
+	if (f->tls) {
+		tls_service(gw, f);
+		return;
+	}
 	if (f->gate) {
 		http_gate_plain_service(gw, f);
 		if (f->reset) {
@@ -388,17 +395,17 @@ void tcp_admit(struct gw *gw, struct flow *f, uint8_t v, int fd)
 
 /*
  * The broker's verdict on a named flow: splice it to fd (with NETVF_GATE,
- * through an HTTP gate bound to the name it sent), or reset it. -1: not
- * one it waited for.
+ * through an HTTP gate bound to the name it sent; with NETVF_TLS too, after
+ * TLS inspection ends its TLS), or reset it. -1: not one it waited for.
  */
 int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd, uint8_t flags)
 {
 	if (f->state == FS_NAME_SENT && v == NETV_DIALLED && (flags & NETVF_TLS)) {
-		/* TLS inspection is the TLS path's (issue 13); until it is here, a flow that
-		 * needs it is refused rather than let through unread. */
-		close(fd);
-		broker_log(gw, "a flow needs TLS inspection, which this boxy-net cannot do: reset");
-		flow_kill(f, true);
+		/* Inspected: TLS is ended here, and the gate sees its plaintext (net/tls.c). */
+		flow_attach_fd(gw, f, fd);
+		f->state = FS_OPEN;
+		tls_flow_start(gw, f);
+		flow_dirty(f);
 		return 0;
 	}
 	if (f->state == FS_NAME_SENT && v == NETV_DIALLED) {

@@ -71,6 +71,13 @@ enum netproto_type {
 				 *             str path (up to the `?`), str query (at most
 				 *             NETPROTO_QUERY_MAX bytes), str why (HTTP_DENY_MALFORMED:
 				 *             the parser's words; else empty) */
+	NET_TLS_CA,             /* broker→net, with NETCFG_TLS, after NET_CONFIG (and
+				 *             NET_HTTP_RULES): bytes certificate (DER), bytes key
+				 *             (DER) — the session CA, read before the lockdown */
+	NET_TLS_FAIL,           /* net→broker, once per inspected flow that failed: u32 flow,
+				 *             u8 code (NETTLS_*), str detail (OpenSSL's or the
+				 *             alert's words, at most NETPROTO_TLS_DETAIL_MAX printable
+				 *             ASCII bytes; may be empty) */
 };
 
 enum netproto_verdict {
@@ -82,6 +89,7 @@ enum netproto_verdict {
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
 #define NETCFG_RULES     0x04   /* NET_HTTP_RULES follows NET_CONFIG */
+#define NETCFG_TLS       0x08   /* NET_TLS_CA follows (after NET_HTTP_RULES): inspection */
 
 #define NETVF_GATE       0x01   /* gate every HTTP request of the flow (net/http-gate.h) */
 #define NETVF_TLS        0x02   /* ... inside its TLS, which boxy-net terminates (inspection) */
@@ -95,6 +103,23 @@ enum netproto_verdict {
 #define NETPROTO_QUERY_MAX 256
 #define NETPROTO_WHY_MAX   80
 #define NETPROTO_MAX_NAME 253
+
+/* Why an inspected flow failed (NET_TLS_FAIL); the broker words them. */
+enum net_tls_fail {
+	NETTLS_UPSTREAM_CERT = 1,       /* the upstream's certificate did not verify (detail: why) */
+	NETTLS_UPSTREAM,                /* the upstream's handshake failed otherwise */
+	NETTLS_CLIENT_ALERT,            /* the sandbox's client refused the session's certificate
+					 * (detail: its alert): it pins, or trusts its own bundle */
+	NETTLS_CLIENT,                  /* the sandbox's handshake failed otherwise */
+	NETTLS_NO_PROTOCOL,             /* no application protocol both sides and the gate speak */
+	NETTLS_NAME,                    /* the ClientHello TLS read names another server than
+					 * the one the broker allowed */
+	NETTLS_BUSY,                    /* too many inspected flows at once */
+	NETTLS_CLIENT_QUIET,            /* the client ended right after the handshake, before any
+					 * request (pinning does this; detail: its alert, if any) */
+	NETTLS_CODE_MAX = NETTLS_CLIENT_QUIET,
+};
+#define NETPROTO_TLS_DETAIL_MAX 200
 
 /* The address field, both ways; get is strict (false: malformed, the peer is lying). */
 void netproto_put_addr(struct wbuf *w, const struct net_addr *a);

@@ -138,7 +138,8 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 	plan->hostname = xstrdup("boxy");
 	plan->uid = (uint32_t)ctx->uid;
 	plan->gid = (uint32_t)ctx->gid;
-	plan->envp = env_build(ctx->environ, rs->env, rs->nenv, plan->home, plan->user);
+	plan->envp = env_build(ctx->environ, rs->env, rs->nenv, plan->home, plan->user,
+			       ctx->tls_ca_pem != NULL);
 
 	for (size_t i = 0; i < rs->nmounts; i++) {
 		const struct mount_spec *m = &rs->mounts[i];
@@ -176,6 +177,11 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		    strcmp(norm, ctx->dns_search) != 0)
 			return set_err(err, _("invalid DNS search domain"));
 		plan->dns_search = xstrdup(norm);
+	}
+	/* TLS inspection: the sandbox trusts the session CA (init/mount.c, sandbox/env.c). */
+	if (ctx->tls_ca_pem && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		plan->tls_ca_pem = xstrdup(ctx->tls_ca_pem);
+		plan->tls_ca_hash = xstrdup(ctx->tls_ca_hash ? ctx->tls_ca_hash : "");
 	}
 	plan->seccomp = rs->seccomp == SECCOMP_UNSET ? SECCOMP_STRICT : rs->seccomp;
 	plan->tty = rs->tty;

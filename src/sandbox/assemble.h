@@ -39,6 +39,9 @@ struct sandbox_ctx {
 				     * mount stage writes /etc before any network exists */
 	const struct path_roots *roots;         /* writable roots of recorded sessions
 						 * (common/path-guard.h), added to this run's; may be NULL */
+	const char *tls_ca_pem;     /* TLS inspection: the session CA's certificate (PEM), which
+				     * the sandbox is made to trust; NULL when nothing is inspected */
+	const char *tls_ca_hash;    /* its subject hash, 8 hex digits (common/tlsca.h) */
 };
 
 struct path_roots;

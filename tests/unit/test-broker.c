@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -44,6 +45,7 @@
 #include "broker/resolver.h"
 #include "spec/runspec.h"
 #include "ui/dests.h"
+#include "common/tlsca.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
@@ -1010,6 +1012,156 @@ static void test_http_records(void **state)
 		free(json);
 	}
 	fx_close(&x);
+}
+
+/* ---- TLS inspection ------------------------------------------------------------------------ */
+
+/*
+ * fx_open_http with a session CA: NET_CONFIG says NETCFG_TLS, and after the rules
+ * NET_TLS_CA hands boxy-net the CA's certificate and key, which must be the CA's.
+ */
+static void fx_open_tls(struct fx *x)
+{
+	static const char *const names[] = { "example.test" };
+	struct tls_ca *ca = calloc(1, sizeof(*ca)), back;
+	struct broker_opts o = { 0 };
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	int sp[2];
+	char servers[64], fa[65], fb[65], *err = NULL;
+	uint32_t n;
+
+	fx_open_http(x);
+	broker_free(x->b);
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), ca, &err), 0);
+	tls_cert_fingerprint(ca->cert, fa);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	o.tls_ca = ca;                  /* the broker's now */
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	close(x->net);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_CONFIG);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
+	assert_int_equal(wire_get_u8(&r), NETCFG_RULES | NETCFG_TLS);
+	msg_free(&m);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_HTTP_RULES);
+	msg_free(&m);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_TLS_CA);
+	rbuf_init(&r, m.payload, m.len);
+	{
+		uint32_t cn = wire_get_u32(&r), kn;
+		const uint8_t *cert = (const uint8_t *)r.p + r.off;
+
+		r.off += cn;
+		kn = wire_get_u32(&r);
+		assert_false(r.failed);
+		assert_int_equal(tls_ca_decode(cert, cn, (const uint8_t *)r.p + r.off, kn, &back,
+					       &err), 0);
+	}
+	tls_cert_fingerprint(back.cert, fb);
+	assert_string_equal(fa, fb);
+	tls_ca_clear(&back);
+	msg_free(&m);
+	assert_int_equal(resolve(x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+}
+
+static void send_tls_fail(struct fx *x, uint32_t flow, uint8_t code, const char *detail)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, flow);
+	wire_put_u8(&w, code);
+	wire_put_str(&w, detail);
+	send_frame(x, NET_TLS_FAIL, &w);
+	wbuf_free(&w);
+}
+
+/* The CA goes to boxy-net; a failed inspection is one net.tls refusal, worded here. */
+static void test_tls_fail(void **state)
+{
+	struct fx x;
+	const struct rec *r;
+	char *subject;
+
+	(void)state;
+	fx_open_tls(&x);
+	assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+			 NETVF_GATE | NETVF_TLS);
+	recs_clear();
+	send_tls_fail(&x, 31, NETTLS_UPSTREAM_CERT, "self-signed certificate");
+	pump(&x, 30);
+	assert_true(broker_alive(x.b));
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.tls");
+	subject = xasprintf("example.test:%u", x.lport);
+	assert_string_equal(r->subject, subject);
+	free(subject);
+	assert_string_equal(r->detail, "TLS inspection: the server's certificate was refused "
+			    "(self-signed certificate); the client was sent an alert");
+	fx_close(&x);
+}
+
+/* What boxy-net may not say about TLS: each ends the session's network. */
+static void test_tls_fail_lies(void **state)
+{
+	static const struct {
+		const char *what;
+		uint32_t flow;
+		uint8_t code;
+		const char *detail;
+	} rows[] = {
+		{ "code 0", 31, 0, "" },
+		{ "a code past the last", 31, NETTLS_CODE_MAX + 1, "" },
+		{ "a control byte in the words", 31, NETTLS_UPSTREAM, "bad\nline" },
+		{ "a flow that is not inspected (plain HTTP, gated)", 30, NETTLS_UPSTREAM, "x" },
+		{ "a flow that does not exist", 99, NETTLS_UPSTREAM, "x" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fx x;
+
+		print_message("# %s\n", rows[i].what);
+		fx_open_tls(&x);
+		assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+		assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+				 NETVF_GATE | NETVF_TLS);
+		send_tls_fail(&x, rows[i].flow, rows[i].code, rows[i].detail);
+		pump(&x, 30);
+		if (broker_alive(x.b))
+			fail_msg("%s: accepted", rows[i].what);
+		fx_close(&x);
+	}
+	{
+		/* a second failure for the same flow */
+		struct fx x;
+
+		fx_open_tls(&x);
+		assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+				 NETVF_GATE | NETVF_TLS);
+		send_tls_fail(&x, 31, NETTLS_CLIENT, "x");
+		pump(&x, 20);
+		assert_true(broker_alive(x.b));
+		send_tls_fail(&x, 31, NETTLS_CLIENT, "x");
+		pump(&x, 20);
+		assert_false(broker_alive(x.b));
+		fx_close(&x);
+	}
 }
 
 /* Every lie boxy-net could tell about a request ends the session's network. */
@@ -2002,6 +2154,8 @@ int main(void)
 		cmocka_unit_test(test_http_records),
 		cmocka_unit_test(test_http_lies),
 		cmocka_unit_test(test_http_after_refusal),
+		cmocka_unit_test(test_tls_fail),
+		cmocka_unit_test(test_tls_fail_lies),
 	};
 
 	/* The hosts file must not answer for the test names. */

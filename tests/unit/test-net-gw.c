@@ -23,14 +23,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
+#include <openssl/x509v3.h>
 
+#include "common/tlsca.h"
 #include "net/flow.h"
 #include "net/gw.h"
 #include "net/http-gate.h"
 #include "net/pcap.h"
+#include "net/tls.h"
 #include "proto/msg.h"
 #include "proto/netproto.h"
 #include "proto/wire.h"
@@ -653,7 +657,10 @@ struct verdict_row {
 static const struct verdict_row verdict_rows[] = {
 	{ "refused", NETV_REFUSED, 0, false, 0 },
 	{ "dialled, gated", NETV_DIALLED, NETVF_GATE, false, 0 },
-	{ "dialled, gated and inspected", NETV_DIALLED, NETVF_GATE | NETVF_TLS, false, 0 },
+	/* inspection needs the session CA, which only NETCFG_TLS brings: a broker that asks
+	 * for it without having sent one is not speaking the protocol (this gateway has none) */
+	{ "dialled and inspected, without a session CA", NETV_DIALLED, NETVF_GATE | NETVF_TLS,
+	  false, 1 },
 	{ "refused with a gate", NETV_REFUSED, NETVF_GATE, false, 1 },
 	{ "need the name with a gate", NETV_NEED_NAME, NETVF_GATE, false, 1 },
 	{ "an unknown flag", NETV_DIALLED, 0x80, false, 1 },
@@ -712,7 +719,11 @@ static void test_verdict_flags(void **state)
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
-	       TRY_EPOLL_PLAIN };
+	       TRY_EPOLL_PLAIN, TRY_GETPID, TRY_TLS };
+
+/* TRY_TLS: the session CA boxy-net would get in NET_TLS_CA (made once, in the parent). */
+static uint8_t *lock_ca, *lock_key;
+static size_t lock_ca_len, lock_key_len;
 
 /* Lock a child down, try one thing; return how the child ended (exit code or -signal). */
 static int locked_child(enum attempt what)
@@ -723,8 +734,14 @@ static int locked_child(enum attempt what)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *note = NULL, *err = NULL;
+		struct tls_engine *e = NULL;
 		int fd;
 
+		/* As boxy-net does: the engine (OpenSSL's files, the trust store) before. */
+		if (what == TRY_TLS &&
+		    !(e = tls_engine_create(lock_ca, lock_ca_len, lock_key, lock_key_len, &note,
+					    &err)))
+			_exit(95);
 		if (net_lockdown(&note, &err) < 0)
 			_exit(90);
 		switch (what) {
@@ -746,6 +763,12 @@ static int locked_child(enum attempt what)
 			_exit(epoll_create1(EPOLL_CLOEXEC) >= 0 ? 0 : 93);
 		case TRY_EPOLL_PLAIN:
 			_exit(epoll_create1(0) >= 0 ? 92 : 93);
+		case TRY_GETPID:                /* OpenSSL's fork check, before each random draw */
+			_exit(getpid() > 0 ? 0 : 93);
+		case TRY_TLS:
+			/* After the lockdown: mint a leaf, a whole handshake, both directions, a
+			 * chain verified — everything inspection does, with the filter's calls. */
+			_exit(tls_engine_selftest(e, &err) == 0 ? 0 : 96);
 		}
 		_exit(94);
 	}
@@ -763,6 +786,80 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
 	assert_int_equal(locked_child(TRY_EPOLL_CLOEXEC), 0);
 	assert_int_equal(locked_child(TRY_EPOLL_PLAIN), -SIGSYS);
+	assert_int_equal(locked_child(TRY_GETPID), 0);
+}
+
+/* Leaves: one per name, minted once, kept up to TLS_MINT_CACHE, each verifying under the CA. */
+static void test_tls_leaves(void **state)
+{
+	const char *names[] = { "*.api.test" };
+	struct tls_ca ca;
+	struct tls_engine *e;
+	uint8_t *cd, *kd;
+	size_t cn, kn;
+	char *err = NULL, *note = NULL, name[64];
+	X509 *a, *b, *first;
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &cd, &cn, &kd, &kn, &err), 0);
+	e = tls_engine_create(cd, cn, kd, kn, &note, &err);
+	assert_non_null(e);
+	first = tls_engine_leaf(e, "n0.api.test", &err);
+	assert_non_null(first);
+	X509_up_ref(first);             /* as an SSL would: the cache may let go of it */
+	a = tls_engine_leaf(e, "a.api.test", &err);
+	b = tls_engine_leaf(e, "a.api.test", &err);
+	assert_ptr_equal(a, b);         /* minted once */
+	assert_true(X509_check_host(a, "a.api.test", 0, 0, NULL) == 1);
+	assert_true(X509_check_host(a, "b.api.test", 0, 0, NULL) != 1);
+	/* the same leaf key for every name */
+	assert_int_equal(EVP_PKEY_eq(X509_get0_pubkey(a),
+				     X509_get0_pubkey(tls_engine_leaf(e, "c.api.test", &err))), 1);
+	X509_STORE_add_cert(st, ca.cert);
+	X509_STORE_CTX_init(vc, st, a, NULL);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(vc), "a.api.test", 0);
+	assert_int_equal(X509_verify_cert(vc), 1);
+	/* past the cache: the oldest goes (still valid for whoever holds it) */
+	for (int i = 1; i <= TLS_MINT_CACHE; i++) {
+		snprintf(name, sizeof(name), "n%d.api.test", i);
+		assert_non_null(tls_engine_leaf(e, name, &err));
+	}
+	assert_ptr_not_equal(tls_engine_leaf(e, "n0.api.test", &err), first);
+	assert_true(X509_check_host(first, "n0.api.test", 0, 0, NULL) == 1);
+	/* no leaf for a wildcard or a name with syntax in it */
+	assert_null(tls_engine_leaf(e, "*.api.test", &err));
+	free(err);
+	err = NULL;
+	assert_null(tls_engine_leaf(e, "a.api.test\nx", &err));
+	free(err);
+	X509_free(first);
+	X509_STORE_CTX_free(vc);
+	X509_STORE_free(st);
+	tls_engine_free(e);
+	free(cd);
+	tls_wipe_free(kd, kn);
+	tls_ca_clear(&ca);
+	free(note);
+}
+
+/* TLS inspection needs no call the lockdown forbids (a SIGSYS here is a crash in a session). */
+static void test_lockdown_tls(void **state)
+{
+	const char *names[] = { "api.test" };
+	struct tls_ca ca;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &lock_ca, &lock_ca_len, &lock_key, &lock_key_len,
+				       &err), 0);
+	tls_ca_clear(&ca);
+	assert_int_equal(locked_child(TRY_TLS), 0);
+	free(lock_ca);
+	tls_wipe_free(lock_key, lock_key_len);
 }
 
 /* ---- the MSS option ---------------------------------------------------------- */
@@ -1347,6 +1444,8 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_lockdown_tls),
+		cmocka_unit_test(test_tls_leaves),
 		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
