@@ -56,6 +56,17 @@ grep -q '^h2 dot-segment status 403' "$C/out" && grep -q '^h2 absolute status - 
 check "HTTP/2: a dot segment and another authority get 403, an absolute :path and userinfo a reset" $? \
 	"$(grep '^h2 ' "$C/out" | tr '\n' ';')"
 
+# Every request is recorded, the ones HTTP/2's own rules or parse/h2req.c refuse before the
+# gate could decide them too: each smuggling shape has its audit line (malformed, 400).
+missing=
+for why in 'a :path that is not a path' 'userinfo in :authority' \
+	'HTTP/2: Violation in HTTP messaging rule' 'HTTP/2: Invalid HTTP header field was received'; do
+	audit_has net.http deny "$why" || missing="$missing [$why]"
+done
+[ -z "$missing" ]
+check "HTTP/2: a request refused before the gate (absolute :path, userinfo, :protocol, CRLF) is still recorded" $? \
+	"no audit line for:$missing"
+
 attack resume "resumed sessions (TLS 1.2 and 1.3) carry no request and no name past the checks" resume
 ! grep -q 'reused True' "$C/out" && grep -q 'other-name refused' "$C/out"
 check "no session is ever resumed by the terminator, and another name on the session is refused" $? \
@@ -97,6 +108,9 @@ grep -q "^headers h1 b'HTTP/1.1 400" "$C/out" && grep -q '^headers h2 many statu
 	grep -q '^headers h2 bomb status - reset True' "$C/out"
 check "HTTP/1.1: a head over 8 KiB is a 400; HTTP/2: a block over 256 fields or 64 KiB resets its stream" $? \
 	"$(grep '^headers' "$C/out" | tr '\n' ';')"
+[ "$(grep -c 'an HTTP/2 header block over 256 fields or 64 KiB' "$C/audit")" = 2 ]
+check "HTTP/2: the two oversized header blocks are each recorded as a malformed request" $? \
+	"$(grep -c 'header block over' "$C/audit") audit lines"
 
 # The CA's key, looked for by the payload: its files, its environment, its processes.
 ti_case keyhunt "" "${RULES[@]}" -- sh -c \
