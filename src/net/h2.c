@@ -20,8 +20,9 @@
  *
  * Bodies move with flow control end to end: neither session returns window
  * to its peer (nghttp2's automatic WINDOW_UPDATE is off) until the bytes
- * were handed to the other session, so what is held per stream is bounded
- * by the windows, and a slow reader slows its writer. Header blocks are
+ * were handed to the other session, so what is held is bounded by the
+ * connection windows (a stream's emptied buffer is freed), and a slow
+ * reader slows its writer. Header blocks are
  * bounded (H2_HEADERS_MAX fields, H2_HEADER_BYTES_MAX bytes: a bigger block
  * resets its stream), and so are streams (H2_STREAMS_MAX at once),
  * SETTINGS, CONTINUATION frames and resets (nghttp2's own limits).
@@ -193,7 +194,12 @@ static void buf_put(struct tls_buf *b, const uint8_t *p, size_t n)
 	b->len += n;
 }
 
-/* Take up to n bytes from the front of a buffer into out; how many. */
+/*
+ * Take up to n bytes from the front of a buffer into out; how many. An
+ * emptied buffer is freed: what a stream's buffers hold is then what the
+ * connection windows let in (at most 64 KiB each way), not the most each of
+ * a hundred streams ever held.
+ */
 static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 {
 	if (n > b->len)
@@ -203,8 +209,10 @@ static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 	memcpy(out, b->p + b->off, n);
 	b->off += n;
 	b->len -= n;
-	if (b->len == 0)
-		b->off = 0;
+	if (b->len == 0) {
+		free(b->p);
+		memset(b, 0, sizeof(*b));
+	}
 	return n;
 }
 

@@ -112,6 +112,28 @@ check "HTTP/1.1: a head over 8 KiB is a 400; HTTP/2: a block over 256 fields or 
 check "HTTP/2: the two oversized header blocks are each recorded as a malformed request" $? \
 	"$(grep -c 'header block over' "$C/audit") audit lines"
 
+# boxy-net's memory under HTTP/2 downloads: a hundred streams on each of 20 connections, the
+# bodies flowing for 10 s. What a stream's buffers hold must be what the windows let in
+# (64 KiB a connection each way), not the most each stream ever held (100 x 64 KiB).
+ti_case h2mem "tls-attack.py" --allow-http 'method=GET domain=h2.test path=/v1/*' -- \
+	sh -c '/usr/bin/python3 tls-attack.py h2streams 20 10; sleep 2' &
+mempid=$!
+netpid= base= peak=0
+while kill -0 "$mempid" 2>/dev/null; do
+	[ -n "$netpid" ] || netpid=$(pgrep -n -x --ns $$ --nslist net boxy-net 2>/dev/null)
+	if [ -n "$netpid" ] && [ -r "/proc/$netpid/status" ]; then
+		hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$netpid/status")
+		[ -n "$base" ] || base=$hwm
+		[ -z "$hwm" ] || [ "$hwm" -le "$peak" ] || peak=$hwm
+	fi
+	sleep 0.3
+done
+wait "$mempid"
+C=$TN/cases/h2mem
+grep -q '^h2streams read [1-9]' "$C/out" && [ -n "$base" ] && [ $((peak - base)) -lt $((20 * 1024)) ]
+check "HTTP/2: 2,000 long downloads on 20 connections grow boxy-net by less than 20 MiB" $? \
+	"boxy-net ${netpid:-not found}: VmHWM ${base:-?} KiB at the start, $peak KiB at most; $(cat "$C/out")"
+
 # The CA's key, looked for by the payload: its files, its environment, its processes.
 ti_case keyhunt "" "${RULES[@]}" -- sh -c \
 	'grep -rlsa "PRIVATE KEY" /etc /tmp "$HOME" /proc/self/environ 2>/dev/null | head -n 3;
