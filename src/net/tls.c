@@ -573,6 +573,18 @@ static ssize_t io_result(struct tls_flow *t, SSL *s, int r)
 			ERR_clear_error();
 			return TLS_IO_EOF;
 		}
+		if (s == t->up && !t->up_heard && t->state == TLS_OPEN) {
+			/*
+			 * A TLS 1.3 server's verdict on the handshake can come after
+			 * it, as its first record: a server that requires a client
+			 * certificate refuses our empty one with an alert the client
+			 * side only reads now. Said as the handshake's failure.
+			 */
+			char why[160];
+
+			ossl_words(why, sizeof(why), "the server ended the connection");
+			tls_report(t, NETTLS_UPSTREAM, why);
+		}
 		ERR_clear_error();
 		return TLS_IO_ERROR;
 	default:
@@ -589,6 +601,8 @@ ssize_t tls_read_side(struct tls_flow *t, SSL *s, void *buf, size_t n)
 
 	ERR_clear_error();
 	r = SSL_read_ex(s, buf, n, &got);
+	if (r == 1 && s == t->up)
+		t->up_heard = true;
 	return r == 1 ? (ssize_t)got : io_result(t, s, r);
 }
 

@@ -87,6 +87,7 @@ struct tls_flow {
 	bool down_eof, up_eof;          /* the sandbox / the upstream sent all it will */
 	bool sock_eof;                  /* the upstream socket read its FIN */
 	bool down_notify, up_notify;    /* ... and that side's end came with close_notify */
+	bool up_heard;                  /* the upstream sent plaintext (its handshake is behind it) */
 	bool down_closed, up_closed;    /* our close_notify (and FIN) went to the sandbox / upstream */
 	/* HTTP/1 */
 	struct http_gate *gate;
