@@ -112,6 +112,15 @@ check "HTTP/1.1: a head over 8 KiB is a 400; HTTP/2: a block over 256 fields or 
 check "HTTP/2: the two oversized header blocks are each recorded as a malformed request" $? \
 	"$(grep -c 'header block over' "$C/audit") audit lines"
 
+# A refused request pipelined behind a long answer the client reads slowly: the server is
+# still answering when the 5 s drain would end. The 403 must follow the answer, never land
+# inside its body (a client would read it as the body's bytes).
+ti_case pipeslow "tls-attack.py" "${RULES[@]}" --allow-http 'method=GET domain=api.test path=/big' -- \
+	/usr/bin/python3 tls-attack.py pipeslow 20000000 6.5
+grep -q '^pipeslow body [0-9]* of 20000000 403 at 20000000$' "$C/out" && ! arrived atk-pipe
+check "a refusal pipelined behind a long answer comes after all of it, not inside its body" $? \
+	"$(cat "$C/out")"
+
 # boxy-net's memory under HTTP/2 downloads: a hundred streams on each of 20 connections, the
 # bodies flowing for 10 s. What a stream's buffers hold must be what the windows let in
 # (64 KiB a connection each way), not the most each stream ever held (100 x 64 KiB).

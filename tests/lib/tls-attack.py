@@ -6,6 +6,7 @@
 # under /v2/atk-NAME, which no rule allows) and by whether boxy-net is still alive.
 #
 #   tls-attack.py hellos | h2smuggle | resume | alpn | headers
+#   tls-attack.py pipeslow BYTES SECONDS     a refusal pipelined behind a long answer read slowly
 #   tls-attack.py h2streams CONNS SECONDS    long HTTP/2 downloads, a hundred a connection
 import os
 import random
@@ -272,6 +273,28 @@ def cmd_headers():
             print('headers h2', name, 'error', type(e).__name__)
 
 
+def cmd_pipeslow():
+    """A long answer read slowly, a refused request pipelined behind it: where does the 403 land?"""
+    n, slow = int(sys.argv[2]), float(sys.argv[3])
+    s = tls(API, alpn=['http/1.1'])
+    s.sendall(b'GET /big?n=%d HTTP/1.1\r\nHost: api.test\r\n\r\n'
+              b'GET /v2/atk-pipe HTTP/1.1\r\nHost: api.test\r\n\r\n' % n)
+    got, t0 = b'', time.time()
+    s.settimeout(20)
+    try:
+        while True:
+            d = s.recv(16384)
+            if not d:
+                break
+            got += d
+            if time.time() - t0 < slow:
+                time.sleep(0.01)
+    except (OSError, ssl.SSLError) as e:
+        print('pipeslow error', type(e).__name__)
+    head, _, body = got.partition(b'\r\n\r\n')
+    print('pipeslow body', len(body), 'of', n, '403 at', body.find(b'HTTP/1.1 403'))
+
+
 def cmd_h2streams():
     """A hundred long downloads on each of CONNS HTTP/2 connections, read for SECONDS."""
     import select
@@ -308,4 +331,4 @@ def cmd_h2streams():
 
 
 {'hellos': cmd_hellos, 'h2smuggle': cmd_h2smuggle, 'resume': cmd_resume, 'alpn': cmd_alpn,
- 'headers': cmd_headers, 'h2streams': cmd_h2streams}[sys.argv[1]]()
+ 'headers': cmd_headers, 'pipeslow': cmd_pipeslow, 'h2streams': cmd_h2streams}[sys.argv[1]]()
