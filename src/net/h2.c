@@ -370,7 +370,7 @@ static int down_begin_headers(nghttp2_session *session, const nghttp2_frame *fra
 	return 0;
 }
 
-/* A request the gate never decides (HTTP/2's rules or our bounds broke it): recorded as malformed. */
+/* A request the gate never decides (HTTP/2's rules or our bounds broke it): malformed. */
 static void request_malformed(struct h2_proxy *h, struct h2_stream *s, const char *why)
 {
 	if (s->recorded)
