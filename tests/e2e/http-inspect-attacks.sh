@@ -139,8 +139,16 @@ while kill -0 "$mempid" 2>/dev/null; do
 done
 wait "$mempid"
 C=$TN/cases/h2mem
-grep -q '^h2streams read [1-9]' "$C/out" && [ -n "$base" ] && [ $((peak - base)) -lt $((20 * 1024)) ]
-check "HTTP/2: 2,000 long downloads on 20 connections grow boxy-net by less than 20 MiB" $? \
+if ldd "$BOXY_BUILDDIR/boxy-net" 2>/dev/null | grep -q libasan; then
+	# AddressSanitizer keeps freed memory in its quarantine (hundreds of MiB): the bound is the
+	# plain build's to check; here the downloads must run and boxy-net must live through them.
+	limit=$((1024 * 1024)) what="run, and boxy-net lives (sanitized: its quarantine keeps freed memory)"
+else
+	limit=$((20 * 1024)) what="grow boxy-net by less than 20 MiB"
+fi
+grep -q '^h2streams read [1-9]' "$C/out" && [ -n "$base" ] && [ $((peak - base)) -lt "$limit" ] &&
+	! escaped && ! grep -q 'boxy-net was killed' "$C/audit"
+check "HTTP/2: 2,000 long downloads on 20 connections $what" $? \
 	"boxy-net ${netpid:-not found}: VmHWM ${base:-?} KiB at the start, $peak KiB at most; $(cat "$C/out")"
 
 # The CA's key, looked for by the payload: its files, its environment, its processes.
