@@ -12,6 +12,27 @@
 #include "store/store-chain.h"
 #include "common/util.h"
 
+int store_chain_begin(struct store *st, const char *id, const char *audit_path, char **err)
+{
+	sqlite3 *db = store_db(st, err);
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, "INSERT INTO chains (session_id, audit_path) VALUES (?1, ?2)"
+			       " ON CONFLICT (session_id) DO UPDATE SET audit_path = excluded.audit_path",
+			       -1, &s, NULL) != SQLITE_OK)
+		return set_err(err, "session store: recording the audit log: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(s, 2, audit_path, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return set_err(err, "session store: recording the audit log: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
 int store_chain_save(struct store *st, const char *id, const struct chain *audit,
 		     const char *seal, char **err)
 {
@@ -22,9 +43,12 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 
 	if (!db)
 		return -1;
-	if (!(s = store_stmt(st, "INSERT OR REPLACE INTO chains (session_id, audit_lines,"
-			     " audit_head, seal) VALUES (?1, ?2, ?3, ?4)", NULL)))
-		return set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+	/* An upsert, not a replace: the row the session's start made keeps its audit_path. */
+	if (!(s = store_stmt(st, "INSERT INTO chains (session_id, audit_lines, audit_head, seal)"
+			     " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (session_id) DO UPDATE SET"
+			     " audit_lines = excluded.audit_lines, audit_head = excluded.audit_head,"
+			     " seal = excluded.seal", NULL)))
+		return set_err(err, _("session store: recording the seal: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 2, audit ? (int64_t)audit->n : 0);
 	if (audit) {
@@ -35,7 +59,7 @@ int store_chain_save(struct store *st, const char *id, const struct chain *audit
 		sqlite3_bind_text(s, 4, seal, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE)
-		set_err(err, "session store: recording the seal: %s", sqlite3_errmsg(db));
+		set_err(err, _("session store: recording the seal: %s"), sqlite3_errmsg(db));
 	store_stmt_done(st, s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -49,16 +73,19 @@ int store_chain_get(struct store *st, const char *id, struct store_chain *out, c
 	memset(out, 0, sizeof(*out));
 	if (!db)
 		return -1;
-	if (sqlite3_prepare_v2(db, "SELECT audit_lines, audit_head, seal FROM chains"
+	if (sqlite3_prepare_v2(db, "SELECT audit_lines, audit_head, seal, audit_path FROM chains"
 			       " WHERE session_id = ?1", -1, &s, NULL) != SQLITE_OK)
-		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading the seal: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		const char *head = (const char *)sqlite3_column_text(s, 1);
 		const char *seal = (const char *)sqlite3_column_text(s, 2);
+		const char *path = (const char *)sqlite3_column_text(s, 3);
 
-		out->found = true;
+		/* A row with neither head nor seal is only the start's record of the path. */
+		out->found = head || seal;
+		out->audit_path = path ? xstrdup(path) : NULL;
 		out->audit.n = (uint64_t)sqlite3_column_int64(s, 0);
 		if (!head || chain_unhex(head, out->audit.head, CHAIN_HASH_LEN) < 0)
 			memset(out->audit.head, 0, CHAIN_HASH_LEN);
@@ -67,14 +94,40 @@ int store_chain_get(struct store *st, const char *id, struct store_chain *out, c
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
-		return set_err(err, "session store: reading the seal: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading the seal: %s"), sqlite3_errmsg(db));
 	return 0;
 }
 
 void store_chain_free(struct store_chain *c)
 {
 	free(c->seal);
+	free(c->audit_path);
 	c->seal = NULL;
+	c->audit_path = NULL;
+}
+
+struct at_path {
+	void (*row)(void *ctx, const char *id, uint64_t lines, const char *state);
+	void *ctx;
+};
+
+static void at_path_row(void *ctx, int ncol, const char *const *v)
+{
+	struct at_path *a = ctx;
+
+	if (ncol == 3 && v[0] && v[2])
+		a->row(a->ctx, v[0], v[1] ? strtoull(v[1], NULL, 10) : 0, v[2]);
+}
+
+int store_chain_at_path(struct store *st, const char *path,
+			void (*row)(void *ctx, const char *id, uint64_t lines, const char *state),
+			void *ctx, char **err)
+{
+	struct at_path a = { row, ctx };
+
+	return store_rows(st, "SELECT c.session_id, c.audit_lines, s.state FROM chains c"
+			  " JOIN sessions s ON s.id = c.session_id WHERE c.audit_path = ?1"
+			  " ORDER BY s.started_ms", path, NULL, 0, at_path_row, &a, err);
 }
 
 /* Column i as text, NULL kept NULL. */
@@ -98,7 +151,7 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 	if (!(s = store_stmt(st, "SELECT id, session_id, t_ms, coalesce(t_rel_ms, 0), layer,"
 			     " verdict, subject, reason, hash FROM decisions WHERE session_id = ?1"
 			     " ORDER BY id", NULL)))
-		return set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+		return set_err(err, _("session store: reading decisions: %s"), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		unsigned char stored[CHAIN_HASH_LEN];
@@ -118,7 +171,7 @@ int store_decisions_check(struct store *st, const char *id, struct chain *out, u
 		}
 	}
 	if (rc != SQLITE_DONE)
-		set_err(err, "session store: reading decisions: %s", sqlite3_errmsg(db));
+		set_err(err, _("session store: reading decisions: %s"), sqlite3_errmsg(db));
 	store_stmt_done(st, s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -15,6 +15,12 @@
 	"CASE WHEN host IS NULL AND instr(addr, ':') > 0 THEN '[' || addr || ']'" \
 	" ELSE coalesce(host, addr) END || ':' || port"
 
+/* A request's subject, as the broker's events write it: "GET api.test:8081/v2/x". */
+#define REQUEST_SUBJECT \
+	"coalesce(method, 'HTTP') || ' ' || coalesce(host, addr, '-') ||" \
+	" CASE WHEN port IS NULL OR port IN (80, 443) THEN '' ELSE ':' || port END ||" \
+	" coalesce(path, '')"
+
 /*
  * Every refusal of session P (an SQL parameter such as "?1") as rows of
  * subject, layer, reason, count, t_ms — the rows `boxy show` groups (git
@@ -30,7 +36,10 @@
 	"  UNION ALL" \
 	"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms" \
 	"   FROM decisions WHERE session_id = " P " AND verdict = 'deny'" \
-	"   AND layer NOT IN ('git', 'cgroup', 'limits')"
+	"   AND layer NOT IN ('git', 'cgroup', 'limits')" \
+	"  UNION ALL" \
+	"  SELECT " REQUEST_SUBJECT ", layer, coalesce(reason, ''), count, t_ms" \
+	"   FROM requests WHERE session_id = " P " AND verdict = 'deny'"
 
 /* The open database, every count still in memory written first; NULL and err on failure. */
 sqlite3 *store_db(struct store *st, char **err);

@@ -29,8 +29,13 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"   (SELECT group_concat(p.value, ',') FROM json_each(h.value, '$.ports') AS p)"
 		"   ELSE '' END, ' ') FROM json_each(policy, '$.net.hosts') AS h),"
 		" (SELECT group_concat(c.value, ' ') FROM json_each(policy, '$.net.cidrs') AS c),"
-		" json_extract(policy, '$.seccomp'), overflow, overflow_denied"
+		" json_extract(policy, '$.seccomp'), overflow, overflow_denied,"
+		" coalesce(json_array_length(policy, '$.net.http'), 0)"
 		" FROM sessions WHERE id = ?1 AND json_valid(policy)",
+	[STORE_SHOW_REQ_TOTALS] =
+		"SELECT coalesce(sum(count), 0),"
+		" coalesce(sum(CASE WHEN verdict = 'deny' THEN count ELSE 0 END), 0)"
+		" FROM requests WHERE session_id = ?1",
 	[STORE_SHOW_LIMITS] =
 		"SELECT subject, verdict, reason FROM decisions"
 		" WHERE session_id = ?1 AND layer IN ('cgroup', 'limits') ORDER BY t_ms, id",
@@ -63,6 +68,10 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"  UNION ALL"
 		"  SELECT t_ms, t_rel_ms, 'audit', verdict, layer, subject, reason, count, NULL, 2, id"
 		"   FROM decisions WHERE session_id = ?1"
+		"  UNION ALL"
+		"  SELECT t_ms, t_rel_ms, 'http', verdict, layer, " REQUEST_SUBJECT ", reason, count,"
+		"   '#' || seq || CASE WHEN query IS NOT NULL THEN ' ?' || query ELSE '' END, 3, id"
+		"   FROM requests WHERE session_id = ?1"
 		" ) ORDER BY t_ms, tab, id",
 };
 
@@ -120,6 +129,10 @@ int store_show_record_json(struct store *st, const char *prefix, char **json, ch
 			    "SELECT t_ms, t_rel_ms, name, addr, ttl, verdict, reason, layer, count,"
 			    " last_ms FROM resolutions WHERE session_id = ?1 ORDER BY t_ms, id",
 			    ss.v[0].id, err) < 0 ||
+	    store_rows_json(st, &b, "requests",
+			    "SELECT t_ms, t_rel_ms, seq, method, host, port, path, query, addr,"
+			    " verdict, reason, layer, rule, rule_text, count, last_ms FROM requests"
+			    " WHERE session_id = ?1 ORDER BY seq, id", ss.v[0].id, err) < 0 ||
 	    store_rows_json(st, &b, "refusals", show_sql[STORE_SHOW_REFUSALS], ss.v[0].id,
 			    err) < 0) {
 		jbuf_free(&b);

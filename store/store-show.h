@@ -17,7 +17,7 @@
 
 enum store_show_query {
 	/* net mode, hosts ("name:port,port name"), cidrs (space-separated), seccomp,
-	 * overflow, overflow_denied — one row */
+	 * overflow, overflow_denied, the number of --allow-http rules — one row */
 	STORE_SHOW_POLICY,
 	/* subject ("memory", "timeout"), verdict, reason: the cgroup and limits decisions */
 	STORE_SHOW_LIMITS,
@@ -33,6 +33,8 @@ enum store_show_query {
 	STORE_SHOW_EVENTS,
 	/* subject, reason: what the run did that its baseline did not (layer "since") */
 	STORE_SHOW_SINCE,
+	/* requests, refused: the session's HTTP requests — one row */
+	STORE_SHOW_REQ_TOTALS,
 	STORE_SHOW__COUNT,
 };
 
@@ -44,7 +46,7 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 /*
  * Everything about the session whose id starts with prefix, as JSON:
  * store_show_json's object plus "overflow", "overflow_denied", every
- * "connections", "resolutions" row and the grouped "refusals".
+ * "connections", "resolutions" and "requests" row and the grouped "refusals".
  */
 int store_show_record_json(struct store *st, const char *prefix, char **json, char **err);
 

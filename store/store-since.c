@@ -6,7 +6,8 @@
  * the one on the wire) or, without one, its address — so a run that reached
  * a CDN by address alone can show a "new" address the next time. Only
  * flows that were allowed count as destinations; a refused one is a
- * refusal, grouped as `boxy show` groups them (store-internal.h).
+ * refusal, grouped as `boxy show` groups them (store-internal.h). A host
+ * never reached before comes before new ports of known hosts.
  */
 #include <config.h>
 
@@ -43,13 +44,13 @@ static const char since_sql[] =
 	"    WHERE o.session_id = ?2 AND o.layer = 'git' AND o.verdict = 'alert'"
 	"    AND o.subject IS d.subject)"
 	"   GROUP BY d.subject, d.reason"
-	" ) ORDER BY o, n DESC, t, subject";
+	" ) ORDER BY o, detail = 'new port', n DESC, t, subject";
 
 int store_since_query(struct store *st, const char *id, const char *base,
 		      void (*row)(void *ctx, int ncol, const char *const *vals), void *ctx,
 		      char **err)
 {
 	if (!id || !base)
-		return set_err(err, "session store: two sessions are needed to compare");
+		return set_err(err, _("session store: two sessions are needed to compare"));
 	return store_rows(st, since_sql, id, base, 0, row, ctx, err);
 }

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "store/store.h"
+#include "store/store-internal.h"
 #include "store/store-top.h"
 #include "common/util.h"
 
@@ -39,7 +40,7 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 	*out = NULL;
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) !=
 	    SQLITE_OK) {
-		set_err(err, "cannot open the session store %s: %s", path,
+		set_err(err, _("cannot open the session store %s: %s"), path,
 			st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		store_top_close(st);
 		return -1;
@@ -51,19 +52,19 @@ int store_top_open(const char *path, struct store_top **out, char **err)
 		version = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
 	if (version < 0) {
-		set_err(err, "%s is not a session store this build can read", path);
+		set_err(err, _("%s is not a session store this build can read"), path);
 		store_top_close(st);
 		return -1;
 	}
 	if (version > STORE_SCHEMA_VERSION) {
-		set_err(err, "the session store %s has schema %d, newer than this build's %d: "
-			"use the boxy that wrote it", path, version, STORE_SCHEMA_VERSION);
+		set_err(err, _("the session store %s has schema %d, newer than this build's %d: "
+			  "use the boxy that wrote it"), path, version, STORE_SCHEMA_VERSION);
 		store_top_close(st);
 		return -1;
 	}
 	if (version < STORE_SCHEMA_VERSION) {
-		set_err(err, "the session store %s has schema %d; a daemon of this build upgrades it "
-			"when it starts (boxy daemon restart)", path, version);
+		set_err(err, _("the session store %s has schema %d; a daemon of this build upgrades it "
+			  "when it starts (boxy daemon restart)"), path, version);
 		store_top_close(st);
 		return -1;
 	}
@@ -137,6 +138,8 @@ static char *like_pattern(const char *s)
 	" + (SELECT coalesce(sum(count), 0) FROM resolutions WHERE session_id = " id \
 	"   AND verdict = 'deny')" \
 	" + (SELECT coalesce(sum(count), 0) FROM decisions WHERE session_id = " id \
+	"   AND verdict = 'deny')" \
+	" + (SELECT coalesce(sum(count), 0) FROM requests WHERE session_id = " id \
 	"   AND verdict = 'deny'))"
 
 /* The totals of one session row, summed over its own rows only. */
@@ -155,7 +158,8 @@ static char *like_pattern(const char *s)
 	" AND (?3 = 0 OR s.overflow_denied > 0" \
 	"  OR EXISTS (SELECT 1 FROM connections d WHERE d.session_id = s.id AND verdict = 'deny')" \
 	"  OR EXISTS (SELECT 1 FROM resolutions d WHERE d.session_id = s.id AND verdict = 'deny')" \
-	"  OR EXISTS (SELECT 1 FROM decisions d WHERE d.session_id = s.id AND verdict = 'deny'))"
+	"  OR EXISTS (SELECT 1 FROM decisions d WHERE d.session_id = s.id AND verdict = 'deny')" \
+	"  OR EXISTS (SELECT 1 FROM requests d WHERE d.session_id = s.id AND verdict = 'deny'))"
 
 int store_top_sessions(struct store_top *st, const char *filter, bool denied_only, size_t limit,
 		       void (*row)(void *ctx, const struct store_top_session *r), void *ctx,
@@ -219,7 +223,8 @@ int store_top_totals(struct store_top *st, int64_t since_ms, uint64_t *running,
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT (SELECT count(*) FROM sessions WHERE state = 'running'),"
 			       RECENT_DENIED("connections") " + " RECENT_DENIED("resolutions") " + "
-			       RECENT_DENIED("decisions"), -1, &q, NULL) != SQLITE_OK)
+			       RECENT_DENIED("decisions") " + " RECENT_DENIED("requests"), -1, &q,
+			       NULL) != SQLITE_OK)
 		return fail(st, err, "counting sessions");
 	sqlite3_bind_int64(q, 1, since_ms);
 	if (sqlite3_step(q) == SQLITE_ROW) {
@@ -285,6 +290,8 @@ int store_top_denials(struct store_top *st, size_t limit,
 			       "   t_ms, count FROM resolutions WHERE verdict = 'deny' AND" NEWEST
 			       "  UNION ALL SELECT session_id, layer, subject, reason, t_ms, count"
 			       "   FROM decisions WHERE verdict = 'deny' AND" NEWEST
+			       "  UNION ALL SELECT session_id, layer, " REQUEST_SUBJECT ", reason, t_ms,"
+			       "   count FROM requests WHERE verdict = 'deny' AND" NEWEST
 			       " ) d JOIN sessions s ON s.id = d.session_id"
 			       " ORDER BY d.t_ms DESC LIMIT ?1", -1, &q, NULL) != SQLITE_OK)
 		return fail(st, err, "listing denials");
@@ -344,6 +351,14 @@ static void fmt_denial(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3));
 }
 
+/* One request: its number, what was asked, the verdict and why (refusals red). */
+static void fmt_request(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	*deny = strcmp(text(q, 2), "deny") == 0;
+	snprintf(buf, len, "  #%-5lld %-40.300s %-6.8s %.300s", (long long)sqlite3_column_int64(q, 0),
+		 text(q, 1), text(q, 2), text(q, 3));
+}
+
 static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 {
 	*deny = strcmp(text(q, 1), "deny") == 0;
@@ -389,7 +404,7 @@ int store_top_record(struct store_top *st, const char *id,
 	}
 	sqlite3_finalize(q);
 	if (!found)
-		return set_err(err, "no session %s in the store", id);
+		return set_err(err, _("no session %s in the store"), id);
 	line(ctx, "", false);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");
@@ -404,6 +419,15 @@ int store_top_record(struct store_top *st, const char *id,
 			" WHERE session_id = ?1 GROUP BY subject, layer, reason"
 			" ORDER BY sum(count) DESC LIMIT 200", fmt_denial, line, ctx, err) == 0)
 		line(ctx, "  (nothing)", false);
+	line(ctx, "", false);
+	line(ctx, "HTTP REQUESTS (gated connections, newest last)", false);
+	if (record_part(st, id, "SELECT seq, subject, verdict, reason FROM ("
+			"SELECT seq, " REQUEST_SUBJECT " AS subject, verdict,"
+			" coalesce(reason, '') || CASE WHEN count > 1 THEN ' (x' || count || ')'"
+			" ELSE '' END AS reason, id FROM requests WHERE session_id = ?1"
+			" ORDER BY seq DESC, id DESC LIMIT 200) ORDER BY seq, id",
+			fmt_request, line, ctx, err) == 0)
+		line(ctx, "  (none)", false);
 	line(ctx, "", false);
 	line(ctx, "NEW SINCE THE LAST RUN", false);
 	if (record_part(st, id, "SELECT layer, verdict, coalesce(subject, ''), coalesce(reason, '')"

@@ -52,6 +52,69 @@
 	"CREATE INDEX sessions_command ON sessions(cwd, argv, started_ms);"
 
 /*
+ * Where each session's --audit-log was (doc/verify.md): the file's path as the
+ * daemon resolved it when the run began, so that `boxy verify FILE` can tell
+ * a file some session wrote to but whose lines are all gone (the payload
+ * renamed another log over it), and `boxy verify ID` can open the session's
+ * log. A step of its own, named, so that it can be ordered against other
+ * steps when branches meet.
+ */
+#define MIGRATION_AUDIT_PATH \
+	"ALTER TABLE chains ADD COLUMN audit_path TEXT;" \
+	"CREATE INDEX chains_audit_path ON chains(audit_path);"
+
+/*
+ * The HTTP requests of gated connections (doc/http-rules.md): one row per
+ * request, counted like every network row past STORE_AGG_FIRST of a key and
+ * capped with them (STORE_SESSION_ROWS); refused ones join the denials.
+ * A step of its own, named, so that it can be ordered against other steps
+ * when branches meet.
+ */
+#define MIGRATION_HTTP \
+	"CREATE TABLE requests (" \
+	"  id          INTEGER PRIMARY KEY," \
+	"  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE," \
+	"  t_ms        INTEGER NOT NULL," \
+	"  t_rel_ms    INTEGER NOT NULL," \
+	"  seq         INTEGER NOT NULL," \
+	"  method      TEXT," \
+	"  host        TEXT," \
+	"  port        INTEGER," \
+	"  path        TEXT," \
+	"  query       TEXT," \
+	"  addr        TEXT," \
+	"  verdict     TEXT NOT NULL," \
+	"  reason      TEXT," \
+	"  layer       TEXT NOT NULL," \
+	"  rule        INTEGER," \
+	"  rule_text   TEXT," \
+	"  count       INTEGER NOT NULL DEFAULT 1," \
+	"  last_ms     INTEGER NOT NULL" \
+	");" \
+	"CREATE INDEX requests_session ON requests(session_id, t_ms);" \
+	"DROP VIEW denials;" \
+	"CREATE VIEW denials AS" \
+	"  SELECT session_id, t_ms, layer, 'connect' AS what," \
+	"         proto || '://' || CASE WHEN host IS NULL AND instr(addr, ':') > 0" \
+	"           THEN '[' || addr || ']' ELSE coalesce(host, addr) END || ':' || port AS subject," \
+	"         reason, t_rel_ms, count, last_ms" \
+	"    FROM connections WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, coalesce(layer, 'net.dns'), 'resolve', name, reason, t_rel_ms," \
+	"         count, last_ms" \
+	"    FROM resolutions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'policy', subject, reason, t_rel_ms, count, last_ms" \
+	"    FROM decisions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'request'," \
+	"         coalesce(method, 'HTTP') || ' ' || coalesce(host, addr, '-') ||" \
+	"         CASE WHEN port IS NULL OR port IN (80, 443) THEN '' ELSE ':' || port END ||" \
+	"         coalesce(path, '')," \
+	"         reason, t_rel_ms, count, last_ms" \
+	"    FROM requests WHERE verdict = 'deny';"
+
+/*
  * The directories some sandbox could write (store_writable_roots), kept in a
  * table of their own: reading them from every session's policy JSON at each
  * start cost 7 ms with 1,000 sessions in the store and grew with every run
@@ -294,7 +357,11 @@ static const char *const migrations[] = {
 	MIGRATION_CHAINS,
 	/* 3 → 4: the baseline of each run. */
 	MIGRATION_BASELINE,
-	/* 4 → 5: the writable roots, kept instead of read from every policy. */
+	/* 4 → 5: the path of each session's audit log. */
+	MIGRATION_AUDIT_PATH,
+	/* 5 → 6: the HTTP requests of gated connections. */
+	MIGRATION_HTTP,
+	/* 6 → 7: the writable roots, kept instead of read from every policy. */
 	MIGRATION_ROOTS,
 };
 
@@ -315,6 +382,8 @@ enum stmt_id {
 	ST_OVERFLOW,
 	ST_PRUNE_PREVIEW,
 	ST_NAME_CONN,
+	ST_REQUEST,
+	ST_BUMP_REQUEST,
 	ST__COUNT,
 };
 
@@ -384,9 +453,15 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE sessions SET overflow = ?2, overflow_denied = ?3 WHERE id = ?1",
 	[ST_NAME_CONN] =
 		"UPDATE connections SET sni = ?2, host = coalesce(?3, host) WHERE id = ?1",
+	[ST_REQUEST] =
+		"INSERT INTO requests (session_id, t_ms, t_rel_ms, seq, method, host, port, path,"
+		" query, addr, verdict, reason, layer, rule, rule_text, count, last_ms)"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,1,?2)",
+	[ST_BUMP_REQUEST] =
+		"UPDATE requests SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
 };
 
-enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION };
+enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION, ROW_REQUEST };
 
 /*
  * A row whose counters are kept in memory until the next commit: a counted
@@ -452,7 +527,7 @@ static void sess_forget(struct store *st, const char *id);
 
 static int db_err(struct store *st, char **err, const char *what)
 {
-	return set_err(err, "session store: %s: %s", what, sqlite3_errmsg(st->db));
+	return set_err(err, _("session store: %s: %s"), what, sqlite3_errmsg(st->db));
 }
 
 static int exec_sql(struct store *st, const char *sql, char **err)
@@ -473,12 +548,12 @@ static int user_version(struct store *st, int *out, char **err)
 	int rc;
 
 	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
-		return db_err(st, err, "reading the schema version");
+		return db_err(st, err, _("reading the schema version"));
 	rc = sqlite3_step(s);
 	*out = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
 	sqlite3_finalize(s);
 	if (*out < 0)
-		return db_err(st, err, "reading the schema version");
+		return db_err(st, err, _("reading the schema version"));
 	return 0;
 }
 
@@ -493,8 +568,8 @@ static int migrate(struct store *st, char **err)
 	if (user_version(st, &have, err) < 0)
 		return -1;
 	if (have > want)
-		return set_err(err, "session store has schema version %d, newer than this "
-			       "build's %d: refusing to use it (upgrade boxy)", have, want);
+		return set_err(err, _("session store has schema version %d, newer than this "
+				 "build's %d: refusing to use it (upgrade boxy)"), have, want);
 	for (int v = have; v < want; v++) {
 		char *bump;
 
@@ -525,7 +600,7 @@ static int make_parent_dirs(const char *path, char **err)
 			continue;
 		*p = '\0';
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			set_err_errno(err, "session store: creating %s", dir);
+			set_err_errno(err, _("session store: creating %s"), dir);
 			free(dir);
 			return -1;
 		}
@@ -560,7 +635,7 @@ int store_open(const char *path, struct store **out, char **err)
 	for (int i = 0; i < ST__COUNT; i++) {
 		if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 				       &st->stmt[i], NULL) != SQLITE_OK) {
-			db_err(st, err, "preparing statements");
+			db_err(st, err, _("preparing statements"));
 			goto fail;
 		}
 	}
@@ -818,7 +893,7 @@ static int pend_write(struct store *st, struct pend *p, char **err)
 {
 	static const enum stmt_id which[] = {
 		[ROW_CONN] = ST_BUMP_CONN, [ROW_RESOLUTION] = ST_BUMP_RESOLUTION,
-		[ROW_DECISION] = ST_BUMP_DECISION,
+		[ROW_DECISION] = ST_BUMP_DECISION, [ROW_REQUEST] = ST_BUMP_REQUEST,
 	};
 	sqlite3_stmt *s = st->stmt[which[p->table]];
 
@@ -955,7 +1030,7 @@ static enum admit admit(struct store *st, struct sess *ss, const char *key, enum
 			struct hent **out)
 {
 	static const char *const tags[] = { [ROW_CONN] = "c", [ROW_RESOLUTION] = "r",
-					    [ROW_DECISION] = "d" };
+					    [ROW_DECISION] = "d", [ROW_REQUEST] = "q" };
 	struct hent *e = hmap_get(&ss->keys, key);
 	int64_t *rows = &ss->rows[t == ROW_DECISION];
 
@@ -1226,6 +1301,60 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	return rc;
 }
 
+/*
+ * One HTTP request (kind "http"): a requests row, counted and capped with
+ * the session's other network rows, so a payload that sends a million
+ * requests cannot fill the disk with them.
+ */
+static int store_add_request(struct store *st, const struct event *ev, char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_REQUEST];
+	struct sess *ss = sess_get(st, ev->session);
+	bool deny = strcmp(ev->verdict, "deny") == 0;
+	struct hent *e;
+	struct jbuf k;
+	char num[24];
+	enum admit a;
+
+	jbuf_init(&k);
+	key_add(&k, "q");
+	key_add(&k, ev->method);
+	key_add(&k, ev->host);
+	snprintf(num, sizeof(num), "%u", ev->port);
+	key_add(&k, num);
+	key_add(&k, ev->path);
+	key_add(&k, ev->query);
+	key_add(&k, ev->addr);
+	key_add(&k, ev->verdict);
+	key_add(&k, ev->detail);
+	key_add(&k, ev->layer);
+	snprintf(num, sizeof(num), "%d", ev->rule);
+	key_add(&k, num);
+	a = admit(st, ss, k.p, ROW_REQUEST, deny, ev->layer, ev->detail, (int64_t)ev->t_ms, &e);
+	jbuf_free(&k);
+	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
+		return 0;
+	bind_text(s, 1, ev->session);
+	sqlite3_bind_int64(s, 2, (int64_t)ev->t_ms);
+	sqlite3_bind_int64(s, 3, (int64_t)ev->t_rel_ms);
+	sqlite3_bind_int64(s, 4, ev->seq);
+	bind_text(s, 5, ev->method);
+	bind_text(s, 6, ev->host);
+	bind_opt_int(s, 7, ev->port);
+	bind_text(s, 8, ev->path);
+	bind_text(s, 9, ev->query);
+	bind_text(s, 10, ev->addr);
+	bind_text(s, 11, ev->verdict);
+	bind_text(s, 12, ev->detail);
+	bind_text(s, 13, ev->layer);
+	if (ev->rule >= 0)
+		sqlite3_bind_int64(s, 14, ev->rule);
+	else
+		sqlite3_bind_null(s, 14);
+	bind_text(s, 15, ev->rule_text);
+	return admitted(st, ss, e, ROW_REQUEST, step_done(st, s, err, "recording a request"));
+}
+
 /* True when s is one of the words in the NULL-terminated list. */
 static bool is_one_of(const char *s, const char *const *words)
 {
@@ -1286,6 +1415,8 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 		return store_add_bytes(st, ev->session, ev->flow, (int64_t)ev->up,
 				       (int64_t)ev->down, strcmp(ev->verdict, "close") == 0, err);
 	}
+	if (strcmp(ev->kind, "http") == 0 && is_one_of(ev->verdict, decided) && ev->layer)
+		return store_add_request(st, ev, err);
 	if (strcmp(ev->kind, "dns") == 0 && ev->subject) {
 		struct store_resolution r = {
 			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
@@ -1353,7 +1484,7 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE) {
 		store_sessions_free(out);
-		return db_err(st, err, "reading sessions");
+		return db_err(st, err, _("reading sessions"));
 	}
 	return 0;
 }
@@ -1487,11 +1618,11 @@ int store_show_json(struct store *st, const char *prefix, char **json, char **er
 	if (store_sessions_find(st, prefix, false, &ss, err) < 0)
 		return -1;
 	if (ss.n == 0) {
-		set_err(err, "no session '%s'", prefix);
+		set_err(err, _("no session '%s'"), prefix);
 		goto out;
 	}
 	if (ss.n > 1 && strcmp(ss.v[0].id, prefix) != 0) {
-		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, ss.n);
+		set_err(err, _("session id '%s' is ambiguous: it matches %zu sessions"), prefix, ss.n);
 		goto out;
 	}
 	id = ss.v[0].id;
@@ -1535,11 +1666,11 @@ int store_writable_roots(struct store *st, void (*cb)(void *ctx, const char *pat
 	int rc;
 
 	if (!s)
-		return db_err(st, err, "writable roots");
+		return db_err(st, err, _("writable roots"));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
 		cb(ctx, (const char *)sqlite3_column_text(s, 0));
 	if (rc != SQLITE_DONE)
-		db_err(st, err, "writable roots");
+		db_err(st, err, _("writable roots"));
 	store_stmt_done(st, s);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
@@ -1653,7 +1784,7 @@ int store_prune_preview(struct store *st, int64_t cutoff_ms, char ***ids, size_t
 		free(*ids);
 		*ids = NULL;
 		*n = 0;
-		return db_err(st, err, "listing sessions to prune");
+		return db_err(st, err, _("listing sessions to prune"));
 	}
 	return 0;
 }

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 7
 
 /*
  * Bounds (doc/store.md, "Aggregation and the per-session cap"). The first

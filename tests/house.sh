@@ -216,8 +216,10 @@ check_program() {
 		sed 's/^/ldd (forbidden, even indirectly): /' >>"$tmp/diag"
 	report "$([ -s "$tmp/diag" ]; echo $((!$?)))" "$1 needs only ${3//|/, } (readelf, ldd)" "$tmp/diag"
 }
-check_program boxy-net "$SQL_SYMS|$YAML_SYMS|$CURSES_SYMS" 'liblwip|libseccomp|libev' \
-	'libsqlite3|libyaml|libncurses|libtinfo'
+# boxy-net: TLS inspection adds OpenSSL (libssl, libcrypto) and libnghttp2, deliberately
+# (doc/http-inspection.md): they parse the sandbox's TLS and HTTP/2 inside its lockdown.
+check_program boxy-net "$SQL_SYMS|$YAML_SYMS|$CURSES_SYMS" \
+	'liblwip|libseccomp|libev|libssl|libcrypto|libnghttp2' 'libsqlite3|libyaml|libncurses|libtinfo'
 # boxy-init is exec'd for every sandbox: libc alone (each library is loader time on every start).
 check_program boxy-init "$SQL_SYMS|$YAML_SYMS|$CURSES_SYMS|$LWIP_SYMS|$CARES_SYMS|$SYSTEMD_SYMS" \
 	'libc' 'libsqlite3|libyaml|libncurses|libtinfo|liblwip|libcares|libsystemd|libseccomp|libcrypto|libev'

@@ -7,9 +7,10 @@ set -eu
 
 BUILD_PKGS="gcc make autoconf automake autopoint libtool gettext pkg-config
  libseccomp-dev libcap-dev libsqlite3-dev libncurses-dev libyaml-dev
- liblwip-dev libc-ares-dev libev-dev libcmocka-dev libsystemd-dev libssl-dev"
+ liblwip-dev libc-ares-dev libev-dev libcmocka-dev libsystemd-dev libssl-dev
+ libnghttp2-dev"
 TEST_PKGS="git python3 zsh fish sqlite3 iproute2 util-linux procps bsdutils tmux less vim-tiny curl openssl tshark
- bubblewrap hyperfine clang libclang-rt-14-dev llvm iperf3 wrk slirp4netns passt python3-pip
+ bubblewrap hyperfine nghttp2-client nghttp2-server python3-h2 mitmproxy clang libclang-rt-14-dev llvm iperf3 wrk slirp4netns passt python3-pip
  locales"
 
 want="$BUILD_PKGS"

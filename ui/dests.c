@@ -88,7 +88,7 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 				w[c] = strlen(cells[i][c]);
 	}
 	/* The specification's layout: two spaces in, two between columns, the last unpadded. */
-	fprintf(out, "\nboxy: network destinations (%zu)\n ", m.ndests);
+	fprintf(out, _("\nboxy: network destinations (%zu)\n "), m.ndests);
 	for (size_t c = 0; c < 6; c++)
 		fprintf(out, " %s%-*s", c ? " " : "", c == 5 ? 0 : (int)w[c], head[c]);
 	fputc('\n', out);
@@ -102,8 +102,10 @@ int net_summary_print(FILE *out, const void *snapshot, size_t len)
 		free(cells[i]);
 	}
 	if (shown < m.ndests)
-		fprintf(out, _("  … and %zu more destinations: %llu connections, %llu denied "
-			       "(boxy show lists them)\n"), m.ndests - shown,
+		fprintf(out, ngettext("  … and %zu more destination: %llu connections, %llu denied "
+				      "(boxy show lists it)\n",
+				      "  … and %zu more destinations: %llu connections, %llu denied "
+				      "(boxy show lists them)\n", m.ndests - shown), m.ndests - shown,
 			(unsigned long long)more_conns, (unsigned long long)more_denied);
 	free(cells);
 	free(order);

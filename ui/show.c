@@ -9,6 +9,7 @@
  *   limits    memory: memory.max = 2.0G in /sys/fs/cgroup/…
  *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
  *     …the busiest SHOW_DESTS_MAX…
+ *   http requests  14 (1 refused, among the refusals below; each: --events)
  *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
  *   git       warn  .git/hooks/pre-commit  …
  *   every event: boxy show 3f2a9c0d --events
@@ -39,7 +40,7 @@ static uint64_t num(const char *s)
 
 struct policy_row {
 	char *mode, *hosts, *cidrs, *seccomp;
-	uint64_t overflow_denied;
+	uint64_t overflow_denied, rules;
 };
 
 static void policy_cb(void *ctx, int ncol, const char *const *v)
@@ -53,6 +54,21 @@ static void policy_cb(void *ctx, int ncol, const char *const *v)
 	p->cidrs = v[2] ? xstrdup(v[2]) : NULL;
 	p->seccomp = v[3] ? xstrdup(v[3]) : NULL;
 	p->overflow_denied = num(v[5]);
+	p->rules = ncol > 6 ? num(v[6]) : 0;
+}
+
+struct requests {
+	uint64_t total, denied;
+};
+
+static void req_totals_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct requests *r = ctx;
+
+	if (ncol < 2)
+		return;
+	r->total = num(v[0]);
+	r->denied = num(v[1]);
 }
 
 /* "label     text" with text sanitized and cut. */
@@ -105,9 +121,9 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 		char *subject = text_sanitize(v[1] ? v[1] : "-"), *reason = text_sanitize(v[2] ? v[2] : "");
 
 		if (!l->n++)
-			fprintf(l->out, "%salerts: act on these%s\n", l->color ? "\033[1;31m" : "",
+			fprintf(l->out, _("%salerts: act on these%s\n"), l->color ? "\033[1;31m" : "",
 				l->color ? "\033[0m" : "");
-		fprintf(l->out, "%s  ALERT %s %s: %s%s\n", l->color ? "\033[1;31m" : "",
+		fprintf(l->out, _("%s  ALERT %s %s: %s%s\n"), l->color ? "\033[1;31m" : "",
 			ncol > 4 && v[4] ? v[4] : "git", subject, reason, l->color ? "\033[0m" : "");
 		free(subject);
 		free(reason);
@@ -201,9 +217,13 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 /* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
 static char *network_line(const struct policy_row *p)
 {
+	if (strcmp(p->mode, "allowlist") == 0 && p->rules)
+		return xasprintf("allowlist: %s · cidrs: %s · http rules: %llu",
+				 p->hosts ? p->hosts : "no hosts", p->cidrs ? p->cidrs : "none",
+				 (unsigned long long)p->rules);
 	if (strcmp(p->mode, "allowlist") == 0)
-		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : "no hosts",
-				 p->cidrs ? p->cidrs : "none");
+		return xasprintf("allowlist: %s · cidrs: %s", p->hosts ? p->hosts : _("no hosts"),
+				 p->cidrs ? p->cidrs : _("none"));
 	if (p->cidrs)
 		return xasprintf("%s · cidrs: %s", p->mode, p->cidrs);
 	return xstrdup(p->mode);
@@ -229,12 +249,13 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 		goto out;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&start));
 	if (!s->ended_ms)
-		line = xasprintf("%s  running (started %s)", s->id, when);
+		line = xasprintf(_("%s  running (started %s)"), s->id, when);
 	else if (strcmp(s->state, "lost") == 0)
-		line = xasprintf("%s  lost after %.1fs (started %s)", s->id,
+		line = xasprintf(_("%s  lost after %.1fs (started %s)"), s->id,
 				 (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	else
-		line = xasprintf("%s  %s %d after %.1fs (started %s)", s->id, s->state,
+		/* TRANSLATORS: the id, the state word (exited, failed) and its exit status. */
+		line = xasprintf(_("%s  %s %d after %.1fs (started %s)"), s->id, s->state,
 				 s->exit_code, (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	field(out, "session", line);
 	free(line);
@@ -265,8 +286,11 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (tot.n) {
 		char a[32], b[32];
 
-		fprintf(out, "destinations  %llu (%llu connections, %llu refused, %s sent, "
-			"%s received)\n", (unsigned long long)tot.n, (unsigned long long)tot.conns,
+		fprintf(out, ngettext("destinations  %llu (%llu connection, %llu refused, %s sent, "
+				      "%s received)\n",
+				      "destinations  %llu (%llu connections, %llu refused, %s sent, "
+				      "%s received)\n", tot.conns),
+			(unsigned long long)tot.n, (unsigned long long)tot.conns,
 			(unsigned long long)tot.denied, format_size(tot.up, a, sizeof(a)),
 			format_size(tot.down, b, sizeof(b)));
 		fprintf(out, "  %-40s %6s %6s %5s %9s %9s\n", "DESTINATION", "CONNS", "DENIED",
@@ -275,12 +299,28 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				     err) < 0)
 			goto out;
 		if (tot.n > d.shown.n)
-			fprintf(out, "  … and %llu more destinations (%llu connections, %llu "
-				"refused)\n", (unsigned long long)(tot.n - d.shown.n),
+			fprintf(out, ngettext("  … and %llu more destination (%llu connections, "
+					      "%llu refused)\n",
+					      "  … and %llu more destinations (%llu connections, "
+					      "%llu refused)\n", tot.n - d.shown.n),
+				(unsigned long long)(tot.n - d.shown.n),
 				(unsigned long long)(tot.conns - d.shown.conns),
 				(unsigned long long)(tot.denied - d.shown.denied));
 	} else {
-		field(out, "destinations", "none");
+		field(out, "destinations", _("none"));
+	}
+	{
+		/* One line: refused requests are among the refusals (with their fix), and
+		 * --events and --json have every one. */
+		struct requests rq = { 0 };
+
+		if (store_show_query(st, STORE_SHOW_REQ_TOTALS, s->id, 0, req_totals_cb, &rq,
+				     err) < 0)
+			goto out;
+		if (rq.total)
+			fprintf(out, "http requests  %llu (%llu refused%s; each: --events)\n",
+				(unsigned long long)rq.total, (unsigned long long)rq.denied,
+				rq.denied ? ", among the refusals below" : "");
 	}
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;

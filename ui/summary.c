@@ -114,7 +114,8 @@ void summary_print_refusals(FILE *out, const struct refusals *t, bool color, con
 	}
 	for (size_t i = shown; i < t->n; i++)
 		left += rows[i]->count;
-	fprintf(out, "\n%sboxy: %llu refused%s\n", red, (unsigned long long)t->total, off);
+	fprintf(out, ngettext("\n%sboxy: %llu refused%s\n", "\n%sboxy: %llu refused%s\n", t->total),
+		red, (unsigned long long)t->total, off);
 	for (size_t i = 0; i < shown; i++) {
 		char *sub = cell(rows[i]->subject, SUBJECT_MAX), *lay = cell(rows[i]->layer, 16);
 		const char *hint = strstr(rows[i]->reason, " (to allow it: ");
@@ -128,16 +129,20 @@ void summary_print_refusals(FILE *out, const struct refusals *t, bool color, con
 			cfix = watch_sanitize(fix);
 		fprintf(out, "%s  %-*s  %*llu  %-*s  %s%s%s%s\n", red, (int)wsub, sub, (int)wcnt,
 			(unsigned long long)rows[i]->count, (int)wlay, lay, why,
-			cfix ? "  fix: " : "", cfix ? cfix : "", off);
+			cfix ? _("  fix: ") : "", cfix ? cfix : "", off);
 		free(sub);
 		free(lay);
 		free(why);
 		free(fix);
 		free(cfix);
 	}
-	if (left)
-		fprintf(out, "%s  … and %llu more%s%s%s%s\n", red, (unsigned long long)left,
-			id ? " (boxy show " : "", id ? id : "", id ? ")" : "", off);
+	if (left && id)
+		fprintf(out, ngettext("%s  … and %llu more (boxy show %s)%s\n",
+				      "%s  … and %llu more (boxy show %s)%s\n", left),
+			red, (unsigned long long)left, id, off);
+	else if (left)
+		fprintf(out, ngettext("%s  … and %llu more%s\n", "%s  … and %llu more%s\n", left), red,
+			(unsigned long long)left, off);
 	free(rows);
 }
 

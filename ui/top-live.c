@@ -17,20 +17,24 @@
 /* The watch model as the session view's lines: header, destinations, what was refused, recent. */
 void top_live_lines(struct top_model *m, const struct watch_model *w, const char *live_id)
 {
-	char buf[512], a[32], b[32];
+	char buf[512], a[32], b[32], *totals;
 
 	top_model_clear_detail(m);
-	snprintf(buf, sizeof(buf), "session %.16s  %s  %.1fs  %s", w->id ? w->id : live_id,
+	snprintf(buf, sizeof(buf), _("session %.16s  %s  %.1fs  %s"), w->id ? w->id : live_id,
 		 w->state ? w->state : "running", (double)w->elapsed_ms / 1000.0,
 		 w->cmdline ? w->cmdline : "");
 	top_model_detail_add(m, buf, TOP_A_BOLD);
-	snprintf(buf, sizeof(buf), "%zu destination(s)  %llu connection(s)  %llu denied   up %s  down %s",
-		 w->ndests, (unsigned long long)w->conns, (unsigned long long)w->denied,
-		 format_size(w->up, a, sizeof(a)), format_size(w->down, b, sizeof(b)));
+	totals = watch_totals_line(w->ndests, w->conns, w->denied);
+	snprintf(buf, sizeof(buf), _("%s   up %s  down %s"), totals, format_size(w->up, a, sizeof(a)),
+		 format_size(w->down, b, sizeof(b)));
+	free(totals);
 	top_model_detail_add(m, buf, w->denied ? TOP_A_RED : 0);
 	if (w->lost) {
-		snprintf(buf, sizeof(buf), "(this screen fell behind: %llu event(s) lost; the totals "
-			 "are the daemon's)", (unsigned long long)w->lost);
+		snprintf(buf, sizeof(buf), ngettext("(this screen fell behind: %llu event lost; the "
+						    "totals are the daemon's)",
+						    "(this screen fell behind: %llu events lost; the "
+						    "totals are the daemon's)", w->lost),
+			 (unsigned long long)w->lost);
 		top_model_detail_add(m, buf, TOP_A_DIM);
 	}
 	top_model_detail_add(m, "", 0);
@@ -56,7 +60,7 @@ void top_live_lines(struct top_model *m, const struct watch_model *w, const char
 
 			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s",
 				 g->subject, (unsigned long long)g->count, g->layer, g->reason,
-				 fix ? "  fix: " : "", fix ? fix : "");
+				 fix ? _("  fix: ") : "", fix ? fix : "");
 			top_model_detail_add(m, buf, TOP_A_RED);
 			free(fix);
 		}

@@ -15,7 +15,10 @@
 #include "common/util.h"
 
 const int64_t TOP_WINDOW_MS[TOP_NWINDOWS] = { 3600000LL, 86400000LL, 7 * 86400000LL, 0 };
-const char *const TOP_WINDOW_NAME[TOP_NWINDOWS] = { "last hour", "last day", "last week", "all" };
+/* Marked, translated where shown (ui/top-view.c). */
+const char *const TOP_WINDOW_NAME[TOP_NWINDOWS] = {
+	N_("last hour"), N_("last day"), N_("last week"), N_("all"),
+};
 
 void top_model_init(struct top_model *m)
 {
@@ -258,7 +261,7 @@ static enum top_do key_confirm(struct top_model *m, int key)
 		top_model_say(m, NULL);
 		return m->confirm_action == TOP_DO_KILL ? TOP_DO_KILL : TOP_DO_STOP;
 	}
-	top_model_say(m, "cancelled");
+	top_model_say(m, _("cancelled"));
 	return TOP_DO_REDRAW;
 }
 
@@ -354,7 +357,7 @@ enum top_do top_key(struct top_model *m, int key, int page)
 	case 's': case 'K':
 		id = target_id(m);
 		if (!id || !target_running(m, id)) {
-			top_model_say(m, id ? "that session is not running" : "no session selected");
+			top_model_say(m, id ? _("that session is not running") : _("no session selected"));
 			return TOP_DO_REDRAW;
 		}
 		snprintf(m->confirm_id, sizeof(m->confirm_id), "%s", id);
@@ -364,7 +367,7 @@ enum top_do top_key(struct top_model *m, int key, int page)
 	case 'a': case 'w':
 		id = target_id(m);
 		if (!id || !target_running(m, id)) {
-			top_model_say(m, id ? "that session is not running" : "no session selected");
+			top_model_say(m, id ? _("that session is not running") : _("no session selected"));
 			return TOP_DO_REDRAW;
 		}
 		snprintf(m->detail_id, sizeof(m->detail_id), "%s", id);

@@ -211,11 +211,11 @@ static void draw_header(const struct top_model *m, struct top_screen *s, const c
 	char left[256], right[256];
 	int rw;
 
-	snprintf(left, sizeof(left), "boxy top · %s · %zu running · %llu denied in the last hour%s",
+	snprintf(left, sizeof(left), _("boxy top · %s · %zu running · %llu denied in the last hour%s"),
 		 title, m->running, (unsigned long long)m->denied_hour,
-		 m->lost ? " · events were lost: re-read the store" : "");
-	snprintf(right, sizeof(right), "daemon %.200s",
-		 m->daemon ? m->daemon : "not running: live updates off");
+		 m->lost ? _(" · events were lost: re-read the store") : "");
+	snprintf(right, sizeof(right), _("daemon %.200s"),
+		 m->daemon ? m->daemon : _("not running: live updates off"));
 	/* The daemon's state on the right, whole; the rest gives way. */
 	rw = text_width(right);
 	if (rw > s->cols)
@@ -233,13 +233,14 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 	if (y < 1)
 		return;
 	if (m->mode == TOP_FILTER_EDIT) {
-		snprintf(line, sizeof(line), "filter (command, host, state): %s", m->edit);
+		snprintf(line, sizeof(line), _("filter (command, host, state): %s"), m->edit);
 		put(s, y, 0, line, s->cols, TOP_A_REVERSE);
 		return;
 	}
 	if (m->mode == TOP_CONFIRM) {
-		snprintf(line, sizeof(line), "%s session %.8s? y to confirm, any other key cancels",
-			 m->confirm_action == TOP_DO_KILL ? "SIGKILL" : "stop", m->confirm_id);
+		snprintf(line, sizeof(line), m->confirm_action == TOP_DO_KILL ?
+			 _("SIGKILL session %.8s? y to confirm, any other key cancels") :
+			 _("stop session %.8s? y to confirm, any other key cancels"), m->confirm_id);
 		put(s, y, 0, line, s->cols, TOP_A_REVERSE | TOP_A_BOLD);
 		return;
 	}
@@ -247,10 +248,10 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 		put(s, y, 0, m->message, s->cols, TOP_A_BOLD);
 		return;
 	}
-	snprintf(line, sizeof(line), "%s%s%s%sEnter:open Tab:view /:filter d:denied s:stop "
-		 "K:kill a:attach ?:help q:quit",
-		 m->denied_only ? "[denied only] " : "", m->filter[0] ? "[filter: " : "",
-		 m->filter[0] ? m->filter : "", m->filter[0] ? "] " : "");
+	snprintf(line, sizeof(line), "%s%s%s%s%s", m->denied_only ? _("[denied only] ") : "",
+		 m->filter[0] ? _("[filter: ") : "", m->filter[0] ? m->filter : "",
+		 m->filter[0] ? "] " : "",
+		 _("Enter:open Tab:view /:filter d:denied s:stop K:kill a:attach ?:help q:quit"));
 	put(s, y, 0, line, s->cols, TOP_A_DIM);
 }
 
@@ -340,7 +341,7 @@ static void draw_sessions(struct top_model *m, struct top_screen *s)
 		n = C_MODE + 1;
 	}
 	layout(c, n, s->cols);
-	draw_header(m, s, "sessions");
+	draw_header(m, s, _("sessions"));
 	put_heads(s, c, n);
 	for (size_t i = 0; i < m->nsessions; i++)
 		visible += top_session_visible(m, &m->sessions[i]);
@@ -398,8 +399,8 @@ static void draw_sessions(struct top_model *m, struct top_screen *s)
 			row_attr(s, y, TOP_A_REVERSE);
 	}
 	if (!visible)
-		put(s, TOP_LIST_FIRST, 0, m->nsessions ? "no session matches the filter" :
-		    "no sessions on record yet: boxy run -- COMMAND", s->cols, TOP_A_DIM);
+		put(s, TOP_LIST_FIRST, 0, m->nsessions ? _("no session matches the filter") :
+		    _("no sessions on record yet: boxy run -- COMMAND"), s->cols, TOP_A_DIM);
 	draw_footer(m, s);
 }
 
@@ -415,10 +416,11 @@ static void draw_dests(struct top_model *m, struct top_screen *s)
 
 	if (s->cols < 100)
 		n = 6;          /* first and last seen need the room */
-	char title[64];
+	char title[128];
 
 	layout(c, n, s->cols);
-	snprintf(title, sizeof(title), "destinations, %s (t: window)", TOP_WINDOW_NAME[m->window]);
+	snprintf(title, sizeof(title), _("destinations, %s (t: window)"),
+		 _(TOP_WINDOW_NAME[m->window]));
 	draw_header(m, s, title);
 	put_heads(s, c, n);
 	for (size_t i = 0; i < m->ndests; i++)
@@ -474,7 +476,7 @@ static void draw_denials(struct top_model *m, struct top_screen *s)
 	if (s->cols < 90)
 		c[2].width = 8;
 	layout(c, n, s->cols);
-	draw_header(m, s, "denials");
+	draw_header(m, s, _("denials"));
 	put_heads(s, c, n);
 	for (size_t i = 0; i < m->ndenials; i++)
 		visible += top_denial_visible(m, &m->denials[i]);
@@ -507,7 +509,7 @@ static void draw_denials(struct top_model *m, struct top_screen *s)
 			row_attr(s, y, TOP_A_REVERSE);
 	}
 	if (!visible)
-		put(s, TOP_LIST_FIRST, 0, "nothing refused", s->cols, TOP_A_DIM);
+		put(s, TOP_LIST_FIRST, 0, _("nothing refused"), s->cols, TOP_A_DIM);
 	draw_footer(m, s);
 }
 
@@ -516,7 +518,7 @@ static void draw_session(struct top_model *m, struct top_screen *s)
 	int list = s->rows - 2;
 	char title[64];
 
-	snprintf(title, sizeof(title), "session %.16s", m->detail_id);
+	snprintf(title, sizeof(title), _("session %.16s"), m->detail_id);
 	draw_header(m, s, title);
 	/* The detail scrolls as a whole: the selection is the first line shown. */
 	if (m->ndetail > (size_t)(list > 0 ? list : 1)) {
@@ -531,31 +533,38 @@ static void draw_session(struct top_model *m, struct top_screen *s)
 		put(s, 1 + i, 0, l->text, s->cols, l->attr);
 	}
 	if (!m->ndetail)
-		put(s, 1, 0, "loading…", s->cols, TOP_A_DIM);
+		put(s, 1, 0, _("loading…"), s->cols, TOP_A_DIM);
 	draw_footer(m, s);
 }
 
 static void draw_help(const struct top_model *m, struct top_screen *s)
 {
-	static const char *const lines[] = {
-		"Views   1 sessions   2 the open session   3 destinations   4 denials   Tab next",
-		"Move    ↑ ↓ j k   PgUp PgDn   Home End   the mouse wheel; a click selects",
-		"Open    Enter: a session's record (live while it runs)   Esc/Backspace: back",
-		"Filter  / then text (command, host, state; Enter keeps it, Esc drops it)",
-		"        t in destinations: the time window (an hour, a day, a week, all)",
-		"        d: only what was refused something   Esc in a list: clear both",
-		"Act     s stop (SIGTERM, then SIGKILL)   K SIGKILL now   (both ask y first)",
-		"        a attach (Ctrl-] comes back)   w watch (Ctrl-C comes back)",
-		"Quit    q",
-		"",
-		"Refusals are red. Without a daemon the store's history is shown and live",
-		"updates are off until one starts. Nothing here ever slows a session: when",
-		"this screen falls behind the daemon drops its events and it re-reads the store.",
-	};
+	/* One message, so a translation can lay out its lines as it needs. */
+	const char *help = _(
+		"Views   1 sessions   2 the open session   3 destinations   4 denials   Tab next\n"
+		"Move    ↑ ↓ j k   PgUp PgDn   Home End   the mouse wheel; a click selects\n"
+		"Open    Enter: a session's record (live while it runs)   Esc/Backspace: back\n"
+		"Filter  / then text (command, host, state; Enter keeps it, Esc drops it)\n"
+		"        t in destinations: the time window (an hour, a day, a week, all)\n"
+		"        d: only what was refused something   Esc in a list: clear both\n"
+		"Act     s stop (SIGTERM, then SIGKILL)   K SIGKILL now   (both ask y first)\n"
+		"        a attach (Ctrl-] comes back)   w watch (Ctrl-C comes back)\n"
+		"Quit    q\n"
+		"\n"
+		"Refusals are red. Without a daemon the store's history is shown and live\n"
+		"updates are off until one starts. Nothing here ever slows a session: when\n"
+		"this screen falls behind the daemon drops its events and it re-reads the store.");
+	int y = 2;
 
-	draw_header(m, s, "help");
-	for (size_t i = 0; i < ARRAY_SIZE(lines) && (int)i + 2 < s->rows - 1; i++)
-		put(s, 2 + (int)i, 1, lines[i], s->cols - 1, 0);
+	draw_header(m, s, _("help"));
+	for (const char *p = help; *p && y < s->rows - 1; y++) {
+		size_t n = strcspn(p, "\n");
+		char *line = xstrndup(p, n);
+
+		put(s, y, 1, line, s->cols - 1, 0);
+		free(line);
+		p += n + (p[n] == '\n');
+	}
 	draw_footer(m, s);
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/util.h"
 #include "ui/watch.h"
+#include "proto/daemon-msg.h"
 #include "proto/wire.h"
 
 void watch_model_init(struct watch_model *m)
@@ -138,24 +139,26 @@ int watch_event_decode(const void *payload, size_t len, struct event *ev, char *
 	struct rbuf r;
 
 	memset(ev, 0, sizeof(*ev));
-	for (size_t i = 0; i < 10; i++)
+	for (size_t i = 0; i < WATCH_EVENT_STRS; i++)
 		strs[i] = NULL;
 	rbuf_init(&r, payload, len);
 	ev->t_ms = wire_get_u64(&r);
 	ev->t_rel_ms = wire_get_u64(&r);
-	ev->session = strs[0] = wire_get_str(&r, 64);
-	ev->kind = strs[1] = wire_get_str(&r, 64);
-	ev->verdict = strs[2] = wire_get_str(&r, 64);
-	ev->layer = strs[3] = wire_get_str(&r, 64);
-	ev->subject = strs[4] = wire_get_str(&r, 4096);
-	ev->detail = strs[5] = wire_get_str(&r, 4096);
-	ev->addr = strs[6] = wire_get_str(&r, 128);
+	ev->session = strs[0] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->kind = strs[1] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->verdict = strs[2] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->layer = strs[3] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->subject = strs[4] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
+	ev->detail = strs[5] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
+	ev->addr = strs[6] = wire_get_str(&r, DMSG_EVENT_ADDR_MAX);
 	ev->port = wire_get_u16(&r);
-	ev->host = strs[7] = wire_get_str(&r, 1024);
-	ev->sni = strs[8] = wire_get_str(&r, 1024);
+	ev->host = strs[7] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
+	ev->sni = strs[8] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
 	ev->ttl = wire_get_u32(&r);
 	ev->up = wire_get_u64(&r);
 	ev->down = wire_get_u64(&r);
+	ev->what = strs[9] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+	ev->told = strs[10] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
 	if (!wire_done(&r) || !ev->kind || !ev->verdict) {
 		watch_event_strs_free(strs);
 		return -1;
@@ -165,7 +168,7 @@ int watch_event_decode(const void *payload, size_t len, struct event *ev, char *
 
 void watch_event_strs_free(char **strs)
 {
-	for (size_t i = 0; i < 10; i++) {
+	for (size_t i = 0; i < WATCH_EVENT_STRS; i++) {
 		free(strs[i]);
 		strs[i] = NULL;
 	}
@@ -201,7 +204,7 @@ char *watch_format_event(const struct event *ev)
 	if (strcmp(ev->verdict, "close") == 0) {
 		char up[32], down[32];
 
-		detail = xasprintf("up %s  down %s", format_size(ev->up, up, sizeof(up)),
+		detail = xasprintf(_("up %s  down %s"), format_size(ev->up, up, sizeof(up)),
 				   format_size(ev->down, down, sizeof(down)));
 	} else {
 		detail = watch_sanitize(ev->detail);
@@ -258,9 +261,23 @@ static void put_line(FILE *out, const char *s, int cols)
 	put_text(out, s, cols, "\x1b[K\n");
 }
 
+char *watch_totals_line(size_t dests, uint64_t conns, uint64_t denied)
+{
+	char *d = xasprintf(ngettext("%zu destination", "%zu destinations", dests), dests);
+	char *c = xasprintf(ngettext("%llu connection", "%llu connections", conns),
+			    (unsigned long long)conns);
+	/* TRANSLATORS: destinations, connections, and how many were refused. */
+	char *line = xasprintf(ngettext("%s  %s  %llu denied", "%s  %s  %llu denied", denied), d, c,
+			       (unsigned long long)denied);
+
+	free(d);
+	free(c);
+	return line;
+}
+
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color)
 {
-	char a[32], b[32], c[32], d[32], *line, *cmd, *id, *state;
+	char a[32], b[32], c[32], d[32], *line, *totals, *cmd, *id, *state;
 	int used = 0, avail;
 	uint64_t s = m->elapsed_ms / 1000;
 
@@ -268,22 +285,24 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 	cmd = watch_sanitize(m->cmdline);
 	id = watch_sanitize(m->id ? m->id : "?");
 	state = watch_sanitize(m->state ? m->state : "?");
-	line = xasprintf("session %.8s  %s  %llus  %s", id, state, (unsigned long long)s, cmd);
+	line = xasprintf(_("session %.8s  %s  %llus  %s"), id, state, (unsigned long long)s, cmd);
 	put_line(out, line, cols);
 	free(line);
 	free(cmd);
 	free(id);
 	free(state);
-	line = xasprintf("%zu destination(s)  %llu connection(s)  %llu denied   up %s (%s/s)  "
-			 "down %s (%s/s)", m->ndests, (unsigned long long)m->conns,
-			 (unsigned long long)m->denied, format_size(m->up, a, sizeof(a)),
-			 format_size((uint64_t)m->up_rate, b, sizeof(b)),
-			 format_size(m->down, c, sizeof(c)),
-			 format_size((uint64_t)m->down_rate, d, sizeof(d)));
-	put_line(out, line, cols);
+	line = watch_totals_line(m->ndests, m->conns, m->denied);
+	totals = xasprintf(_("%s   up %s (%s/s)  down %s (%s/s)"), line,
+			   format_size(m->up, a, sizeof(a)),
+			   format_size((uint64_t)m->up_rate, b, sizeof(b)),
+			   format_size(m->down, c, sizeof(c)),
+			   format_size((uint64_t)m->down_rate, d, sizeof(d)));
+	put_line(out, totals, cols);
+	free(totals);
 	free(line);
 	if (m->lost) {
-		line = xasprintf("(this watcher fell behind and lost %llu event(s))",
+		line = xasprintf(ngettext("(this watcher fell behind and lost %llu event)",
+					  "(this watcher fell behind and lost %llu events)", m->lost),
 				 (unsigned long long)m->lost);
 		put_line(out, line, cols);
 		free(line);
@@ -328,7 +347,7 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 		}
 	}
 	put_line(out, "", cols);
-	put_text(out, "Ctrl-C stops watching; the session keeps running.", cols, "\x1b[K\x1b[J");
+	put_text(out, _("Ctrl-C stops watching; the session keeps running."), cols, "\x1b[K\x1b[J");
 	fflush(out);
 }
 

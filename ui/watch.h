@@ -52,7 +52,10 @@ void watch_model_init(struct watch_model *m);
 void watch_model_free(struct watch_model *m);
 /* Apply a MSG_SNAPSHOT payload; -1 if malformed. */
 int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len);
-/* Decode a MSG_EVENT payload into ev (strings owned by strs[10]); -1 if malformed. */
+/* The strings of a decoded MSG_EVENT. */
+#define WATCH_EVENT_STRS 11
+
+/* Decode a MSG_EVENT payload into ev (strings owned by strs[WATCH_EVENT_STRS]); -1 if malformed. */
 int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs);
 void watch_event_strs_free(char **strs);
 /* Add an event to the recent list. */
@@ -67,6 +70,9 @@ bool watch_event_is_deny(const struct event *ev);
 
 /* The whole screen, fitted to rows × cols. */
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color);
+
+/* "3 destinations  12 connections  2 denied" in the reader's language (malloc'd). */
+char *watch_totals_line(size_t dests, uint64_t conns, uint64_t denied);
 /* The live screen's frame: the alternate screen without a cursor, and back. */
 void watch_screen_begin(FILE *out);
 void watch_screen_end(FILE *out);

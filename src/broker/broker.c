@@ -44,7 +44,10 @@
 #include "policy/addr.h"
 #include "policy/bind.h"
 #include "parse/dns.h"
+#include "parse/http.h"
 #include "policy/decide.h"
+#include "policy/http-rules.h"
+#include "common/tlsca.h"
 #include "broker/netlog.h"
 #include "proto/netproto.h"
 #include "proto/outq.h"
@@ -102,6 +105,10 @@ struct flow {
 	size_t nl;                  /* its net-log row (FLOW_OPEN) */
 	uint64_t up, down;          /* totals last reported */
 	uint64_t seq;               /* the broker's number for it (events' flow): ids are reused */
+	uint8_t gate;               /* NETVF_* sent with its verdict: its requests are gated */
+	uint64_t nreq;              /* requests boxy-net recorded on it */
+	bool tls_failed;            /* NET_TLS_FAIL came: its inspection failed, once */
+	bool req_refused;           /* ... the last of which was refused: no more may come */
 };
 
 struct query {
@@ -119,6 +126,8 @@ struct broker {
 	const struct event_sink *sink;
 	char *session;
 	struct net_policy policy;
+	struct http_rules rules;    /* --allow-http, parsed: the same ones boxy-net gates by */
+	uint32_t http_seq;          /* the last request number recorded, over the session */
 	struct net_bind *binds;
 	struct dns_cache *cache;    /* upstream answers, this session's only */
 	struct dnsexfil *exfil;     /* does its DNS look like a tunnel? (broker/dnsexfil.h) */
@@ -126,6 +135,9 @@ struct broker {
 	struct netlog *log;
 	uint64_t start_ms;          /* monotonic, for net-log times */
 	bool pcap;
+	struct tls_ca *tls_ca;      /* the session CA until NET_TLS_CA took its key to every boxy-net */
+	size_t tls_ca_for;          /* how many boxy-nets get it (broker_opts.helpers) */
+	size_t tls_ca_sent;         /* ... and how many have */
 
 	struct helper *helpers[BROKER_MAX_HELPERS];
 	size_t nhelpers;
@@ -167,6 +179,7 @@ struct helper {
 	struct flow *flows[FLOW_BUCKETS];
 	uint32_t refused[REFUSED_KEPT]; /* recently refused ids: boxy-net may still close them */
 	size_t nrefused, refused_next;
+	uint32_t http_seq;          /* the last request number this boxy-net sent */
 };
 
 static void broker_end(struct broker *b, const char *fmt, ...)
@@ -249,11 +262,11 @@ static void emit_audit_name(struct broker *b, const char *layer, const char *nam
  * the run even without -v, kept by the store and the audit log as it is.
  */
 static void emit_alert(struct broker *b, const char *layer, const char *subject,
-		       const char *detail)
+		       const char *detail, const char *told)
 {
 	struct event ev = {
 		.kind = "audit", .verdict = "alert", .layer = layer, .subject = subject,
-		.detail = detail,
+		.detail = detail, .told = told,
 	};
 
 	emit(b, &ev);
@@ -262,10 +275,14 @@ static void emit_alert(struct broker *b, const char *layer, const char *subject,
 /* The tunnel scorer's word on a query or an answer: an alert the first time it fires. */
 static void exfil_judged(struct broker *b, bool fired, const char *parent, char *why)
 {
+	char *told;
+
 	if (!fired)
 		return;
-	emit_alert(b, NET_LAYER_DNS, parent, why);
+	told = dnsexfil_told(b->exfil);
+	emit_alert(b, NET_LAYER_DNS, parent, why, told);
 	free(why);
+	free(told);
 }
 
 /* The audit line for a flow: subject "tcp://addr:port". */
@@ -337,14 +354,15 @@ static void broker_send(struct helper *h, uint16_t type, const struct wbuf *w, i
 	broker_flush(h);
 }
 
-/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code, no words. */
-static void send_verdict(struct helper *h, uint32_t flow, uint8_t verdict, int fd)
+/* NET_VERDICT for flow, with the connected socket when fd >= 0: a code and flags, no words. */
+static void send_verdict(struct helper *h, uint32_t flow, uint8_t verdict, uint8_t flags, int fd)
 {
 	struct wbuf w;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, flow);
 	wire_put_u8(&w, verdict);
+	wire_put_u8(&w, flags);
 	broker_send(h, NET_VERDICT, &w, fd);
 	wbuf_free(&w);
 }
@@ -493,7 +511,7 @@ static void flow_refuse(struct broker *b, struct flow *f, const char *layer, con
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
 	refused_add(h, id);
 	/* Last: a send that overflows ends the network, which frees every flow. */
-	send_verdict(h, id, NETV_REFUSED, -1);
+	send_verdict(h, id, NETV_REFUSED, 0, -1);
 }
 
 /* The upstream socket is connected: hand it over. */
@@ -510,7 +528,7 @@ static void flow_dialled(struct broker *b, struct flow *f)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
 	f->nl = log_conn(b, f, true, NULL);
-	send_verdict(f->h, f->id, NETV_DIALLED, fd);
+	send_verdict(f->h, f->id, NETV_DIALLED, f->gate, fd);
 	/* Last, and without f: a send that overflows ends the network and frees it. */
 	if (slot)
 		dial_slot_free(b);
@@ -652,7 +670,7 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 		f->exception = xasprintf("range exception: %s", v.addr.exception);
 	if (v.need_name) {
 		f->state = FLOW_NAME;
-		send_verdict(f->h, f->id, NETV_NEED_NAME, -1);
+		send_verdict(f->h, f->id, NETV_NEED_NAME, 0, -1);
 		return;
 	}
 	free(f->host);
@@ -669,6 +687,17 @@ static void flow_decide(struct broker *b, struct flow *f, enum net_name_kind kin
 			f->host = xstrdup(names[0]);
 	}
 	f->layer = v.layer;
+	/*
+	 * Allowlist mode gates every request of a plain-HTTP flow (Host and
+	 * port must name what the flow was allowed for; rules where they cover
+	 * the host), and inspects the TLS of a flow whose host rules restrict
+	 * by method or path (net/http-gate.h, doc/http-rules.md).
+	 */
+	if (b->policy.mode == NET_ALLOWLIST && kind == NET_NAME_HOST && f->sni)
+		f->gate = NETVF_GATE;
+	else if (b->policy.mode == NET_ALLOWLIST && kind == NET_NAME_SNI && f->sni &&
+		 http_rules_inspect_host(&b->rules, f->sni))
+		f->gate = NETVF_GATE | NETVF_TLS;
 	if (kind == NET_NAME_SNI || kind == NET_NAME_HOST)
 		emit_flow(b, f, "sni", NET_LAYER_SNI, kind == NET_NAME_SNI ? "TLS server name" :
 			  "HTTP Host", 0, 0);
@@ -809,6 +838,47 @@ static void broker_end(struct broker *b, const char *fmt, ...)
 
 /* ---- messages from boxy-net ------------------------------------------------------ */
 
+/*
+ * NET_TLS_CA: the session CA's certificate and key, to one boxy-net, before
+ * its lockdown. Each boxy-net of the session (one per queue of tap0) gets
+ * them; once the last of them has (tls_ca_for), the daemon forgets the key:
+ * the encoding is wiped, the frame's copy is wiped once written
+ * (outq_push_secret), and OpenSSL clears the key's own memory when it is
+ * freed. From then on it is in boxy-net's memory only, which nothing but
+ * boxy-net can read (not dumpable).
+ */
+static void send_tls_ca(struct helper *h)
+{
+	struct broker *b = h->b;
+	uint8_t *cert, *key;
+	size_t cn, kn;
+	char *err = NULL;
+	struct wbuf w;
+
+	if (tls_ca_encode(b->tls_ca, &cert, &cn, &key, &kn, &err) < 0) {
+		broker_end(b, "the session CA: %s", err);
+		free(err);
+		return;
+	}
+	wbuf_init(&w);
+	wire_put_bytes(&w, cert, cn);
+	wire_put_bytes(&w, key, kn);
+	tls_wipe_free(key, kn);
+	free(cert);
+	if (h->fd >= 0 && !b->finishing) {
+		outq_push_secret(&h->outq, NET_TLS_CA, w.p, w.len);
+		broker_flush(h);
+	}
+	OPENSSL_cleanse(w.p, w.len);
+	wbuf_free(&w);
+	/* broker_flush may have ended the network, which frees the CA. */
+	if (b->tls_ca && ++b->tls_ca_sent >= b->tls_ca_for) {
+		tls_ca_clear(b->tls_ca);
+		free(b->tls_ca);
+		b->tls_ca = NULL;
+	}
+}
+
 /* NET_HELLO: check the version, answer with the mode (NET_CONFIG). */
 static void on_hello(struct helper *h, struct rbuf *r)
 {
@@ -829,12 +899,24 @@ static void on_hello(struct helper *h, struct rbuf *r)
 	wbuf_init(&w);
 	wire_put_u8(&w, (uint8_t)b->policy.mode);
 	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
-		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0));
+		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
+		    (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0));
 	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
 	if (b->pcap && b->rs && b->rs->pcap_max)
 		wire_put_u64(&w, b->rs->pcap_max);
 	broker_send(h, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
+	if (b->rules.n) {
+		/* The texts the run-spec holds; boxy-net reads them with the same parser. */
+		wbuf_init(&w);
+		wire_put_u32(&w, (uint32_t)b->rs->nhttp_rules);
+		for (size_t i = 0; i < b->rs->nhttp_rules; i++)
+			wire_put_str(&w, b->rs->http_rules[i]);
+		broker_send(h, NET_HTTP_RULES, &w, -1);
+		wbuf_free(&w);
+	}
+	if (b->tls_ca)
+		send_tls_ca(h);
 }
 
 /* NET_FLOW_OPEN: a SYN (or a first UDP datagram) to decide on. */
@@ -1013,6 +1095,193 @@ static void on_flow_seen(struct helper *h, struct rbuf *r)
 	netlog_set_names(b->log, f->nl, f->host, f->sni);
 out:
 	free(name);
+}
+
+/* A method as boxy-net may report it: 1..32 tchars. */
+static bool method_ok(const char *m)
+{
+	size_t n = strlen(m);
+
+	if (n == 0 || n > HTTP_RULE_METHOD_MAX)
+		return false;
+	for (; *m; m++)
+		if (!(((*m | 0x20) >= 'a' && (*m | 0x20) <= 'z') || (*m >= '0' && *m <= '9') ||
+		      strchr("!#$%&'*+-.^_`|~", *m)))
+			return false;
+	return true;
+}
+
+/* Visible ASCII (0x21..0x7e) only, or also space when spaces: what a target or words hold. */
+static bool visible_ok(const char *s, bool spaces)
+{
+	for (; *s; s++)
+		if (!(((unsigned char)*s > 0x20 && (unsigned char)*s < 0x7f) || (spaces && *s == ' ')))
+			return false;
+	return true;
+}
+
+/* A request's host as the gate reports it: a lower-case name, or an address literal. */
+static bool req_host_ok(const char *h)
+{
+	char norm[DNS_NAME_BUF];
+	struct net_addr a;
+
+	if (!h[0])
+		return true;
+	if (net_addr_parse(h, &a) == 0)
+		return true;
+	return dns_name_normalize(h, strlen(h), norm) == 0 && strcmp(norm, h) == 0;
+}
+
+/*
+ * The record of one request (events, audit line, net-log): subject
+ * "GET api.test/v2/x", the words, and for a refusal the rule that would
+ * allow it, which the audit line carries.
+ */
+static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
+			 enum http_deny d, size_t rule, const char *method, const char *host,
+			 uint16_t port, const char *path, const char *query, const char *why)
+{
+	char addr[NET_ADDR_STRLEN], *subject, *detail, *audit, *fix = NULL;
+	const char *rule_text = rule != HTTP_RULE_NONE ? b->rs->http_rules[rule] : NULL;
+	struct event ev = { 0 };
+
+	net_addr_format(&f->dst, addr);
+	{
+		/* The store writes the same subject from its columns (REQUEST_SUBJECT). */
+		uint16_t ep = port ? port : f->dport;
+		const char *who = host[0] ? host : f->sni ? f->sni : addr;
+		char ports[8] = "";
+
+		if (ep != 80 && ep != 443)
+			snprintf(ports, sizeof(ports), ":%u", ep);
+		subject = xasprintf("%s %s%s%s", method[0] ? method : "HTTP", who, ports, path);
+	}
+	if (d == HTTP_DENY_MALFORMED)
+		detail = xasprintf("%s: %s", http_deny_words(d), why);
+	else if (d != HTTP_ALLOWED)
+		detail = xstrdup(http_deny_words(d));
+	else if (rule_text)
+		detail = xasprintf("rule %zu: %s", rule + 1, rule_text);
+	else
+		detail = xasprintf("%s: no --allow-http rule covers it", host);
+	if (d != HTTP_DENY_MALFORMED)
+		fix = http_rule_suggest(d, method, host, path);
+	ev.kind = "http";
+	ev.verdict = d == HTTP_ALLOWED ? "allow" : "deny";
+	ev.layer = NET_LAYER_HTTP;
+	ev.subject = subject;
+	ev.detail = detail;
+	ev.addr = addr;
+	ev.port = port ? port : f->dport;
+	ev.host = host[0] ? host : f->sni ? f->sni : NULL;
+	ev.sni = f->sni;
+	ev.flow = f->seq;
+	ev.method = method[0] ? method : NULL;
+	ev.path = d == HTTP_DENY_MALFORMED ? NULL : path;
+	ev.query = query[0] ? query : NULL;
+	ev.seq = seq;
+	ev.rule = rule != HTTP_RULE_NONE ? (int32_t)rule : -1;
+	ev.rule_text = rule_text;
+	emit(b, &ev);
+	/* The audit line: every request, the refusal with the rule that would allow it. */
+	audit = fix ? xasprintf("%s; allow it with --allow-http '%s'", detail, fix) : NULL;
+	ev.kind = "audit";
+	ev.mirror = true;
+	ev.detail = audit ? audit : detail;
+	emit(b, &ev);
+	{
+		struct netlog_request nr = {
+			.t_ms = rel_ms(b), .seq = seq, .conn = f->nl, .allowed = d == HTTP_ALLOWED,
+			.method = method, .host = host, .port = port, .path = path, .query = query,
+			.reason = d == HTTP_ALLOWED ? NULL : detail, .rule = ev.rule,
+		};
+
+		netlog_add_request(b->log, &nr);
+	}
+	free(subject);
+	free(detail);
+	free(audit);
+	free(fix);
+}
+
+/*
+ * NET_HTTP_REQUEST: one request a gate in boxy-net decided. Every field is
+ * checked, and so is the decision itself: the broker decides the request
+ * again with the same rules (policy/http-rules.h) and a boxy-net that says
+ * otherwise is lying. Each boxy-net numbers its requests 1, 2, …; the
+ * record numbers them over the session (a session has one boxy-net per queue
+ * of tap0). Nothing may follow a refusal on its flow (the gate ends the
+ * connection), but another HTTP/2 stream (a refused stream ends alone).
+ */
+static void on_http_request(struct helper *h, struct rbuf *r)
+{
+	struct broker *b = h->b;
+	uint32_t id = wire_get_u32(r), seq = wire_get_u32(r);
+	uint8_t deny = wire_get_u8(r);
+	uint16_t rule = wire_get_u16(r);
+	uint8_t flags = wire_get_u8(r);
+	char *method = wire_get_str(r, HTTP_RULE_METHOD_MAX);
+	char *host = wire_get_str(r, NETPROTO_MAX_NAME);
+	uint16_t port = wire_get_u16(r);
+	char *path = wire_get_str(r, HTTP_HEAD_MAX);
+	char *query = wire_get_str(r, NETPROTO_QUERY_MAX);
+	char *why = wire_get_str(r, NETPROTO_WHY_MAX);
+	struct flow *f;
+	bool malformed = deny == HTTP_DENY_MALFORMED;
+
+	if (!wire_done(r) || !method || !host || !path || !query || !why ||
+	    deny >= HTTP_DENY_COUNT || (rule != HTTP_RULE_NONE && rule >= b->rules.n) ||
+	    (flags & ~HTTPREQ_FLAGS) || ((flags & HTTPREQ_H2) && !(flags & HTTPREQ_TLS)) ||
+	    (malformed ? (method[0] || host[0] || path[0] || query[0] || port || !why[0] ||
+			  rule != HTTP_RULE_NONE || !visible_ok(why, true)) :
+	     (!method_ok(method) || why[0] || !req_host_ok(host) || !visible_ok(path, false) ||
+	      !visible_ok(query, false)))) {
+		broker_end(b, "malformed NET_HTTP_REQUEST from boxy-net");
+		goto out;
+	}
+	f = flow_find(h, id);
+	if (!f || f->state != FLOW_OPEN || !f->gate ||
+	    (f->req_refused && !(flags & HTTPREQ_H2)) ||
+	    ((flags & HTTPREQ_TLS) != 0) != ((f->gate & NETVF_TLS) != 0)) {
+		broker_end(b, "NET_HTTP_REQUEST for flow %u, which is not gated or was refused", id);
+		goto out;
+	}
+	if (seq != h->http_seq + 1) {
+		broker_end(b, "NET_HTTP_REQUEST numbered %u after %u", seq, h->http_seq);
+		goto out;
+	}
+	if (!malformed) {
+		struct http_bound bound = {
+			.host = f->sni, .port = f->dport,
+			.default_port = (f->gate & NETVF_TLS) ? 443 : 80,
+		};
+		struct http_request q = {
+			.method = method, .host = host[0] ? host : NULL, .port = port, .path = path,
+			.first = f->nreq == 0, .upgrade = (flags & HTTPREQ_UPGRADE) != 0,
+			.has_body = (flags & HTTPREQ_BODY) != 0,
+		};
+		size_t again;
+
+		if (http_decide(&b->rules, &bound, &q, &again) != deny ||
+		    (again == HTTP_RULE_NONE ? HTTP_RULE_NONE : again) != rule) {
+			broker_end(b, "NET_HTTP_REQUEST %u: boxy-net's decision is not the policy's",
+				   seq);
+			goto out;
+		}
+	}
+	h->http_seq = seq;
+	f->nreq++;
+	if (deny != HTTP_ALLOWED)
+		f->req_refused = true;
+	emit_request(b, f, ++b->http_seq, (enum http_deny)deny, rule, method, host, port, path, query,
+		     why);
+out:
+	free(method);
+	free(host);
+	free(path);
+	free(query);
+	free(why);
 }
 
 /* NET_FLOW_STATS and NET_FLOW_CLOSE: counters as events, and the end of a flow. */
@@ -1252,6 +1521,76 @@ out:
 	free(name);
 }
 
+/* The words of a failed inspection (NETTLS_*), with boxy-net's detail. */
+static char *tls_fail_words(uint8_t code, const char *detail)
+{
+	switch (code) {
+	case NETTLS_UPSTREAM_CERT:
+		return xasprintf("TLS inspection: the server's certificate was refused (%s); the "
+				 "client was sent an alert", detail);
+	case NETTLS_UPSTREAM:
+		return xasprintf("TLS inspection: the handshake with the server failed (%s)",
+				 detail[0] ? detail : "no reason given");
+	case NETTLS_CLIENT_ALERT:
+		return xasprintf("TLS inspection: the client refused this session's certificate "
+				 "(its alert: %s): it pins certificates or trusts its own CA bundle, "
+				 "not the sandbox's", detail[0] ? detail : "unknown");
+	case NETTLS_CLIENT:
+		return xasprintf("TLS inspection: the client's handshake failed (%s)",
+				 detail[0] ? detail : "no reason given");
+	case NETTLS_NO_PROTOCOL:
+		return xasprintf("TLS inspection: no protocol boxy can inspect (%s)", detail);
+	case NETTLS_NAME:
+		return xasprintf("TLS inspection: %s than the one allowed", detail);
+	case NETTLS_CLIENT_QUIET:
+		return xasprintf("TLS inspection: the client closed the connection right after the "
+				 "handshake, before any request%s%s%s: it may pin another certificate",
+				 detail[0] ? " (its alert: " : "", detail, detail[0] ? ")" : "");
+	default:
+		return xstrdup("TLS inspection: too many inspected connections at once");
+	}
+}
+
+/*
+ * NET_TLS_FAIL: an inspected flow failed (the server's certificate, the
+ * client's alert, …). One refusal, in the audit log and the store (a
+ * decision, layer net.tls), and in the end-of-run summary.
+ */
+static void on_tls_fail(struct helper *h, struct rbuf *r)
+{
+	struct broker *b = h->b;
+	uint32_t id = wire_get_u32(r);
+	uint8_t code = wire_get_u8(r);
+	char *detail = wire_get_str(r, NETPROTO_TLS_DETAIL_MAX), *words, *subject;
+	struct flow *f;
+
+	if (!wire_done(r) || !detail || code < NETTLS_UPSTREAM_CERT || code > NETTLS_CODE_MAX ||
+	    !visible_ok(detail, true)) {
+		broker_end(b, "malformed NET_TLS_FAIL from boxy-net");
+		free(detail);
+		return;
+	}
+	f = flow_find(h, id);
+	if (!f || f->state != FLOW_OPEN || !(f->gate & NETVF_TLS) || f->tls_failed) {
+		broker_end(b, "NET_TLS_FAIL for flow %u, which is not inspected or failed already",
+			   id);
+		free(detail);
+		return;
+	}
+	f->tls_failed = true;
+	words = tls_fail_words(code, detail);
+	subject = xasprintf("%s:%u", f->sni ? f->sni : "?", f->dport);
+	{
+		struct event ev = event_audit_make(NET_LAYER_TLS, "deny", subject, words);
+
+		ev.flow = f->seq;
+		emit(b, &ev);
+	}
+	free(subject);
+	free(words);
+	free(detail);
+}
+
 /* NET_LOG: one line of boxy-net's health for the daemon's log, sanitised. */
 static void on_log(struct helper *h, struct rbuf *r)
 {
@@ -1318,8 +1657,14 @@ static void broker_dispatch(struct helper *h, const struct msg *m)
 	case NET_FLOW_SEEN:
 		on_flow_seen(h, &r);
 		break;
+	case NET_HTTP_REQUEST:
+		on_http_request(h, &r);
+		break;
+	case NET_TLS_FAIL:
+		on_tls_fail(h, &r);
+		break;
 	default:
-		/* NET_CONFIG, NET_VERDICT and NET_ANSWER are ours to send, not to receive. */
+		/* NET_CONFIG, NET_HTTP_RULES, NET_VERDICT and NET_ANSWER are ours to send. */
 		broker_end(b, "boxy-net sent message type %#x, which it may not send", m->type);
 		break;
 	}
@@ -1415,11 +1760,17 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->loop = loop;
 	b->rs = rs;
 	b->sink = sink;
+	b->tls_ca = opts ? opts->tls_ca : NULL;
+	b->tls_ca_for = opts && opts->helpers ? opts->helpers : 1;
 	b->session = xstrdup(session ? session : "");
 	b->dialq_tail = &b->dialq;
 	b->dial_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (b->dial_ep < 0) {
 		set_err_errno(err, "epoll_create1");
+		if (b->tls_ca) {
+			tls_ca_clear(b->tls_ca);
+			free(b->tls_ca);
+		}
 		free(b->session);
 		free(b);
 		return NULL;
@@ -1430,9 +1781,19 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
 	net_policy_from_runspec(&b->policy, rs);
+	if (rs && rs->nhttp_rules) {
+		size_t bad;
+
+		/* MSG_RUN's decoder read every rule with the same parser. */
+		if (http_rules_parse(&b->rules, (const char *const *)rs->http_rules,
+				     rs->nhttp_rules, &bad) < 0)
+			fatal("broker: --allow-http rule %zu was validated but does not read",
+			      bad + 1);
+	}
 	b->binds = net_bind_create(0);
 	b->cache = dns_cache_create(0);
 	b->exfil = dnsexfil_new();
+	dnsexfil_set_lang(b->exfil, opts ? opts->lang : (locale_t)0);
 	b->log = netlog_create();
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
@@ -1532,7 +1893,8 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 {
 	int sp[2], hi[3] = { -1, -1, -1 };
 	char *const argv[] = { (char *)"boxy-net", NULL };
-	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	char *envp[5] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	size_t nenv = 1;
 	struct helper *h;
 	pid_t pid;
 
@@ -1540,8 +1902,23 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		return set_err(err, "the broker has all the boxy-nets it takes");
 	if (access(path, X_OK) < 0)
 		return set_err_errno(err, "boxy-net (%s)", path);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return set_err_errno(err, "socketpair");
+	/*
+	 * TLS inspection reads the host's trust store and OpenSSL's configuration
+	 * where the daemon would: its SSL_CERT_FILE, SSL_CERT_DIR and OPENSSL_CONF
+	 * (a test makes boxy trust its own CA with SSL_CERT_FILE). Nothing else of
+	 * the daemon's environment reaches boxy-net.
+	 */
+	for (const char *const *v = (const char *const[]){ "SSL_CERT_FILE", "SSL_CERT_DIR",
+			"OPENSSL_CONF", NULL }; *v && b->tls_ca; v++) {
+		const char *val = getenv(*v);
+
+		if (val)
+			envp[nenv++] = xasprintf("%s=%s", *v, val);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		set_err_errno(err, "socketpair");
+		goto out_env;
+	}
 	/* Move the child's descriptors above 5 first, so placing one cannot clobber another. */
 	hi[0] = fcntl(sp[1], F_DUPFD_CLOEXEC, 10);
 	hi[1] = fcntl(tap_fd, F_DUPFD_CLOEXEC, 10);
@@ -1584,12 +1961,17 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		ev_child_set(&h->child_w, pid, 0);
 		ev_child_start(b->loop, &h->child_w);
 	}
+	for (size_t i = 1; i < nenv; i++)
+		free(envp[i]);
 	return helper_attach(h, sp[0], err);
 fail:
 	for (int i = 0; i < 3; i++)
 		if (hi[i] >= 0)
 			close(hi[i]);
 	close(sp[0]);
+out_env:
+	for (size_t i = 1; i < nenv; i++)
+		free(envp[i]);
 	return -1;
 }
 
@@ -1739,6 +2121,11 @@ void broker_free(struct broker *b)
 	ev_io_stop(b->loop, &b->dial_ep_w);
 	close(b->dial_ep);
 	net_bind_free(b->binds);
+	http_rules_free(&b->rules);
+	if (b->tls_ca) {
+		tls_ca_clear(b->tls_ca);
+		free(b->tls_ca);
+	}
 	dns_cache_free(b->cache);
 	dnsexfil_free(b->exfil);
 	netlog_free(b->log);

@@ -20,6 +20,7 @@
 #define BOXY_BROKER_H
 
 #include <ev.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,12 +39,20 @@
 #define BROKER_MAX_HELPERS  8           /* boxy-nets per session (queues of tap0) */
 
 struct broker;
+struct tls_ca;
 
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
 	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+	locale_t lang;              /* the run's client's language: alerts are told in it too
+	                             * (common/lang.h); 0: only the recorded words */
+	struct tls_ca *tls_ca;      /* TLS inspection: the session CA (common/tlsca.h), taken by
+				     * broker_create (also on failure); its key goes to boxy-net
+				     * (NET_TLS_CA) and is then forgotten. NULL: nothing inspected */
+	size_t helpers;             /* the boxy-nets the session will have (each gets the CA's
+				     * key, which is forgotten once the last has it); 0: one */
 };
 
 /*

@@ -13,11 +13,13 @@
 #include <config.h>
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/dnsexfil.h"
+#include "common/lang.h"
 #include "common/util.h"
 
 /* Record types tunnels carry data in: TXT, NULL, CNAME, MX, ANY. */
@@ -47,6 +49,8 @@ struct domain {
 	uint64_t queries;
 	uint64_t random_total;  /* distinct long, random-looking subdomain parts, the session */
 	uint8_t random_seen[128];       /* their hashes, a bit each (a collision undercounts) */
+	uint64_t volume;        /* characters of distinct subdomain parts, any entropy, the session */
+	uint8_t volume_seen[128];       /* their hashes, a bit each */
 	bool alerted;
 	struct seen q[DNSEXFIL_RING];
 	size_t qn, qhead;
@@ -57,7 +61,49 @@ struct domain {
 struct dnsexfil {
 	struct domain *d;       /* grown as domains are seen (about 3 KiB each), up to the cap */
 	size_t n, cap;
+	/* What the domains the table had to forget carried, summed: a tunnel spread over
+	 * more domains than the table holds still adds up here. */
+	uint64_t forgotten_volume;
+	char forgotten_name[256];       /* the last one forgotten (the alert names it) */
+	bool forgotten_alerted;
+	locale_t told_lang;     /* the run's client's language (common/lang.h), or 0 */
+	char *told;             /* the last alert in it, until dnsexfil_told takes it */
 };
+
+/* An alert's words: *why as recorded (C), and x->told in the client's language. */
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(struct dnsexfil *x, char **why, const char *fmt, ...)
+{
+	va_list ap;
+	locale_t old = lang_use(lang_records());
+
+	va_start(ap, fmt);
+	*why = xvasprintf(gettext(fmt), ap);
+	va_end(ap);
+	free(x->told);
+	x->told = NULL;
+	if (x->told_lang) {
+		lang_use(x->told_lang);
+		va_start(ap, fmt);
+		x->told = xvasprintf(gettext(fmt), ap);
+		va_end(ap);
+	}
+	lang_use(old);
+}
+
+void dnsexfil_set_lang(struct dnsexfil *x, locale_t lang)
+{
+	x->told_lang = lang;
+}
+
+char *dnsexfil_told(struct dnsexfil *x)
+{
+	char *t = x->told;
+
+	x->told = NULL;
+	return t;
+}
 
 struct dnsexfil *dnsexfil_new(void)
 {
@@ -71,6 +117,7 @@ void dnsexfil_free(struct dnsexfil *x)
 	if (!x)
 		return;
 	free(x->d);
+	free(x->told);
 	free(x);
 }
 
@@ -139,7 +186,14 @@ static uint32_t hash_sub(const char *s, size_t n)
 	return h ? h : 1;
 }
 
-/* The domain entry for parent, made (evicting the least recently seen) when missing. */
+/*
+ * The domain entry for parent, made when missing. A full table forgets the
+ * entry that carried least (the smallest volume of distinct subdomains, the
+ * least recently seen of those), never one that alerted, and adds its volume
+ * to the forgotten total: forgetting the least recently seen, and all it had
+ * counted, let a tunnel under one domain reset its own counts with a few
+ * hundred lookups under made-up parents between its queries.
+ */
 static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_t now_ms)
 {
 	struct domain *d, *old = NULL;
@@ -160,9 +214,13 @@ static struct domain *domain_get(struct dnsexfil *x, const char *parent, uint64_
 		d = &x->d[x->n++];
 	} else {
 		for (size_t i = 0; i < x->n; i++)
-			if (!x->d[i].alerted && (!old || x->d[i].last_ms < old->last_ms))
+			if (!x->d[i].alerted &&
+			    (!old || x->d[i].volume < old->volume ||
+			     (x->d[i].volume == old->volume && x->d[i].last_ms < old->last_ms)))
 				old = &x->d[i];
 		d = old ? old : &x->d[0];
+		x->forgotten_volume += d->volume;
+		snprintf(x->forgotten_name, sizeof(x->forgotten_name), "%s", d->name);
 	}
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", parent);
@@ -186,7 +244,7 @@ static size_t distinct(const uint32_t *v, size_t n)
 }
 
 /* The query rules over d's window: true with *why when one holds. */
-static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
+static bool judge_queries(struct dnsexfil *x, struct domain *d, uint64_t now_ms, char **why)
 {
 	uint32_t many[DNSEXFIL_RING], rare[DNSEXFIL_RING];
 	size_t nlong = 0, nmany = 0, nrare = 0;
@@ -212,43 +270,58 @@ static bool judge_queries(struct domain *d, uint64_t now_ms, char **why)
 			rare[nrare++] = s->sub;
 	}
 	if (nlong >= DNSEXFIL_LONG_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu queries in a minute with "
-				 "labels of up to %u characters, %.1f bits a character", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu queries in a minute with "
+				 "labels of up to %u characters, %.1f bits a character"), d->name,
 				 nlong, maxlabel, hlong / (double)nlong);
 		return true;
 	}
 	if (nmany && distinct(many, nmany) >= DNSEXFIL_MANY_SUBDOMAINS &&
 	    hsum / (double)nmany >= DNSEXFIL_MIN_ENTROPY) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu distinct random-looking "
-				 "subdomains in a minute (%.1f bits a character)", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu distinct random-looking "
+				 "subdomains in a minute (%.1f bits a character)"), d->name,
 				 distinct(many, nmany), hsum / (double)nmany);
 		return true;
 	}
+	if (d->volume >= DNSEXFIL_VOLUME) {
+		say(x, why, N_("DNS under %s looks like a tunnel: %llu characters of distinct "
+				 "subdomains in this session, however they were encoded"), d->name,
+				 (unsigned long long)d->volume);
+		return true;
+	}
 	if (d->random_total >= DNSEXFIL_SLOW_TOTAL) {
-		*why = xasprintf("DNS under %s looks like a slow tunnel: %llu random-looking "
-				 "subdomains of %u characters or more in this session", d->name,
+		say(x, why, N_("DNS under %s looks like a slow tunnel: %llu random-looking "
+				 "subdomains of %u characters or more in this session"), d->name,
 				 (unsigned long long)d->random_total, DNSEXFIL_MIN_SUBDOMAIN);
 		return true;
 	}
 	if (nrare && distinct(rare, nrare) >= DNSEXFIL_RARE_QUERIES) {
-		*why = xasprintf("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
-				 "queries for distinct subdomains in a minute", d->name,
+		say(x, why, N_("DNS under %s looks like a tunnel: %zu TXT/NULL/CNAME/MX/ANY "
+				 "queries for distinct subdomains in a minute"), d->name,
 				 distinct(rare, nrare));
 		return true;
 	}
 	return false;
 }
 
-bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64_t now_ms,
-		    const char **parent, char **why)
+/* Set bit h of a 1024-bit set; true when it was clear (a collision undercounts). */
+static bool bit_set(uint8_t set[128], uint32_t h)
 {
-	char p[256];
+	unsigned bit = h % (8 * 128);
+
+	if (set[bit / 8] & (1u << (bit % 8)))
+		return false;
+	set[bit / 8] |= (uint8_t)(1u << (bit % 8));
+	return true;
+}
+
+/* Record one query of name under the domain p (made when missing). */
+static void record_query(struct dnsexfil *x, const char *name, const char *p, uint16_t qtype,
+			 uint64_t now_ms)
+{
 	struct domain *d;
 	struct seen *s;
-	size_t n = strlen(name), plen, sublen, label = 0, maxlabel = 0;
+	size_t n = strlen(name), plen = strlen(p), sublen, label = 0, maxlabel = 0;
 
-	dnsexfil_parent(name, p, sizeof(p));
-	plen = strlen(p);
 	sublen = n > plen ? n - plen - 1 : 0;        /* "sub." before the parent */
 	for (size_t i = 0; i < sublen; i++) {
 		label = name[i] == '.' ? 0 : label + 1;
@@ -266,39 +339,91 @@ bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64
 		.sublen = (uint16_t)sublen, .maxlabel = (uint16_t)maxlabel,
 		.entropy = (float)dnsexfil_entropy(name, sublen), .rare = qtype_rare(qtype),
 	};
-	if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN && s->entropy >= DNSEXFIL_MIN_ENTROPY) {
-		unsigned bit = s->sub % (8 * sizeof(d->random_seen));
-
-		if (!(d->random_seen[bit / 8] & (1u << (bit % 8)))) {
-			d->random_seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
-			d->random_total++;
-		}
-	}
-	if (d->alerted || !judge_queries(d, now_ms, why))
-		return false;
-	d->alerted = true;
-	*parent = d->name;
-	return true;
+	if (s->sublen >= DNSEXFIL_MIN_SUBDOMAIN && s->entropy >= DNSEXFIL_MIN_ENTROPY &&
+	    bit_set(d->random_seen, s->sub))
+		d->random_total++;
+	if (s->sub && bit_set(d->volume_seen, s->sub))
+		d->volume += sublen;
 }
 
-bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
-		     const char **parent, char **why)
+/* The entry for domain p, or NULL. */
+static struct domain *domain_find(struct dnsexfil *x, const char *p)
 {
-	char p[256];
-	uint32_t subs[DNSEXFIL_RING];
-	struct domain *d;
-	size_t n = strlen(name), plen, sublen, answers = 0, nx = 0, nsubs = 0;
+	for (size_t i = 0; i < x->n; i++)
+		if (strcmp(x->d[i].name, p) == 0)
+			return &x->d[i];
+	return NULL;
+}
 
-	dnsexfil_parent(name, p, sizeof(p));
-	plen = strlen(p);
-	sublen = n > plen ? n - plen - 1 : 0;
-	d = domain_get(x, p, now_ms);
+/*
+ * The domains name is scored under: its parent and, when the parent took three
+ * labels because the last two look like a country's second level (x.co.uk),
+ * those two as well: whoever owns a name like com.XX where com is no registry
+ * of that country's would otherwise give every query a parent of its own
+ * (DATA.com.XX), and nothing would add up.
+ */
+static size_t score_domains(const char *name, char p[2][256])
+{
+	const char *dot;
+
+	dnsexfil_parent(name, p[0], 256);
+	dot = strchr(p[0], '.');
+	if (!dot || !strchr(dot + 1, '.'))
+		return 1;
+	snprintf(p[1], 256, "%s", dot + 1);
+	return 2;
+}
+
+bool dnsexfil_query(struct dnsexfil *x, const char *name, uint16_t qtype, uint64_t now_ms,
+		    const char **parent, char **why)
+{
+	char p[2][256];
+	size_t np = score_domains(name, p);
+
+	/* Every domain recorded first: a table that grows moves its entries. */
+	for (size_t i = 0; i < np; i++)
+		record_query(x, name, p[i], qtype, now_ms);
+	for (size_t i = 0; i < np; i++) {
+		struct domain *d = domain_find(x, p[i]);
+
+		if (!d || d->alerted || !judge_queries(x, d, now_ms, why))
+			continue;
+		d->alerted = true;
+		*parent = d->name;
+		return true;
+	}
+	if (!x->forgotten_alerted && x->forgotten_volume >= DNSEXFIL_FORGOTTEN_VOLUME) {
+		say(x, why, N_("DNS of this session looks like a tunnel spread over more domains "
+				 "than boxy follows (%d): %llu characters of distinct subdomains under "
+				 "the ones it had to forget, the last %s"), DNSEXFIL_DOMAINS_MAX,
+				 (unsigned long long)x->forgotten_volume, x->forgotten_name);
+		x->forgotten_alerted = true;
+		*parent = x->forgotten_name;
+		return true;
+	}
+	return false;
+}
+
+/* Record the answer to a query for name under the domain p (made when missing). */
+static void record_answer(struct dnsexfil *x, const char *name, const char *p, bool nxdomain,
+			  uint64_t now_ms)
+{
+	size_t n = strlen(name), plen = strlen(p), sublen = n > plen ? n - plen - 1 : 0;
+	struct domain *d = domain_get(x, p, now_ms);
+
 	d->a[d->ahead] = (struct answer){ now_ms, sublen ? hash_sub(name, sublen) : 0, nxdomain };
 	d->ahead = (d->ahead + 1) % DNSEXFIL_RING;
 	if (d->an < DNSEXFIL_RING)
 		d->an++;
-	if (d->alerted)
-		return false;
+}
+
+/* The failing-stream rule over d's answers: true with *why when it holds. */
+static bool judge_answers(struct dnsexfil *x, const struct domain *d, uint64_t now_ms,
+			  char **why)
+{
+	uint32_t subs[DNSEXFIL_RING];
+	size_t answers = 0, nx = 0, nsubs = 0;
+
 	for (size_t i = 0; i < d->an; i++) {
 		if (now_ms - d->a[i].t_ms > DNSEXFIL_WINDOW_MS)
 			continue;
@@ -312,10 +437,28 @@ bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64
 	if (answers < DNSEXFIL_NX_QUERIES || (double)nx < DNSEXFIL_NX_SHARE * (double)answers ||
 	    distinct(subs, nsubs) < DNSEXFIL_NX_QUERIES * DNSEXFIL_NX_SHARE)
 		return false;
-	*why = xasprintf("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
-			 "NXDOMAIN, for %zu distinct subdomains", d->name, nx, answers,
+	say(x, why, N_("DNS under %s looks like a tunnel: %zu of %zu answers in a minute were "
+			 "NXDOMAIN, for %zu distinct subdomains"), d->name, nx, answers,
 			 distinct(subs, nsubs));
-	d->alerted = true;
-	*parent = d->name;
 	return true;
+}
+
+bool dnsexfil_answer(struct dnsexfil *x, const char *name, bool nxdomain, uint64_t now_ms,
+		     const char **parent, char **why)
+{
+	char p[2][256];
+	size_t np = score_domains(name, p);
+
+	for (size_t i = 0; i < np; i++)
+		record_answer(x, name, p[i], nxdomain, now_ms);
+	for (size_t i = 0; i < np; i++) {
+		struct domain *d = domain_find(x, p[i]);
+
+		if (!d || d->alerted || !judge_answers(x, d, now_ms, why))
+			continue;
+		d->alerted = true;
+		*parent = d->name;
+		return true;
+	}
+	return false;
 }

@@ -23,6 +23,14 @@ struct conn_row {
 	bool allowed;
 };
 
+struct request_row {
+	uint64_t t_ms;
+	uint32_t seq, conn;
+	int32_t method, host, path, query, reason, rule;
+	uint16_t port;
+	bool allowed;
+};
+
 struct resolution {
 	int32_t name;
 	int32_t *addrs;
@@ -40,6 +48,15 @@ struct netlog {
 
 	struct resolution *res;
 	size_t nres;
+
+	struct request_row *reqs;
+	size_t nreqs;
+	uint64_t reqs_dropped;
+};
+
+static const char *const request_fields[] = {
+	"t_ms", "seq", "conn", "method", "host", "port", "path", "query", "verdict", "reason",
+	"rule",
 };
 
 static const char *const conn_fields[] = {
@@ -113,6 +130,7 @@ void netlog_free(struct netlog *nl)
 	free(nl->strings);
 	free(nl->slots);
 	free(nl->conns);
+	free(nl->reqs);
 	for (size_t i = 0; i < nl->nres; i++)
 		free(nl->res[i].addrs);
 	free(nl->res);
@@ -162,6 +180,45 @@ void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const ch
 		nl->conns[conn].host = intern(nl, host);
 	if (sni)
 		nl->conns[conn].sni = intern(nl, sni);
+}
+
+/* Interns s cut at max bytes ("" and NULL: none). */
+static int32_t intern_cut(struct netlog *nl, const char *s, size_t max)
+{
+	char *cut;
+	int32_t i;
+
+	if (!s || !*s)
+		return -1;
+	if (strlen(s) <= max)
+		return intern(nl, s);
+	cut = xstrndup(s, max);
+	i = intern(nl, cut);
+	free(cut);
+	return i;
+}
+
+/* Records a request; past the cap only counted. */
+void netlog_add_request(struct netlog *nl, const struct netlog_request *q)
+{
+	struct request_row *r;
+
+	if (nl->nreqs >= NETLOG_REQUESTS_MAX) {
+		nl->reqs_dropped++;
+		return;
+	}
+	r = xappend(&nl->reqs, &nl->nreqs, sizeof(*r));
+	r->t_ms = q->t_ms;
+	r->seq = q->seq;
+	r->conn = (uint32_t)q->conn;
+	r->allowed = q->allowed;
+	r->method = intern_cut(nl, q->method, 64);
+	r->host = intern_cut(nl, q->host, 253);
+	r->path = intern_cut(nl, q->path, NETLOG_PATH_MAX);
+	r->query = intern_cut(nl, q->query, 256);
+	r->reason = intern_cut(nl, q->reason, 256);
+	r->port = q->port;
+	r->rule = q->rule;
 }
 
 /* Merges one answer into the resolutions. */
@@ -313,6 +370,33 @@ char *netlog_to_json(const struct netlog *nl)
 		json_arr_end(&b);
 	}
 	json_obj_end(&b);
+
+	json_key(&b, "request_fields");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < ARRAY_SIZE(request_fields); i++)
+		json_str(&b, request_fields[i]);
+	json_arr_end(&b);
+	json_key(&b, "requests");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < nl->nreqs; i++) {
+		const struct request_row *r = &nl->reqs[i];
+
+		json_arr_begin(&b);
+		json_uint(&b, r->t_ms);
+		json_uint(&b, r->seq);
+		json_uint(&b, r->conn);
+		json_int(&b, r->method);
+		json_int(&b, r->host);
+		json_uint(&b, r->port);
+		json_int(&b, r->path);
+		json_int(&b, r->query);
+		json_str(&b, r->allowed ? "allow" : "deny");
+		json_int(&b, r->reason);
+		json_int(&b, r->rule);
+		json_arr_end(&b);
+	}
+	json_arr_end(&b);
+	json_kv_uint(&b, "requests_dropped", nl->reqs_dropped);
 
 	json_key(&b, "summary");
 	json_arr_begin(&b);

@@ -7,8 +7,20 @@
  *    "strings": ["registry.npmjs.org", "104.16.1.34", ...],
  *    "conns": [[289, "tcp", "allow", 1, 443, 0, 0, -1, 2941, 24212], ...],
  *    "resolutions": {"registry.npmjs.org": ["104.16.0.34", ...]},
+ *    "request_fields": ["t_ms","seq","conn","method","host","port","path","query",
+ *                       "verdict","reason","rule"],
+ *    "requests": [[301, 1, 0, 2, 0, 80, 5, -1, "allow", -1, 0], ...],
+ *    "requests_dropped": 0,
  *    "summary": [{"destination": "registry.npmjs.org", "conns": 2, "denied": 0,
  *                 "addrs": 1, "sent": 5120, "received": 30924}, ...]}
+ *
+ * Each request of a gated connection (doc/http-rules.md) is a row of
+ * "requests": its number in the session, its connection (an index into
+ * "conns"), method, host, path (at most NETLOG_PATH_MAX bytes), query (at
+ * most 256) and reason as string indexes, port (0: none written), the
+ * verdict, and the index of the --allow-http rule that matched (-1: none).
+ * At most NETLOG_REQUESTS_MAX rows are kept; "requests_dropped" counts the
+ * rest. (Version 2 added the requests; version 1 readers ignore them.)
  *
  * addr, host, sni and reason are indexes into "strings" (-1: none), so a
  * build that makes thousands of connections to a handful of hosts repeats
@@ -28,7 +40,9 @@
 #include "policy/addr.h"
 #include "policy/decide.h"    /* enum net_proto */
 
-#define NETLOG_VERSION 1
+#define NETLOG_VERSION 2
+#define NETLOG_REQUESTS_MAX 20000
+#define NETLOG_PATH_MAX 1024
 
 struct netlog;
 
@@ -42,6 +56,17 @@ struct netlog_conn {
 	const char *sni;        /* the SNI or Host seen on the wire, NULL if none (copied) */
 	const char *reason;     /* the denial's words, NULL when allowed (copied) */
 	uint64_t up, down;      /* bytes sandbox→internet, internet→sandbox */
+};
+
+/* One HTTP request of a gated connection. */
+struct netlog_request {
+	uint64_t t_ms;          /* milliseconds since the run started */
+	uint32_t seq;           /* its number in the session */
+	size_t conn;            /* its connection's row (netlog_add_conn's index) */
+	bool allowed;
+	const char *method, *host, *path, *query, *reason;     /* copied; NULL or "": none */
+	uint16_t port;
+	int32_t rule;           /* -1: none */
 };
 
 /* One row of the destinations summary. */
@@ -63,6 +88,9 @@ void netlog_set_names(struct netlog *nl, size_t conn, const char *host, const ch
 /* Record that name resolved to these addresses (merged with earlier answers). */
 void netlog_add_resolution(struct netlog *nl, const char *name,
 			   const struct net_addr *addrs, size_t n);
+
+/* Record a request (past NETLOG_REQUESTS_MAX only counted). */
+void netlog_add_request(struct netlog *nl, const struct netlog_request *q);
 
 /* The summary, most connections first, ties by name; *out is malloc'd (free it;
  * the names inside belong to the netlog). Returns the number of rows. */

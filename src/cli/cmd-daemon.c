@@ -4,6 +4,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,11 +80,11 @@ static int run_daemon(int argc, char **argv)
 	int fd;
 
 	if (!sub)
-		return cmd_usage_error(&cmd_daemon_entry, "missing subcommand (status, restart, stop)");
+		return cmd_usage_error(&cmd_daemon_entry, _("missing subcommand (status, restart, stop)"));
 	if (strcmp(sub, "serve") == 0 && argc == 2)
 		return server_main();
 	if (argc > 3 || (argc == 3 && !json) || (json && strcmp(sub, "status") != 0))
-		return cmd_usage_error(&cmd_daemon_entry, "unexpected argument '%s'", argv[argc - 1]);
+		return cmd_usage_error(&cmd_daemon_entry, _("unexpected argument '%s'"), argv[argc - 1]);
 
 	if (strcmp(sub, "status") == 0) {
 		fd = client_connect(false, false, &info, &err);
@@ -107,13 +108,17 @@ static int run_daemon(int argc, char **argv)
 	}
 	if (strcmp(sub, "stop") == 0 || strcmp(sub, "restart") == 0) {
 		bool restart = strcmp(sub, "restart") == 0;
+		pid_t old;
 
 		fd = client_connect(false, false, &info, &err);
 		if (fd < 0 && info.build) {
 			/* Another build: it refused us, but stopping by signal is still ours to do. */
 			if (info.sessions > 0) {
-				fprintf(stderr, _("boxy daemon: %u session(s) still running: refusing "
-						  "to stop the daemon\n"), info.sessions);
+				fprintf(stderr, ngettext("boxy daemon: %u session still running: "
+							 "refusing to stop the daemon\n",
+							 "boxy daemon: %u sessions still running: "
+							 "refusing to stop the daemon\n", info.sessions),
+					info.sessions);
 				return 1;
 			}
 			kill((pid_t)info.pid, SIGTERM);
@@ -136,17 +141,15 @@ static int run_daemon(int argc, char **argv)
 			}
 			close(fd);
 		}
+		old = (pid_t)info.pid;
 		daemon_info_free(&info);
-		/* Wait for the old one to let go of its socket (bounded). */
-		for (int i = 0; i < 200; i++) {
-			int probe = client_connect(false, false, &info, NULL);
-
-			daemon_info_free(&info);
-			if (probe < 0)
-				break;
-			close(probe);
+		/*
+		 * Wait for the old one to be gone (bounded): by its pid, never by
+		 * connecting — under systemd the socket is boxy.socket's, and a
+		 * connection would start a new daemon (doc/systemd.md).
+		 */
+		for (int i = 0; old > 0 && i < 200 && (kill(old, 0) == 0 || errno == EPERM); i++)
 			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
-		}
 		if (!restart) {
 			printf(_("daemon stopped\n"));
 			return 0;
@@ -162,7 +165,7 @@ static int run_daemon(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	return cmd_usage_error(&cmd_daemon_entry, "unknown subcommand '%s'", sub);
+	return cmd_usage_error(&cmd_daemon_entry, _("unknown subcommand '%s'"), sub);
 }
 
 const struct cmd_entry cmd_daemon_entry = {

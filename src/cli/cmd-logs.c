@@ -44,7 +44,7 @@ static int find_session(const struct cmd_entry *c, const char *prefix, char id[1
 
 	st = cmd_store_open(&err);
 	if (!st || store_sessions_find(st, prefix, false, &ss, &err) < 0) {
-		fprintf(stderr, "boxy %s: %s\n", c->name, err ? err : "the store cannot be read");
+		fprintf(stderr, "boxy %s: %s\n", c->name, err ? err : _("the store cannot be read"));
 		free(err);
 		store_close(st);
 		return -1;
@@ -125,12 +125,12 @@ static int run_logs(int argc, char **argv)
 		else if (!prefix && argv[i][0] != '-')
 			prefix = argv[i];
 		else
-			return cmd_usage_error(&cmd_logs_entry, "unexpected argument '%s'", argv[i]);
+			return cmd_usage_error(&cmd_logs_entry, _("unexpected argument '%s'"), argv[i]);
 	}
 	if (!prefix)
-		return cmd_usage_error(&cmd_logs_entry, "missing session id");
+		return cmd_usage_error(&cmd_logs_entry, _("missing session id"));
 	if (!cmd_session_id_ok(prefix))
-		return cmd_usage_error(&cmd_logs_entry, "'%s' is not a session id (hex digits)",
+		return cmd_usage_error(&cmd_logs_entry, _("'%s' is not a session id (hex digits)"),
 				       prefix);
 	rc = find_session(&cmd_logs_entry, prefix, id, NULL, NULL);
 	if (rc != 0) {
@@ -145,7 +145,7 @@ static int run_logs(int argc, char **argv)
 			fprintf(stderr, _("boxy logs: session %.8s kept no output: it ran without a "
 					  "terminal, so its output went where its caller sent it\n"), id);
 		else
-			fprintf(stderr, "boxy logs: %s: %s\n", path ? path : "the log", strerror(errno));
+			fprintf(stderr, "boxy logs: %s: %s\n", path ? path : _("the log"), strerror(errno));
 		free(path);
 		return 1;
 	}
@@ -160,7 +160,7 @@ static int run_logs(int argc, char **argv)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "boxy logs: reading the log: %s\n", strerror(errno));
+			fprintf(stderr, _("boxy logs: reading the log: %s\n"), strerror(errno));
 			rc = 1;
 			break;
 		}
@@ -248,11 +248,11 @@ static int run_wait(int argc, char **argv)
 	int code, rc;
 
 	if (argc > 2)
-		return cmd_usage_error(&cmd_wait_entry, "unexpected argument '%s'", argv[2]);
+		return cmd_usage_error(&cmd_wait_entry, _("unexpected argument '%s'"), argv[2]);
 	if (!prefix)
-		return cmd_usage_error(&cmd_wait_entry, "missing session id");
+		return cmd_usage_error(&cmd_wait_entry, _("missing session id"));
 	if (!cmd_session_id_ok(prefix))
-		return cmd_usage_error(&cmd_wait_entry, "'%s' is not a session id (hex digits)",
+		return cmd_usage_error(&cmd_wait_entry, _("'%s' is not a session id (hex digits)"),
 				       prefix);
 	code = wait_daemon(prefix);
 	if (code >= 0)

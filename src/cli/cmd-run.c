@@ -107,6 +107,10 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --allow-host HOST  reachable hostname, optionally HOST:PORT[,PORT];\n"
 	   "                         \"*.example.com\" for every name below one;\n"
 	   "                         implies allowlist mode              (repeatable)\n"
+	   "      --allow-http RULE  only the HTTP requests a rule allows there, e.g.\n"
+	   "                         'method=GET domain=api.test path=/v1/*'\n"
+	   "                         (doc/http-rules.md); implies allowlist mode\n"
+	   "                                                             (repeatable)\n"
 	   "      --allow-port N     permitted outbound TCP port         (repeatable)\n"
 	   "      --allow-cidr CIDR  address range to permit despite the private-address\n"
 	   "                         denylist                             (repeatable)\n"
@@ -133,7 +137,8 @@ const struct cmd_entry cmd_run_entry = {
 	   "  -h, --help             this text\n"
 	   "\n"
 	   "A flag given twice is refused, except the repeatable ones. Sizes are binary\n"
-	   "(K = KiB). Refused as contradictions: --allow-host with --net none or public;\n"
+	   "(K = KiB). Refused as contradictions: --allow-host or --allow-http with --net\n"
+	   "none or public;\n"
 	   "--pcap, --allow-port, --allow-cidr or --tailscale with --net none; --allow-port\n"
 	   "in public mode; --pcap-max without --pcap.\n"
 	   "\n"
@@ -356,7 +361,7 @@ static void run_events_emit(void *ctx, const struct event *ev)
 		const char *nc = getenv("NO_COLOR");
 		bool red = isatty(STDERR_FILENO) && !(nc && *nc);
 
-		fprintf(stderr, "%sboxy: ALERT: %s: %s: %s%s\n", red ? "\033[1;31m" : "",
+		fprintf(stderr, _("%sboxy: ALERT: %s: %s: %s%s\n"), red ? "\033[1;31m" : "",
 			printable(ev->layer, layer, sizeof(layer)),
 			printable(ev->subject, subject, sizeof(subject)),
 			printable(ev->detail, detail, sizeof(detail)), red ? "\033[0m" : "");

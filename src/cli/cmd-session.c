@@ -40,17 +40,22 @@ static bool valid_prefix(const char *s)
 	return n >= 1 && n <= 16 && strspn(s, "0123456789abcdef") == n;
 }
 
-static struct store *open_store(char **err)
+/* The store, read-only; NULL with *err, and *none when nothing was ever recorded. */
+static struct store *open_store(bool *none, char **err)
 {
 	char *path = store_default_path();
 	struct store *st = NULL;
 
+	if (none)
+		*none = false;
 	if (!path) {
-		set_err(err, "cannot find the session store (set HOME or XDG_STATE_HOME)");
+		set_err(err, _("cannot find the session store (set HOME or XDG_STATE_HOME)"));
 		return NULL;
 	}
 	if (access(path, F_OK) != 0) {
-		set_err(err, "no sessions recorded yet (%s does not exist)", path);
+		set_err(err, _("no sessions recorded yet (%s does not exist)"), path);
+		if (none)
+			*none = true;
 		free(path);
 		return NULL;
 	}
@@ -79,7 +84,7 @@ static int expect_reply(const struct cmd_entry *c, int fd, struct msg *m, int *c
 	char *err = NULL;
 
 	if (msg_recv(fd, m, &err) < 0) {
-		fprintf(stderr, "boxy %s: the daemon closed the connection%s%s\n", c->name,
+		fprintf(stderr, _("boxy %s: the daemon closed the connection%s%s\n"), c->name,
 			err ? ": " : "", err ? err : "");
 		free(err);
 		*code = EXIT_BOXY_FAILED;
@@ -119,7 +124,7 @@ static void send_str(int fd, uint16_t type, const char *s, int extra_u8)
 
 static int run_ps(int argc, char **argv)
 {
-	bool all = false, json = false;
+	bool all = false, json = false, none;
 	struct store_sessions ss;
 	struct store *st;
 	char *err = NULL;
@@ -138,13 +143,13 @@ static int run_ps(int argc, char **argv)
 		else if (opt == 'j')
 			json = true;
 		else
-			return cmd_usage_error(&cmd_ps_entry, "unknown option '%s'", argv[optind - 1]);
+			return cmd_usage_error(&cmd_ps_entry, _("unknown option '%s'"), argv[optind - 1]);
 	}
 	if (optind < argc)
-		return cmd_usage_error(&cmd_ps_entry, "unexpected argument '%s'", argv[optind]);
-	st = open_store(&err);
+		return cmd_usage_error(&cmd_ps_entry, _("unexpected argument '%s'"), argv[optind]);
+	st = open_store(&none, &err);
 	if (!st) {
-		if (!json && err && strstr(err, "no sessions recorded")) {
+		if (!json && none) {
 			/* Which store was read: runs recorded in another one are not "nothing". */
 			if (all)
 				fprintf(stderr, "boxy ps: %s\n", err);
@@ -192,17 +197,17 @@ static int run_show(int argc, char **argv)
 		else if (!id && argv[i][0] != '-')
 			id = argv[i];
 		else
-			return cmd_usage_error(&cmd_show_entry, "unexpected argument '%s'", argv[i]);
+			return cmd_usage_error(&cmd_show_entry, _("unexpected argument '%s'"), argv[i]);
 	}
 	if (!id)
-		return cmd_usage_error(&cmd_show_entry, "missing session id");
+		return cmd_usage_error(&cmd_show_entry, _("missing session id"));
 	if (!valid_prefix(id))
-		return cmd_usage_error(&cmd_show_entry, "'%s' is not a session id (hex digits)", id);
-	st = open_store(&err);
+		return cmd_usage_error(&cmd_show_entry, _("'%s' is not a session id (hex digits)"), id);
+	st = open_store(NULL, &err);
 	/* The record as JSON first: it also rejects an unknown or ambiguous prefix. */
 	if (!st || store_show_record_json(st, id, &out, &err) < 0 ||
 	    store_sessions_find(st, id, false, &ss, &err) < 0 || ss.n == 0) {
-		fprintf(stderr, "boxy show: %s\n", err ? err : "no such session");
+		fprintf(stderr, "boxy show: %s\n", err ? err : _("no such session"));
 		free(err);
 		free(out);
 		store_sessions_free(&ss);
@@ -249,7 +254,8 @@ static int prune_print_preview(struct store *st, int64_t cutoff_ms)
 	free(ids);
 	store_close(st);
 	/* The summary on stderr: stdout stays a list of ids a script can read. */
-	fprintf(stderr, _("%zu session(s) would be pruned\n"), n);
+	fprintf(stderr, ngettext("%zu session would be pruned\n", "%zu sessions would be pruned\n", n),
+		n);
 	return 0;
 }
 
@@ -264,7 +270,7 @@ static int run_prune(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--older-than") == 0 && i + 1 < argc) {
 			if (parse_duration(argv[++i], &older, &err) < 0) {
-				int rc = cmd_usage_error(&cmd_prune_entry, "--older-than: %s", err);
+				int rc = cmd_usage_error(&cmd_prune_entry, _("--older-than: %s"), err);
 
 				free(err);
 				return rc;
@@ -272,10 +278,10 @@ static int run_prune(int argc, char **argv)
 		} else if (strcmp(argv[i], "--dry-run") == 0 || strcmp(argv[i], "-n") == 0) {
 			dry_run = true;
 		} else {
-			return cmd_usage_error(&cmd_prune_entry, "unexpected argument '%s'", argv[i]);
+			return cmd_usage_error(&cmd_prune_entry, _("unexpected argument '%s'"), argv[i]);
 		}
 	}
-	st = open_store(&err);
+	st = open_store(NULL, &err);
 	if (st && dry_run)
 		return prune_print_preview(st, (int64_t)(now_real_ms() - older));
 	if (!st || store_prune(st, (int64_t)(now_real_ms() - older), &n, &err) < 0) {
@@ -286,7 +292,7 @@ static int run_prune(int argc, char **argv)
 	}
 	session_logs_prune(st);
 	store_close(st);
-	printf(_("%d session(s) pruned\n"), n);
+	printf(ngettext("%d session pruned\n", "%d sessions pruned\n", (unsigned long)n), n);
 	return 0;
 }
 
@@ -305,12 +311,12 @@ static int run_stop(int argc, char **argv)
 		else if (!id)
 			id = argv[i];
 		else
-			return cmd_usage_error(&cmd_stop_entry, "unexpected argument '%s'", argv[i]);
+			return cmd_usage_error(&cmd_stop_entry, _("unexpected argument '%s'"), argv[i]);
 	}
 	if (!id)
-		return cmd_usage_error(&cmd_stop_entry, "missing session id");
+		return cmd_usage_error(&cmd_stop_entry, _("missing session id"));
 	if (!valid_prefix(id))
-		return cmd_usage_error(&cmd_stop_entry, "'%s' is not a session id (hex digits)", id);
+		return cmd_usage_error(&cmd_stop_entry, _("'%s' is not a session id (hex digits)"), id);
 	fd = connect_daemon(&cmd_stop_entry);
 	if (fd < 0)
 		return 1;
@@ -345,13 +351,13 @@ static int run_attach(int argc, char **argv)
 	bool raw = false;
 
 	if (argc != 2)
-		return cmd_usage_error(&cmd_attach_entry, argc < 2 ? "missing session id"
-				       : "unexpected argument '%s'", argv[argc - 1]);
+		return cmd_usage_error(&cmd_attach_entry, argc < 2 ? _("missing session id")
+				       : _("unexpected argument '%s'"), argv[argc - 1]);
 	if (!valid_prefix(argv[1]))
-		return cmd_usage_error(&cmd_attach_entry, "'%s' is not a session id (hex digits)",
+		return cmd_usage_error(&cmd_attach_entry, _("'%s' is not a session id (hex digits)"),
 				       argv[1]);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "boxy attach: needs a terminal (stdin and stdout)\n");
+		fprintf(stderr, _("boxy attach: needs a terminal (stdin and stdout)\n"));
 		return 1;
 	}
 	fd = connect_daemon(&cmd_attach_entry);
@@ -411,9 +417,9 @@ static int run_watch(int argc, char **argv)
 	int fd, code = 0, type;
 
 	if (argc > 2)
-		return cmd_usage_error(&cmd_watch_entry, "unexpected argument '%s'", argv[2]);
+		return cmd_usage_error(&cmd_watch_entry, _("unexpected argument '%s'"), argv[2]);
 	if (id && !valid_prefix(id))
-		return cmd_usage_error(&cmd_watch_entry, "'%s' is not a session id (hex digits)", id);
+		return cmd_usage_error(&cmd_watch_entry, _("'%s' is not a session id (hex digits)"), id);
 	fd = connect_daemon(&cmd_watch_entry);
 	if (fd < 0)
 		return id ? watch_finished(id) : 1;
@@ -436,7 +442,7 @@ static int run_watch(int argc, char **argv)
 			return watch_finished(id);
 		}
 		{
-			char *clean = watch_sanitize(words ? words : "refused");
+			char *clean = watch_sanitize(words ? words : _("refused"));
 
 			fprintf(stderr, "boxy watch: %s\n", clean);
 			free(clean);
@@ -474,13 +480,14 @@ static int run_watch(int argc, char **argv)
 			rbuf_init(&r, m.payload, m.len);
 			model.lost = wire_get_u64(&r);
 			if (!screen) {
-				printf("# this watcher fell behind and lost %llu event(s)\n",
-				       (unsigned long long)model.lost);
+				printf(ngettext("# this watcher fell behind and lost %llu event\n",
+						"# this watcher fell behind and lost %llu events\n",
+						model.lost), (unsigned long long)model.lost);
 				fflush(stdout);
 			}
 		} else if (type == MSG_EVENT) {
 			struct event ev;
-			char *strs[10];
+			char *strs[WATCH_EVENT_STRS];
 
 			if (watch_event_decode(m.payload, m.len, &ev, strs) == 0) {
 				if (screen) {
@@ -521,7 +528,7 @@ bool cmd_session_id_ok(const char *s)
 
 struct store *cmd_store_open(char **err)
 {
-	return open_store(err);
+	return open_store(NULL, err);
 }
 
 const struct cmd_entry cmd_ps_entry = {

@@ -115,15 +115,17 @@ static char *daemon_state(void)
 	int fd = client_connect(false, false, &info, &err);
 
 	if (fd < 0) {
-		/* A daemon of another build answered: named, not fought with. */
-		out = err && strstr(err, "build") ? xasprintf("of another build: %s", err) : NULL;
+		/* A daemon of another build answered (its refusal names its build): named, not fought with. */
+		out = err && info.build && strcmp(info.build, build_id()) != 0 ?
+		      xasprintf(_("of another build: %s"), err) : NULL;
 		free(err);
 		daemon_info_free(&info);
 		return out;
 	}
 	close(fd);
-	out = xasprintf("running (build %.12s, %u session(s))", info.build ? info.build : "?",
-			info.sessions);
+	out = xasprintf(ngettext("running (build %.12s, %u session)",
+				 "running (build %.12s, %u sessions)", info.sessions),
+			info.build ? info.build : "?", info.sessions);
 	daemon_info_free(&info);
 	return out;
 }
@@ -237,7 +239,7 @@ static void data_open(void *ctx, struct top_model *m)
 	}
 	top_model_clear_detail(m);
 	if (!d->st || store_top_record(d->st, m->detail_id, record_line, m, &err) < 0) {
-		top_model_detail_add(m, err ? err : "the store cannot be read", TOP_A_RED);
+		top_model_detail_add(m, err ? err : _("the store cannot be read"), TOP_A_RED);
 		free(err);
 	}
 }
@@ -260,7 +262,7 @@ static void data_live(void *ctx, struct top_model *m)
 			watch_model_snapshot(&d->wm, msg.payload, msg.len);
 		} else if (msg.type == MSG_EVENT) {
 			struct event ev;
-			char *strs[10];
+			char *strs[WATCH_EVENT_STRS];
 
 			if (watch_event_decode(msg.payload, msg.len, &ev, strs) == 0) {
 				watch_model_event(&d->wm, &ev);
@@ -293,7 +295,7 @@ static const char *data_act(void *ctx, struct top_model *m, enum top_do what, co
 	(void)m;
 	if (client_request_stop(id, what == TOP_DO_KILL, &err) < 0) {
 		snprintf(d->outcome_buf, sizeof(d->outcome_buf), "%.8s: %s", id,
-			 err ? err : "the daemon refused");
+			 err ? err : _("the daemon refused"));
 		free(err);
 	} else {
 		snprintf(d->outcome_buf, sizeof(d->outcome_buf), "%.8s: %s sent", id,
@@ -389,11 +391,11 @@ static int run_top(int argc, char **argv)
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
 		else
-			return cmd_usage_error(&cmd_top_entry, "unexpected argument '%s'", argv[i]);
+			return cmd_usage_error(&cmd_top_entry, _("unexpected argument '%s'"), argv[i]);
 	}
 	d.store_path = store_default_path();
 	if (!d.store_path) {
-		fprintf(stderr, "boxy top: cannot find the session store (set HOME or XDG_STATE_HOME)\n");
+		fprintf(stderr, _("boxy top: cannot find the session store (set HOME or XDG_STATE_HOME)\n"));
 		return EXIT_BOXY_FAILED;
 	}
 	top_model_init(&m);

@@ -25,6 +25,7 @@
 
 #include "cli/cmd.h"
 #include "cli/verify.h"
+#include "common/path-guard.h"
 #include "common/sign.h"
 #include "common/util.h"
 #include "store/store.h"
@@ -69,35 +70,156 @@ static void say_key(const struct verify_result *r)
 			 "it against (pass --key PUB)\n"), hex);
 }
 
-/* Verify an audit log file. */
-static int verify_file(const char *path, const unsigned char *trusted)
+/* The ended sessions the store records as writing to one file (store_chain_at_path). */
+struct expected {
+	struct verify_expected *v;
+	size_t n;
+};
+
+static void expected_row(void *ctx, const char *id, uint64_t lines, const char *state)
+{
+	struct expected *e = ctx;
+	struct verify_expected *x;
+
+	if (strcmp(state, "running") == 0)
+		return;         /* it may not have written its first line yet */
+	x = xappend(&e->v, &e->n, sizeof(*e->v));
+	x->id = xstrdup(id);
+	x->lines = lines;
+}
+
+static void expected_free(struct expected *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free((char *)e->v[i].id);
+	free(e->v);
+}
+
+/*
+ * Read the log a session recorded (a path the store holds, in a directory a
+ * sandbox may have written): never through a symbolic link a sandbox could
+ * have planted (common/path-guard.h), the last component never a link at
+ * all, only a regular file. -1 with errno (ELOOP, EXDEV: a link; EFBIG).
+ */
+static int read_recorded(const char *path, struct store *st, char **buf, size_t *len)
+{
+	struct path_roots roots;
+	struct stat sb;
+	size_t cap = 0;
+	int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1, rc = -1, e = 0;
+	char *why = NULL;
+
+	*buf = NULL;
+	*len = 0;
+	path_roots_init(&roots);
+	path_roots_add_store(&roots, st);
+	if (rootfd >= 0)
+		fd = path_guard_open(rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0,
+				     &roots, PATH_GUARD_NOFOLLOW_LAST, &why);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		e = errno;
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		e = EINVAL;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (*len == cap) {
+			if (cap >= VERIFY_FILE_MAX) {
+				e = EFBIG;
+				goto out;
+			}
+			cap = cap ? 2 * cap : 65536;
+			*buf = xrealloc(*buf, cap + 1);
+		}
+		n = read(fd, *buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	(*buf)[*len] = '\0';
+	rc = 0;
+out:
+	if (rc < 0) {
+		free(*buf);
+		*buf = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rootfd >= 0)
+		close(rootfd);
+	path_roots_free(&roots);
+	free(why);
+	errno = e;
+	return rc;
+}
+
+/*
+ * Verify an audit log file: one the user named (followed like any path they
+ * give), or the one the store recorded for a session (recorded: read through
+ * read_recorded, with st the store already open).
+ */
+static int verify_file(const char *path, const unsigned char *trusted, struct store *recorded)
 {
 	struct verify_opts o = { .trusted_key = trusted };
 	struct verify_result r;
-	struct store *st;
-	char *err = NULL, *buf;
+	struct expected ex = { 0 };
+	struct store *st = recorded;
+	char *err = NULL, *buf, *real, *breaks = NULL, *lines = NULL, *chains = NULL;
 	size_t len = 0;
 	bool broken;
+	int rc = recorded ? read_recorded(path, recorded, &buf, &len)
+			  : read_file(path, VERIFY_FILE_MAX, &buf, &len);
 
-	if (read_file(path, VERIFY_FILE_MAX, &buf, &len) < 0) {
-		fprintf(stderr, "boxy verify: %s: %s\n", path,
-			errno == EFBIG ? _("larger than 1 GiB: refusing to read it") : strerror(errno));
+	if (rc < 0) {
+		fprintf(stderr, _("boxy verify: %s: %s\n"), path,
+			errno == EFBIG ? _("larger than 1 GiB: refusing to read it") :
+			errno == ELOOP || errno == EXDEV ?
+			_("a symbolic link now; boxy does not follow it (a sandboxed run could have "
+			  "planted it)") :
+			errno == EINVAL ? _("not a regular file") : strerror(errno));
 		return EXIT_BOXY_FAILED;
 	}
-	st = cmd_store_open(&err);
-	free(err);
+	if (!st) {
+		st = cmd_store_open(&err);
+		free(err);
+		err = NULL;
+	}
 	if (st) {
 		o.lookup = store_lookup;
 		o.ctx = st;
+		/* The sessions that wrote to this file, by the path the daemon resolved. */
+		real = realpath(path, NULL);
+		if (real && store_chain_at_path(st, real, expected_row, &ex, &err) < 0) {
+			fprintf(stderr, "boxy verify: %s\n", err);
+			free(err);
+		}
+		free(real);
+		o.expect = ex.v;
+		o.nexpect = ex.n;
 	}
 	verify_audit_log(buf, len, &o, &r);
 	if (r.nbreaks) {
 		for (size_t i = 0; i < r.nbreaks; i++)
 			printf("%s:%zu: %s\n", path, r.breaks[i].line, r.breaks[i].why);
-		printf(_("%s: BROKEN: %zu break(s) in %zu line(s)\n"), path, r.nbreaks, r.lines);
+		breaks = xasprintf(ngettext("%zu break", "%zu breaks", r.nbreaks), r.nbreaks);
+		lines = xasprintf(ngettext("%zu line", "%zu lines", r.lines), r.lines);
+		/* TRANSLATORS: "3 breaks" in "40 lines". */
+		printf(_("%s: BROKEN: %s in %s\n"), path, breaks, lines);
 	} else {
-		printf(_("%s: intact: %zu line(s), %zu chain(s), %zu sealed"), path, r.lines, r.chains,
-		       r.sealed);
+		lines = xasprintf(ngettext("%zu line", "%zu lines", r.lines), r.lines);
+		chains = xasprintf(ngettext("%zu chain", "%zu chains", r.chains), r.chains);
+		/* TRANSLATORS: "40 lines", "2 chains", and how many of the chains are sealed. */
+		printf(_("%s: intact: %s, %s, %zu sealed"), path, lines, chains, r.sealed);
 		if (r.running)
 			printf(_(", %zu still running (not sealed yet)"), r.running);
 		printf("\n");
@@ -107,8 +229,13 @@ static int verify_file(const char *path, const unsigned char *trusted)
 				 "compared with it\n"));
 	}
 	broken = r.nbreaks > 0;
+	free(breaks);
+	free(lines);
+	free(chains);
 	verify_result_free(&r);
-	store_close(st);
+	expected_free(&ex);
+	if (!recorded)
+		store_close(st);
 	free(buf);
 	return broken ? VERIFY_EXIT_BROKEN : 0;
 }
@@ -158,8 +285,9 @@ static int verify_session(const char *prefix, const unsigned char *trusted)
 		       (unsigned long long)bad, (long long)bad_rowid);
 	if (!c.found || !c.seal) {
 		if (running)
-			printf(_("%s: running: %llu decision(s) chained so far, not sealed yet\n"), id,
-			       (unsigned long long)dec.n);
+			printf(ngettext("%s: running: %llu decision chained so far, not sealed yet\n",
+					"%s: running: %llu decisions chained so far, not sealed yet\n",
+					dec.n), id, (unsigned long long)dec.n);
 		else
 			printf(_("%s: no seal recorded (the session ended before chains, or its daemon "
 				 "died)\n"), id);
@@ -173,17 +301,35 @@ static int verify_session(const char *prefix, const unsigned char *trusted)
 		bad++;
 	} else if (s.decisions.n != dec.n ||
 		   memcmp(s.decisions.head, dec.head, CHAIN_HASH_LEN) != 0) {
-		printf(_("%s: the store holds %llu decision(s); the seal signed %llu with another "
-			 "head: rows were removed, added or changed\n"), id, (unsigned long long)dec.n,
-		       (unsigned long long)s.decisions.n);
+		printf(ngettext("%s: the store holds %llu decision; the seal signed %llu with another "
+				"head: rows were removed, added or changed\n",
+				"%s: the store holds %llu decisions; the seal signed %llu with "
+				"another head: rows were removed, added or changed\n", dec.n), id,
+		       (unsigned long long)dec.n, (unsigned long long)s.decisions.n);
 		bad++;
 	} else if (!bad) {
-		printf(_("%s: intact: %llu decision(s); audit log: %llu line(s)\n"), id,
-		       (unsigned long long)dec.n, (unsigned long long)c.audit.n);
+		char *decisions = xasprintf(ngettext("%llu decision", "%llu decisions", dec.n),
+					    (unsigned long long)dec.n);
+		char *lines = xasprintf(ngettext("%llu line", "%llu lines", c.audit.n),
+					(unsigned long long)c.audit.n);
+
+		/* TRANSLATORS: "12 decisions", "14 lines". */
+		printf(_("%s: intact: %s; audit log: %s\n"), id, decisions, lines);
+		free(decisions);
+		free(lines);
 		memcpy(r.key, s.key, SIGN_PUB_LEN);
 		r.have_key = true;
 		r.key_trusted = trusted != NULL;
 		say_key(&r);
+	}
+	/* The session's own audit log, where it was: its chain must be there, whole. */
+	if (c.audit_path && !running) {
+		int frc = verify_file(c.audit_path, trusted, st);
+
+		if (frc == EXIT_BOXY_FAILED)
+			printf(_("%s: its audit log %s cannot be read (above): what it held cannot be "
+				 "checked\n"), id, c.audit_path);
+		bad += frc != 0;
 	}
 	store_chain_free(&c);
 	store_close(st);
@@ -279,7 +425,7 @@ static int run_verify(int argc, char **argv)
 	}
 	/* A name that exists is a file; otherwise hex digits are a session id. */
 	if (stat(argv[optind], &st) == 0 || !cmd_session_id_ok(argv[optind]))
-		return verify_file(argv[optind], have ? pub : NULL);
+		return verify_file(argv[optind], have ? pub : NULL, NULL);
 	return verify_session(argv[optind], have ? pub : NULL);
 }
 
@@ -288,8 +434,9 @@ const struct cmd_entry cmd_verify_entry = {
 	N_("Usage: boxy verify [--key PUB] FILE|ID\n"
 	   "       boxy verify --print-key\n"
 	   "Check an --audit-log FILE: each line's hash chain, each session's signed\n"
-	   "seal, and (on this machine) the length and head the store recorded. A\n"
-	   "session ID checks its decisions in the store against its seal.\n"
+	   "seal, and (on this machine) the length and head the store recorded and\n"
+	   "that every session recorded as writing to it is in it. A session ID\n"
+	   "checks its decisions in the store against its seal, then its audit log.\n"
 	   "Each break is printed as FILE:LINE: what was found.\n"
 	   "  --key PUB     trust only this public key (PEM, or 64 hex digits); default:\n"
 	   "                your own key, when it exists\n"

@@ -156,17 +156,17 @@ enum ns_step {
 };
 
 static const char *const ns_step_words[] = {
-	[NS_DROP] = "drop to an unprivileged uid",
+	[NS_DROP] = N_("drop to an unprivileged uid"),
 	[NS_USER] = "unshare(CLONE_NEWUSER)",
-	[NS_MAPS] = "write uid_map/gid_map",
+	[NS_MAPS] = N_("write uid_map/gid_map"),
 	[NS_MOUNT] = "unshare(CLONE_NEWNS)",
-	[NS_MOUNT_TMPFS] = "mount a tmpfs in the new mount namespace",
+	[NS_MOUNT_TMPFS] = N_("mount a tmpfs in the new mount namespace"),
 	[NS_NET] = "unshare(CLONE_NEWNET)",
 	[NS_IPC] = "unshare(CLONE_NEWIPC)",
 	[NS_UTS] = "unshare(CLONE_NEWUTS)",
 	[NS_CGROUP] = "unshare(CLONE_NEWCGROUP)",
 	[NS_PID] = "unshare(CLONE_NEWPID)",
-	[NS_PID1] = "fork PID 1 of the new pid namespace",
+	[NS_PID1] = N_("fork PID 1 of the new pid namespace"),
 	[NS_DONE] = "done",
 };
 
@@ -311,7 +311,7 @@ void doctor_check_userns(struct doctor_check *c)
 		check_set(c, "userns", DOCTOR_FAIL, xstrdup(_("the namespace probe died")));
 	else
 		check_set(c, "userns", DOCTOR_FAIL,
-			  xasprintf(_("%s failed: %s"), ns_step_words[report[0]],
+			  xasprintf(_("%s failed: %s"), _(ns_step_words[report[0]]),
 				    strerror(report[1])));
 	note_sysctl(c, "kernel.unprivileged_userns_clone",
 		    "/proc/sys/kernel/unprivileged_userns_clone");

@@ -22,8 +22,8 @@
  * library that cannot be opened makes each call fail the way the library
  * reports failure (NULL, 0, -ENOSYS): the seal then fails loudly, a scope
  * request falls back as doc/limits.md says. The programs and the unit tests
- * that use sign.c, chain.c or limits-scope.c directly still link the
- * libraries; tests/house.sh checks boxy's NEEDED list.
+ * that use sign.c, chain.c, tlsca.c or limits-scope.c directly still link
+ * the libraries; tests/house.sh checks boxy's NEEDED list.
  *
  * Thread-safe: the daemon's worker threads may race to a first call; each
  * stores the same pointers (atomics, relaxed: dlopen and dlsym are
@@ -37,11 +37,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/asn1.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/opensslv.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
 
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-bus.h>
@@ -100,7 +105,7 @@ static void *lazy_sym(struct lazy_lib *lib, void **slot, const char *name)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* ---- libcrypto (common/sign.c, common/chain.c, daemon/lockfile.c) ---------------- */
+/* ---- libcrypto (common/sign.c, common/chain.c, common/tlsca.c, daemon/lockfile.c) ---- */
 
 static struct lazy_lib crypto = { .soname = "libcrypto.so." STR(OPENSSL_VERSION_MAJOR) };
 
@@ -289,6 +294,100 @@ int PEM_write_bio_PrivateKey(BIO *bp, const EVP_PKEY *x, const EVP_CIPHER *enc,
 	LAZY(crypto, PEM_write_bio_PrivateKey, 0);
 	return real(bp, x, enc, kstr, klen, cb, u);
 }
+
+/*
+ * The same for a function that only forwards: RET NAME PARAMS calls the real
+ * one with ARGS, or returns FAIL. LAZY_VOID for one returning nothing.
+ */
+#define LAZY_FN(lib, ret, name, params, args, fail) \
+	ret name params \
+	{ \
+		LAZY(lib, name, fail); \
+		return real args; \
+	}
+#define LAZY_VOID(lib, name, params, args) \
+	void name params \
+	{ \
+		LAZY(lib, name, ); \
+		real args; \
+	}
+
+/*
+ * The session CA of TLS inspection (common/tlsca.c), made in the daemon: its
+ * key, certificate and name constraints, and OpenSSL's error queue.
+ */
+LAZY_FN(crypto, ASN1_TIME *, ASN1_TIME_set, (ASN1_TIME *s, time_t t), (s, t), NULL)
+LAZY_FN(crypto, int, ASN1_STRING_set, (ASN1_STRING *str, const void *data, int len),
+	(str, data, len), 0)
+LAZY_FN(crypto, ASN1_OCTET_STRING *, ASN1_OCTET_STRING_new, (void), (), NULL)
+LAZY_VOID(crypto, ASN1_OCTET_STRING_free, (ASN1_OCTET_STRING *a), (a))
+LAZY_FN(crypto, int, ASN1_OCTET_STRING_set,
+	(ASN1_OCTET_STRING *str, const unsigned char *data, int len), (str, data, len), 0)
+LAZY_FN(crypto, ASN1_IA5STRING *, ASN1_IA5STRING_new, (void), (), NULL)
+LAZY_VOID(crypto, ASN1_IA5STRING_free, (ASN1_IA5STRING *a), (a))
+LAZY_FN(crypto, BIGNUM *, BN_bin2bn, (const unsigned char *s, int len, BIGNUM *ret),
+	(s, len, ret), NULL)
+LAZY_VOID(crypto, BN_free, (BIGNUM *a), (a))
+LAZY_FN(crypto, ASN1_INTEGER *, BN_to_ASN1_INTEGER, (const BIGNUM *bn, ASN1_INTEGER *ai),
+	(bn, ai), NULL)
+LAZY_FN(crypto, EVP_PKEY *, d2i_AutoPrivateKey,
+	(EVP_PKEY **a, const unsigned char **pp, long length), (a, pp, length), NULL)
+LAZY_FN(crypto, X509 *, d2i_X509, (X509 **a, const unsigned char **in, long len),
+	(a, in, len), NULL)
+LAZY_FN(crypto, unsigned long, ERR_get_error, (void), (), 0)
+LAZY_VOID(crypto, ERR_error_string_n, (unsigned long e, char *buf, size_t len), (e, buf, len))
+LAZY_VOID(crypto, ERR_clear_error, (void), ())
+LAZY_FN(crypto, GENERAL_NAME *, GENERAL_NAME_new, (void), (), NULL)
+LAZY_VOID(crypto, GENERAL_NAME_free, (GENERAL_NAME *a), (a))
+LAZY_VOID(crypto, GENERAL_NAME_set0_value, (GENERAL_NAME *a, int type, void *value),
+	  (a, type, value))
+LAZY_VOID(crypto, GENERAL_NAMES_free, (GENERAL_NAMES *a), (a))
+LAZY_FN(crypto, GENERAL_SUBTREE *, GENERAL_SUBTREE_new, (void), (), NULL)
+LAZY_VOID(crypto, GENERAL_SUBTREE_free, (GENERAL_SUBTREE *a), (a))
+LAZY_FN(crypto, int, i2d_PrivateKey, (const EVP_PKEY *a, unsigned char **pp), (a, pp), -1)
+LAZY_FN(crypto, int, i2d_X509, (const X509 *a, unsigned char **out), (a, out), -1)
+LAZY_FN(crypto, NAME_CONSTRAINTS *, NAME_CONSTRAINTS_new, (void), (), NULL)
+LAZY_VOID(crypto, NAME_CONSTRAINTS_free, (NAME_CONSTRAINTS *a), (a))
+LAZY_FN(crypto, OPENSSL_STACK *, OPENSSL_sk_new_null, (void), (), NULL)
+LAZY_FN(crypto, int, OPENSSL_sk_push, (OPENSSL_STACK *st, const void *data), (st, data), 0)
+LAZY_VOID(crypto, OPENSSL_sk_free, (OPENSSL_STACK *st), (st))
+LAZY_FN(crypto, int, PEM_write_bio_X509, (BIO *out, const X509 *x), (out, x), 0)
+LAZY_FN(crypto, int, RAND_bytes, (unsigned char *buf, int num), (buf, num), 0)
+LAZY_FN(crypto, X509 *, X509_new, (void), (), NULL)
+LAZY_VOID(crypto, X509_free, (X509 *a), (a))
+LAZY_FN(crypto, int, X509_add_ext, (X509 *x, X509_EXTENSION *ex, int loc), (x, ex, loc), 0)
+LAZY_FN(crypto, int, X509_add1_ext_i2d,
+	(X509 *x, int nid, void *value, int crit, unsigned long flags),
+	(x, nid, value, crit, flags), 0)
+LAZY_FN(crypto, int, X509_check_private_key, (const X509 *x509, const EVP_PKEY *pkey),
+	(x509, pkey), 0)
+LAZY_FN(crypto, int, X509_digest,
+	(const X509 *data, const EVP_MD *type, unsigned char *md, unsigned int *len),
+	(data, type, md, len), 0)
+LAZY_VOID(crypto, X509_EXTENSION_free, (X509_EXTENSION *a), (a))
+LAZY_FN(crypto, const ASN1_TIME *, X509_get0_notAfter, (const X509 *x), (x), NULL)
+LAZY_FN(crypto, ASN1_TIME *, X509_getm_notAfter, (const X509 *x), (x), NULL)
+LAZY_FN(crypto, ASN1_TIME *, X509_getm_notBefore, (const X509 *x), (x), NULL)
+LAZY_FN(crypto, ASN1_INTEGER *, X509_get_serialNumber, (X509 *x), (x), NULL)
+LAZY_FN(crypto, X509_NAME *, X509_get_subject_name, (const X509 *a), (a), NULL)
+LAZY_FN(crypto, X509_NAME *, X509_NAME_new, (void), (), NULL)
+LAZY_VOID(crypto, X509_NAME_free, (X509_NAME *a), (a))
+LAZY_FN(crypto, int, X509_NAME_add_entry_by_txt,
+	(X509_NAME *name, const char *field, int type, const unsigned char *bytes, int len,
+	 int loc, int set), (name, field, type, bytes, len, loc, set), 0)
+LAZY_FN(crypto, int, X509_set_issuer_name, (X509 *x, const X509_NAME *name), (x, name), 0)
+LAZY_FN(crypto, int, X509_set_subject_name, (X509 *x, const X509_NAME *name), (x, name), 0)
+LAZY_FN(crypto, int, X509_set_pubkey, (X509 *x, EVP_PKEY *pkey), (x, pkey), 0)
+LAZY_FN(crypto, int, X509_set_version, (X509 *x, long version), (x, version), 0)
+LAZY_FN(crypto, int, X509_set1_notAfter, (X509 *x, const ASN1_TIME *tm), (x, tm), 0)
+LAZY_FN(crypto, int, X509_sign, (X509 *x, EVP_PKEY *pkey, const EVP_MD *md), (x, pkey, md), 0)
+LAZY_FN(crypto, unsigned long, X509_subject_name_hash, (X509 *x), (x), 0)
+LAZY_VOID(crypto, X509V3_set_ctx,
+	  (X509V3_CTX *ctx, X509 *issuer, X509 *subject, X509_REQ *req, X509_CRL *crl, int flags),
+	  (ctx, issuer, subject, req, crl, flags))
+LAZY_FN(crypto, X509_EXTENSION *, X509V3_EXT_conf_nid,
+	(LHASH_OF(CONF_VALUE) *conf, X509V3_CTX *ctx, int ext_nid, const char *value),
+	(conf, ctx, ext_nid, value), NULL)
 
 /* ---- libsystemd (sandbox/limits-scope.c, daemon/journal.c) ----------------------- */
 

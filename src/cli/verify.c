@@ -17,7 +17,9 @@
  *  - a chain with no seal: its last line (truncated there), unless the store
  *    says the session is still running and has written exactly those lines;
  *  - the store's length or head for the chain differs from the file's: the
- *    file's last line of the chain.
+ *    file's last line of the chain;
+ *  - a session the store records as writing to this file has no line in it:
+ *    line 0 (the file as a whole).
  * A forger can recompute SHA-256 chains; what they cannot do is sign a seal
  * with the user's key, or change what the store recorded.
  */
@@ -294,15 +296,39 @@ static bool check_seal(const struct line *l, const struct verify_opts *o, struct
 		return false;
 	}
 	if (s.audit.n + 1 != seq) {
-		add_break(r, l->no, _("line %zu: the seal of %s counts %llu line(s) before it, its "
-				      "place says %llu"), l->no, id, (unsigned long long)s.audit.n,
-			  (unsigned long long)(seq - 1));
+		add_break(r, l->no, ngettext("line %zu: the seal of %s counts %llu line before it, "
+					     "its place says %llu",
+					     "line %zu: the seal of %s counts %llu lines before it, "
+					     "its place says %llu", s.audit.n), l->no, id,
+			  (unsigned long long)s.audit.n, (unsigned long long)(seq - 1));
 		return false;
 	}
 	if (!seal_verify(&s)) {
 		add_break(r, l->no, _("line %zu: the seal of %s does not verify: its signature is "
 				      "forged or the line was edited"), l->no, id);
 		return false;
+	}
+	/*
+	 * The signature covers the seal's numbers, not the line's other bytes (its
+	 * words, the order of its members, a member given twice, which another JSON
+	 * reader takes the last of). Only the store's head covers them, and a copy
+	 * has no store: so the line must be exactly the one the daemon writes.
+	 */
+	{
+		struct field f[VERIFY_FIELDS_MAX];
+		size_t nf = 0;
+		bool own_id = parse_fields(l->p, l->len - 1, f, &nf) == 0 &&
+			      !field_get(f, nf, "session");
+		char *want = seal_line(&s, own_id, seq);
+		bool same = strlen(want) == l->len && memcmp(want, l->p, l->len) == 0;
+
+		free(want);
+		if (!same) {
+			add_break(r, l->no, _("line %zu: the seal of %s was edited where its signature "
+					      "does not reach (it is not the line boxy writes)"), l->no,
+				  id);
+			return false;
+		}
 	}
 	memcpy(r->key, s.key, SIGN_PUB_LEN);
 	r->have_key = true;
@@ -351,7 +377,10 @@ static void walk_chain(const struct line *lines, const struct vchain *c,
 						      "later, at line %zu"), l->no, c->id,
 					  (unsigned long long)want, later);
 			else
-				add_break(r, l->no, _("%llu line(s) of %s are missing before line %zu"),
+				add_break(r, l->no, ngettext("%llu line of %s is missing before line "
+							     "%zu",
+							     "%llu lines of %s are missing before line "
+							     "%zu", l->seq - want),
 					  (unsigned long long)(l->seq - want), c->id, l->no);
 			return;
 		}
@@ -384,11 +413,15 @@ static void walk_chain(const struct line *lines, const struct vchain *c,
 		o->lookup(o->ctx, c->id, &k);
 	if (k.found && (k.audit.n != ch.n || memcmp(k.audit.head, ch.head, CHAIN_HASH_LEN) != 0)) {
 		add_break(r, last->no, k.audit.n > ch.n ?
-			  _("the log was truncated after line %zu: the store records %llu line(s) of "
-			    "%s, the file holds %llu") :
-			  _("after line %zu the log differs from the store's record (%llu line(s) of "
-			    "%s, the file holds %llu)"), last->no, (unsigned long long)k.audit.n, c->id,
-			  (unsigned long long)ch.n);
+			  ngettext("the log was truncated after line %zu: the store records %llu "
+				   "line of %s, the file holds %llu",
+				   "the log was truncated after line %zu: the store records %llu "
+				   "lines of %s, the file holds %llu", k.audit.n) :
+			  ngettext("after line %zu the log differs from the store's record (%llu "
+				   "line of %s, the file holds %llu)",
+				   "after line %zu the log differs from the store's record (%llu "
+				   "lines of %s, the file holds %llu)", k.audit.n),
+			  last->no, (unsigned long long)k.audit.n, c->id, (unsigned long long)ch.n);
 		return;
 	}
 	if (!sealed_at) {
@@ -481,6 +514,22 @@ void verify_audit_log(const char *buf, size_t len, const struct verify_opts *o,
 	}
 	if (nlines == 0 && !r->nbreaks)
 		add_break(r, 0, _("the log is empty: no line to verify"));
+	/* (Past a line that cannot be read, the missing chain may be what follows it.) */
+	for (size_t e = 0; e < o->nexpect && !unreadable; e++) {
+		bool present = false;
+
+		for (size_t i = 0; i < nlines && !present; i++)
+			present = strcmp(lines[i].id, o->expect[e].id) == 0;
+		if (!present)
+			add_break(r, 0, ngettext("session %s wrote %llu line to this file (the "
+						 "store's record), and it is not in it: the file was "
+						 "replaced, or that session's line removed",
+						 "session %s wrote %llu lines to this file (the "
+						 "store's record), and none of them is in it: the file "
+						 "was replaced, or all of that session's lines removed",
+						 o->expect[e].lines), o->expect[e].id,
+				  (unsigned long long)o->expect[e].lines);
+	}
 	r->key_trusted = o->trusted_key != NULL;
 	if (r->nbreaks > 1)
 		qsort(r->breaks, r->nbreaks, sizeof(*r->breaks), break_cmp);

@@ -19,11 +19,25 @@ struct verify_known {
 	struct chain audit;     /* the log's length and head as the daemon wrote it */
 };
 
+/* A chain the store records as written to the very file being checked. */
+struct verify_expected {
+	const char *id;
+	uint64_t lines;         /* as the store recorded them at the session's end */
+};
+
 struct verify_opts {
 	const unsigned char *trusted_key;       /* --key or the user's own; NULL: none */
 	/* The store's record of chain id, or NULL (a copy checked elsewhere). */
 	void (*lookup)(void *ctx, const char *id, struct verify_known *out);
 	void *ctx;
+	/*
+	 * The chains that must be in the file: every ended session the store
+	 * records as writing to it. One that is not was removed whole — or the
+	 * file replaced by another log, which a payload that can write the
+	 * directory can do with one rename, every other chain in it intact.
+	 */
+	const struct verify_expected *expect;
+	size_t nexpect;
 };
 
 /* One break: the line (1-based) it is found at, and what it is, in words. */

@@ -30,6 +30,7 @@
 #include "client/client.h"
 #include "proto/msg.h"
 #include "proto/daemon-msg.h"
+#include "common/lang.h"
 #include "common/protected.h"
 #include "common/util.h"
 #include "proto/wire.h"
@@ -202,6 +203,25 @@ static bool client_same_dir(const char *a, const char *b)
 	return same;
 }
 
+/*
+ * Tell the daemon which language this client reads (MSG_LANG): what it
+ * answers this client is worded in it. Under --json this is C, so a
+ * script's errors are English too.
+ */
+static void send_lang(int fd)
+{
+	struct wbuf w;
+	char *lang, *locale;
+
+	lang_client_tag(&lang, &locale);
+	wbuf_init(&w);
+	dmsg_encode_lang(&w, lang, locale);
+	msg_send(fd, MSG_LANG, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+	free(lang);
+	free(locale);
+}
+
 static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err)
 {
 	struct wbuf w;
@@ -213,26 +233,29 @@ static int hello(int fd, struct daemon_info *info, uint16_t *refusal, char **err
 	rc = msg_send(fd, MSG_HELLO, w.p, w.len, NULL, 0);
 	wbuf_free(&w);
 	if (rc < 0)
-		return set_err_errno(err, "talking to the daemon");
+		return set_err_errno(err, _("talking to the daemon"));
 	if (msg_recv(fd, &m, err) < 0) {
 		if (err && !*err)
-			set_err(err, "the daemon closed the connection");
+			set_err(err, _("the daemon closed the connection"));
 		return -1;
 	}
 	*refusal = 0;
 	memset(info, 0, sizeof(*info));
 	if (m.type == MSG_WELCOME) {
 		rc = dmsg_decode_welcome(m.payload, m.len, info) == 0 ? 0
-			: set_err(err, "malformed welcome from the daemon");
+			: set_err(err, _("malformed welcome from the daemon"));
+		if (rc == 0)
+			send_lang(fd);
 	} else if (m.type == MSG_REFUSE) {
 		char *words;
 
+		/* A refusal's words are fixed ones (daemon/server.c): ours translates them. */
 		dmsg_decode_refuse(m.payload, m.len, refusal, &words, info);
-		set_err(err, "daemon refused: %s", words ? words : "no reason given");
+		set_err(err, _("daemon refused: %s"), words ? _(words) : _("no reason given"));
 		free(words);
 		rc = -1;
 	} else {
-		rc = set_err(err, "unexpected reply %#x from the daemon", m.type);
+		rc = set_err(err, _("unexpected reply %#x from the daemon"), m.type);
 	}
 	msg_free(&m);
 	return rc;
@@ -244,15 +267,15 @@ int client_stop_daemon(int fd, char **err)
 	int rc;
 
 	if (msg_send(fd, MSG_SHUTDOWN, NULL, 0, NULL, 0) < 0)
-		return set_err_errno(err, "talking to the daemon");
+		return set_err_errno(err, _("talking to the daemon"));
 	if (msg_recv(fd, &m, err) < 0)
-		return set_err(err, "the daemon closed the connection");
+		return set_err(err, _("the daemon closed the connection"));
 	rc = 0;
 	if (m.type == MSG_ERROR) {
 		uint16_t code;
 		char *words = dmsg_decode_error(m.payload, m.len, &code);
 
-		rc = set_err(err, "%s", words ? words : "the daemon refused to stop");
+		rc = set_err(err, "%s", words ? words : _("the daemon refused to stop"));
 		free(words);
 	}
 	msg_free(&m);
@@ -281,9 +304,9 @@ int client_connect(bool start, bool replace_stale, struct daemon_info *info, cha
 again:
 	fd = find_daemon(sock, state);
 	if (fd < 0 && errno == EPERM) {
-		set_err(err, "the process listening on %s is not a boxy daemon of yours outside "
-			"the sandboxes (another pid namespace): refusing to talk to it; if that is "
-			"unexpected, something inside a sandbox replaced the socket", sock);
+		set_err(err, _("the process listening on %s is not a boxy daemon of yours outside "
+			  "the sandboxes (another pid namespace): refusing to talk to it; if that is "
+			  "unexpected, something inside a sandbox replaced the socket"), sock);
 		goto out;
 	}
 	if (fd < 0 && start) {
@@ -302,7 +325,7 @@ again:
 		lockpath = xasprintf("%s/daemon.start.lock", state);
 		lockfd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0) {
-			set_err_errno(err, "locking %s", lockpath);
+			set_err_errno(err, _("locking %s"), lockpath);
 			goto out;
 		}
 		fd = find_daemon(sock, state);
@@ -316,13 +339,13 @@ again:
 		close(lockfd);
 		lockfd = -1;
 		if (fd < 0) {
-			set_err(err, "the daemon did not start within %d s (see %s/daemon.log)",
+			set_err(err, _("the daemon did not start within %d s (see %s/daemon.log)"),
 				START_WAIT_MS / 1000, state);
 			goto out;
 		}
 	}
 	if (fd < 0) {
-		set_err(err, "no daemon is running");
+		set_err(err, _("no daemon is running"));
 		goto out;
 	}
 	if (hello(fd, info, &refusal, err) < 0) {
@@ -330,9 +353,13 @@ again:
 		fd = -1;
 		if (refusal == REFUSE_BUILD && replace_stale && !replaced) {
 			if (info->sessions > 0) {
-				set_err(err, "the running daemon is another build of boxy and has %u "
-					"session(s) running; stop them or wait, then `boxy daemon "
-					"restart`", info->sessions);
+				set_err(err, ngettext("the running daemon is another build of boxy and "
+						      "has %u session running; stop it or wait, then "
+						      "`boxy daemon restart`",
+						      "the running daemon is another build of boxy and "
+						      "has %u sessions running; stop them or wait, then "
+						      "`boxy daemon restart`", info->sessions),
+					info->sessions);
 				daemon_info_free(info);
 				goto out;
 			}
@@ -372,10 +399,10 @@ again:
 				free(*err);
 				*err = NULL;
 			}
-			set_err(err, "the daemon on %s (pid %u) serves the store in %s, not this "
-				"client's %s (HOME or XDG_STATE_HOME differs); give this client an "
-				"XDG_RUNTIME_DIR of its own for a daemon of its own, or the same "
-				"state directory", sock, other.pid,
+			set_err(err, _("the daemon on %s (pid %u) serves the store in %s, not this "
+				  "client's %s (HOME or XDG_STATE_HOME differs); give this client an "
+				  "XDG_RUNTIME_DIR of its own for a daemon of its own, or the same "
+				  "state directory"), sock, other.pid,
 				other.state_dir ? other.state_dir : "?", state ? state : "(none)");
 		}
 		daemon_info_free(&other);

@@ -108,17 +108,33 @@ static void gate_add(struct gate *g, unsigned fail_on, enum gate_kind k, const c
 	g->failed |= fail_on & kind_bit[k];
 }
 
-/* Is a "new" event's detail about a destination or a port (daemon/since.c's words)? */
+/* Is a "new" event about a destination or a port, or the count of those left out (which
+ * may hide one)? The daemon says which in the event's what (daemon/since.c). */
 static bool news_is_destination(const struct client_finding *f)
 {
-	return strncmp(f->detail, "new destination", 15) == 0 ||
-	       strncmp(f->detail, "new port", 8) == 0 || strcmp(f->subject, "…") == 0;
+	return f->what && (strcmp(f->what, "destination") == 0 || strcmp(f->what, "more") == 0);
 }
+
+/* What the gate could not see fails the words it might have held. */
+#define GATE_NO_FINAL_TABLE "the client did not receive the session's final refusal table: " \
+			    "its refusals could not be judged"
+#define GATE_UNREADABLE "%llu event(s) from the daemon could not be read: an alert or a " \
+			"new destination may be among them"
 
 /* The client's findings and the snapshot's refusal table into g's items, by word. */
 static void gate_collect(struct gate *g, unsigned fail_on, const struct client_findings *cf,
 			 const struct watch_model *m)
 {
+	/* Only the last snapshot, sent once the session ended, holds every refusal. */
+	if (g->ended && (!m->state || strcmp(m->state, "exited") != 0))
+		gate_add(g, fail_on, GATE_DENY, "boxy", "refusals", GATE_NO_FINAL_TABLE, 1);
+	if (cf->unreadable) {
+		static char words[160];
+
+		snprintf(words, sizeof(words), GATE_UNREADABLE, cf->unreadable);
+		gate_add(g, fail_on, GATE_NEW_DEST, "boxy", "events", words, 1);
+		gate_add(g, fail_on, GATE_ALERT, "boxy", "events", words, 1);
+	}
 	for (size_t i = 0; i < m->refusals.n; i++) {
 		const struct refusal_group *r = &m->refusals.v[i];
 

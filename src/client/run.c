@@ -79,8 +79,8 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 	wbuf_init(&w);
 	run_request_encode(&q, &w, fds, &nfds);
 	if (w.len > MSG_MAX_LEN) {
-		fprintf(stderr, "boxy: the run request (%zu bytes: environment and arguments) is "
-			"over the %u-byte limit\n", w.len, MSG_MAX_LEN);
+		fprintf(stderr, _("boxy: the run request (%zu bytes: environment and arguments) is "
+			  "over the %u-byte limit\n"), w.len, MSG_MAX_LEN);
 		wbuf_free(&w);
 		close(fd);
 		return EXIT_BOXY_FAILED;
@@ -88,12 +88,12 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 	if (msg_send(fd, MSG_RUN, w.p, w.len, fds, nfds) < 0) {
 		wbuf_free(&w);
 		close(fd);
-		fprintf(stderr, "boxy: sending the run request: %m\n");
+		fprintf(stderr, _("boxy: sending the run request: %m\n"));
 		return EXIT_BOXY_FAILED;
 	}
 	wbuf_free(&w);
 	if (msg_recv(fd, &m, &err) < 0) {
-		fprintf(stderr, "boxy: the daemon closed the connection%s%s\n", err ? ": " : "",
+		fprintf(stderr, _("boxy: the daemon closed the connection%s%s\n"), err ? ": " : "",
 			err ? err : "");
 		free(err);
 		close(fd);
@@ -106,7 +106,7 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 		rbuf_init(&r, m.payload, m.len);
 		code = wire_get_u16(&r);
 		words = wire_get_str(&r, 4096);
-		clean = watch_sanitize(words ? words : "the daemon refused the run");
+		clean = watch_sanitize(words ? words : _("the daemon refused the run"));
 		fprintf(stderr, "boxy: %s\n", clean);
 		free(clean);
 		free(words);
@@ -117,7 +117,7 @@ int client_run_net(const struct runspec *rs, const char *cwd, const char *home, 
 	if (m.type != MSG_STARTED) {
 		msg_free(&m);
 		close(fd);
-		fprintf(stderr, "boxy: unexpected reply from the daemon\n");
+		fprintf(stderr, _("boxy: unexpected reply from the daemon\n"));
 		return EXIT_BOXY_FAILED;
 	}
 	{

@@ -192,11 +192,13 @@ void client_findings_free(void)
 		free(findings.news[i].layer);
 		free(findings.news[i].subject);
 		free(findings.news[i].detail);
+		free(findings.news[i].what);
 	}
 	for (size_t i = 0; i < findings.nalerts; i++) {
 		free(findings.alerts[i].layer);
 		free(findings.alerts[i].subject);
 		free(findings.alerts[i].detail);
+		free(findings.alerts[i].what);
 	}
 	free(findings.news);
 	free(findings.alerts);
@@ -219,6 +221,7 @@ static void keep_finding(const struct event *ev, bool is_new)
 	f->layer = xstrdup(ev->layer ? ev->layer : "boxy");
 	f->subject = xstrdup(ev->subject ? ev->subject : "");
 	f->detail = xstrdup(ev->detail ? ev->detail : "");
+	f->what = ev->what ? xstrdup(ev->what) : NULL;
 }
 
 static void keep_snapshot(const struct msg *m)
@@ -244,9 +247,13 @@ static void print_destinations(void)
 	if (filtering && out_filter.dropped) {
 		bool red = color_wanted(STDERR_FILENO);
 
-		fprintf(stderr, _("%sboxy: terminal: %llu control sequence(s) the payload wrote were "
-				  "not passed to your terminal (clipboard, titles, queries, …; "
-				  "--raw-terminal turns the filter off)%s\n"), red ? "\033[31m" : "",
+		fprintf(stderr, ngettext("%sboxy: terminal: %llu control sequence the payload wrote "
+					 "was not passed to your terminal (clipboard, titles, "
+					 "queries, …; --raw-terminal turns the filter off)%s\n",
+					 "%sboxy: terminal: %llu control sequences the payload wrote "
+					 "were not passed to your terminal (clipboard, titles, "
+					 "queries, …; --raw-terminal turns the filter off)%s\n",
+					 out_filter.dropped), red ? "\033[31m" : "",
 			(unsigned long long)out_filter.dropped, red ? "\033[0m" : "");
 		out_filter.dropped = 0;
 	}
@@ -265,14 +272,18 @@ static char **alerts, **news;
 static bool keep_alert(const struct msg *m)
 {
 	struct event ev;
-	char *strs[10], *subject, *detail, *line;
+	char *strs[WATCH_EVENT_STRS], *subject, *detail, *line;
 	bool is = false;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
-		return false;
+	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0) {
+		/* It might have been a finding: the gate cannot pass what it could not read. */
+		findings.unreadable++;
+		return true;
+	}
 	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
+		/* Shown in the words told to us (our language); kept for --report as recorded. */
 		subject = watch_sanitize(ev.subject ? ev.subject : "");
-		detail = watch_sanitize(ev.detail ? ev.detail : "");
+		detail = watch_sanitize(ev.told ? ev.told : ev.detail ? ev.detail : "");
 		keep_finding(&ev, strcmp(ev.verdict, "new") == 0);
 		if (strcmp(ev.verdict, "new") == 0) {
 			line = xasprintf("%s (%s)", subject, detail);
@@ -296,12 +307,12 @@ static void print_alerts(void)
 	bool red = isatty(STDERR_FILENO) && !(nc && *nc);
 
 	for (size_t i = 0; news && news[i]; i++)
-		fprintf(stderr, "%sboxy: new since the last run: %s%s\n", red ? "\033[33m" : "",
+		fprintf(stderr, _("%sboxy: new since the last run: %s%s\n"), red ? "\033[33m" : "",
 			news[i], red ? "\033[0m" : "");
 	strv_free(news);
 	news = NULL;
 	for (size_t i = 0; alerts && alerts[i]; i++)
-		fprintf(stderr, "%sboxy: ALERT: %s%s\n", red ? "\033[1;31m" : "", alerts[i],
+		fprintf(stderr, _("%sboxy: ALERT: %s%s\n"), red ? "\033[1;31m" : "", alerts[i],
 			red ? "\033[0m" : "");
 	strv_free(alerts);
 	alerts = NULL;
@@ -314,7 +325,7 @@ static int exit_from(const struct msg *m)
 	char *reason;
 
 	if (dmsg_decode_exit(m->payload, m->len, &code, &reason) < 0) {
-		fprintf(stderr, "boxy: malformed exit message from the daemon\n");
+		fprintf(stderr, _("boxy: malformed exit message from the daemon\n"));
 		return EXIT_BOXY_FAILED;
 	}
 	findings.ended = true;
@@ -336,7 +347,7 @@ static int exit_from(const struct msg *m)
 static void print_event(const struct msg *m, bool raw)
 {
 	struct event ev;
-	char *strs[10], *line;
+	char *strs[WATCH_EVENT_STRS], *line;
 
 	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
 		return;
@@ -366,7 +377,7 @@ int client_request_stop(const char *id, bool now, char **err)
 	wbuf_free(&w);
 	if (msg_recv(fd, &m, err) == 1) {
 		if (m.type == MSG_ERROR)
-			rc = set_err(err, "the daemon refused to stop the session");
+			rc = set_err(err, _("the daemon refused to stop the session"));
 		msg_free(&m);
 	}
 	close(fd);
@@ -501,7 +512,7 @@ static int relay_loop(int fd, const char *id, bool verbose, bool input)
 			}
 			if (rc < 0) {
 				restore_terminal();
-				fprintf(stderr, "boxy: lost the daemon%s%s\n", err ? ": " : "",
+				fprintf(stderr, _("boxy: lost the daemon%s%s\n"), err ? ": " : "",
 					err ? err : "");
 				free(err);
 				return EXIT_BOXY_FAILED;
@@ -577,7 +588,7 @@ int client_wait_run(int fd, const char *id, bool verbose)
 			char *err = NULL;
 
 			if (msg_recv(fd, &m, &err) < 0) {
-				fprintf(stderr, "boxy: lost the daemon%s%s\n", err ? ": " : "",
+				fprintf(stderr, _("boxy: lost the daemon%s%s\n"), err ? ": " : "",
 					err ? err : "");
 				free(err);
 				return EXIT_BOXY_FAILED;

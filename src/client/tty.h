@@ -45,6 +45,7 @@ int client_wait_run(int fd, const char *id, bool verbose);
 #define CLIENT_FINDINGS_MAX 1000
 struct client_finding {
 	char *layer, *subject, *detail;
+	char *what;             /* a "new" event's kind of item (common/event.h), or NULL */
 };
 struct client_findings {
 	bool ended;
@@ -53,6 +54,7 @@ struct client_findings {
 	struct client_finding *news, *alerts;
 	size_t nnews, nalerts;
 	unsigned long long more_news, more_alerts;
+	unsigned long long unreadable;  /* events from the daemon that could not be decoded */
 };
 const struct client_findings *client_findings(void);
 void client_findings_free(void);

@@ -32,7 +32,25 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+	/* audit "new" (daemon/since.c): what is new — "destination" (a name, an address or
+	 * a port), "refusal", "finding", or "more" (the count of those left out); NULL elsewhere. */
+	const char *what;
+
+	/* HTTP requests (kind "http", layer net.http: doc/http-rules.md); NULL/0 elsewhere.
+	 * host and port are the request's (Host), addr the flow's, flow its connection. */
+	const char *method;
+	const char *path;       /* the target's path, up to the '?' */
+	const char *query;      /* the query string, at most 256 bytes; NULL: none */
+	uint32_t seq;           /* the request's number within the session (1, 2, ...) */
+	int32_t rule;           /* the index of the --allow-http rule that matched; -1: none */
+	const char *rule_text;  /* ... and its text */
+
+	const char *told;       /* detail worded for the client that started the run, in its
+	                         * language (common/lang.h), or NULL; sent to it, never recorded */
 };
+
+/* The string fields of struct event, for a deep copy (daemon/bus.c). */
+#define EVENT_STRS 14
 
 struct event_sink {
 	void (*emit)(void *ctx, const struct event *ev);

@@ -6,6 +6,7 @@
 #include <libintl.h>
 #else
 #define gettext(s) ((const char *)(s))
+#define ngettext(s, p, n) ((const char *)((n) == 1 ? (s) : (p)))
 #define textdomain(d) ((const char *)(d))
 #define bindtextdomain(d, dir) ((const char *)(dir))
 #endif

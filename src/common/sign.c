@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "common/json.h"
 #include "common/sha256.h"
 #include "common/sign.h"
 #include "common/util.h"
@@ -335,4 +336,37 @@ bool seal_verify(const struct seal *s)
 	EVP_PKEY_free(pk);
 	free(msg);
 	return ok;
+}
+
+char *seal_line(const struct seal *s, bool own_id, uint64_t seq)
+{
+	char dhead[CHAIN_HEX_LEN + 1], prev[CHAIN_HEX_LEN + 1], key[2 * SIGN_PUB_LEN + 1];
+	char sig[2 * SIGN_SIG_LEN + 1], *words;
+	struct jbuf b;
+
+	chain_hex(s->decisions.head, CHAIN_HASH_LEN, dhead);
+	chain_hex(s->audit.head, CHAIN_HASH_LEN, prev);
+	chain_hex(s->key, SIGN_PUB_LEN, key);
+	chain_hex(s->sig, SIGN_SIG_LEN, sig);
+	words = xasprintf("the session's %llu line(s) and %llu decision(s), signed",
+			  (unsigned long long)s->audit.n, (unsigned long long)s->decisions.n);
+	jbuf_init(&b);
+	json_obj_begin(&b);
+	json_kv_uint(&b, "t", s->t_ms);
+	json_kv_str(&b, own_id ? "chain" : "session", s->id);
+	json_kv_str(&b, "layer", "audit");
+	json_kv_str(&b, "verdict", "seal");
+	json_kv_str(&b, "subject", "chain");
+	json_kv_str(&b, "reason", words);
+	json_kv_uint(&b, "lines", s->audit.n);
+	json_kv_uint(&b, "decisions", s->decisions.n);
+	json_kv_str(&b, "decisions_head", dhead);
+	json_kv_str(&b, "key", key);
+	json_kv_str(&b, "sig", sig);
+	json_kv_uint(&b, "seq", seq);
+	json_kv_str(&b, "prev", prev);
+	json_obj_end(&b);
+	jbuf_raw(&b, "\n");
+	free(words);
+	return jbuf_steal(&b);
 }

@@ -71,6 +71,9 @@ int sign_read_public(const char *path, unsigned char pub[SIGN_PUB_LEN], char **e
 
 /* The bytes a seal signs (above). malloc'd. */
 char *seal_message(const struct seal *s);
+/* The seal line for s (signed) at position seq of its audit log, exactly as the log
+ * carries it (doc/verify.md); own_id: the id is a "chain", not a "session". malloc'd. */
+char *seal_line(const struct seal *s, bool own_id, uint64_t seq);
 /* Sign s with k: fills s->key and s->sig. */
 int sign_seal(const struct sign_key *k, struct seal *s, char **err);
 /* True when s->sig is s->key's signature of s. */

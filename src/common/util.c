@@ -583,15 +583,15 @@ int pty_open(int *master, int *slave, const struct winsize *ws, char **err)
 	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), sl;
 
 	if (m < 0)
-		return set_err_errno(err, "opening a pty");
+		return set_err_errno(err, _("opening a pty"));
 	if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, sizeof(name)) != 0) {
 		close(m);
-		return set_err_errno(err, "preparing a pty");
+		return set_err_errno(err, _("preparing a pty"));
 	}
 	sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (sl < 0) {
 		close(m);
-		return set_err_errno(err, "opening %s", name);
+		return set_err_errno(err, _("opening %s"), name);
 	}
 	ioctl(m, TIOCSWINSZ, ws);
 	*master = m;

@@ -143,43 +143,27 @@ const char *audit_log_id(struct audit_log *al)
 	return al->id;
 }
 
+char *audit_log_path(const struct audit_log *al)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	if (!al || al->journal || al->fd < 0)
+		return NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", al->fd);
+	n = readlink(link, buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf) || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		return NULL;
+	return xstrdup(buf);
+}
+
 void audit_log_chain(struct audit_log *al, const char *session, struct chain *out)
 {
 	audit_chain_start(al, session);
 	*out = al->chain;
-}
-
-char *audit_seal_line(const struct seal *s, bool own_id, uint64_t seq)
-{
-	char dhead[CHAIN_HEX_LEN + 1], prev[CHAIN_HEX_LEN + 1], key[2 * SIGN_PUB_LEN + 1];
-	char sig[2 * SIGN_SIG_LEN + 1], *words;
-	struct jbuf b;
-
-	chain_hex(s->decisions.head, CHAIN_HASH_LEN, dhead);
-	chain_hex(s->audit.head, CHAIN_HASH_LEN, prev);
-	chain_hex(s->key, SIGN_PUB_LEN, key);
-	chain_hex(s->sig, SIGN_SIG_LEN, sig);
-	words = xasprintf("the session's %llu line(s) and %llu decision(s), signed",
-			  (unsigned long long)s->audit.n, (unsigned long long)s->decisions.n);
-	jbuf_init(&b);
-	json_obj_begin(&b);
-	json_kv_uint(&b, "t", s->t_ms);
-	json_kv_str(&b, own_id ? "chain" : "session", s->id);
-	json_kv_str(&b, "layer", "audit");
-	json_kv_str(&b, "verdict", "seal");
-	json_kv_str(&b, "subject", "chain");
-	json_kv_str(&b, "reason", words);
-	json_kv_uint(&b, "lines", s->audit.n);
-	json_kv_uint(&b, "decisions", s->decisions.n);
-	json_kv_str(&b, "decisions_head", dhead);
-	json_kv_str(&b, "key", key);
-	json_kv_str(&b, "sig", sig);
-	json_kv_uint(&b, "seq", seq);
-	json_kv_str(&b, "prev", prev);
-	json_obj_end(&b);
-	jbuf_raw(&b, "\n");
-	free(words);
-	return jbuf_steal(&b);
 }
 
 int audit_log_write_seal(struct audit_log *al, const struct seal *s, char **line_out)
@@ -191,7 +175,7 @@ int audit_log_write_seal(struct audit_log *al, const struct seal *s, char **line
 	    s->audit.n != al->chain.n ||
 	    memcmp(s->audit.head, al->chain.head, CHAIN_HASH_LEN) != 0)
 		return -1;
-	line = audit_seal_line(s, al->own_id, al->chain.n + 1);
+	line = seal_line(s, al->own_id, al->chain.n + 1);
 	if (write_all(al->fd, line, strlen(line)) < 0) {
 		al->failed = true;
 		warnx_("audit log: writing its seal failed");

@@ -27,8 +27,9 @@ struct event_sink audit_log_sink(struct audit_log *al);
 void audit_log_chain(struct audit_log *al, const char *session, struct chain *out);
 /* The chain's id (a random one of its own when no session named it). */
 const char *audit_log_id(struct audit_log *al);
-/* The seal line for s (signed) at position seq; own_id: the id is a "chain". malloc'd. */
-char *audit_seal_line(const struct seal *s, bool own_id, uint64_t seq);
+/* The log file's path as the kernel resolves its descriptor now (malloc'd); NULL for
+ * the journal, or when it has none (deleted, unreachable). */
+char *audit_log_path(const struct audit_log *al);
 /*
  * Write s (signed over this log's chain as audit_log_chain gave it) as the
  * log's last line; *line the bytes written (malloc'd). -1 when the log

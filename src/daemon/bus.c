@@ -23,6 +23,7 @@
 #include "daemon/clients.h"
 #include "proto/daemon-msg.h"
 #include "store/store.h"
+#include "store/store-chain.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
@@ -31,18 +32,20 @@
 struct pending_event {
 	struct pending_event *next;
 	struct event ev;
-	char *strs[10];
+	char *strs[EVENT_STRS];
 };
 
-/* Deep-copy ev's strings into dst; the copies are owned by strs[] (at least 9 slots). */
+/* Deep-copy ev's strings into dst; the copies are owned by strs[] (EVENT_STRS slots). */
 static void event_copy(struct event *dst, char **strs, const struct event *src)
 {
 	const char **fields[] = {
 		&dst->session, &dst->kind, &dst->verdict, &dst->layer, &dst->subject,
-		&dst->detail, &dst->addr, &dst->host, &dst->sni,
+		&dst->detail, &dst->addr, &dst->host, &dst->sni, &dst->what, &dst->method,
+		&dst->path, &dst->query, &dst->rule_text,
 	};
 
 	*dst = *src;
+	dst->told = NULL;       /* told once, live: never kept */
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
 		*fields[i] = strs[i];
@@ -166,9 +169,27 @@ void bus_send_event(struct client *c, const struct event *ev)
 	wbuf_free(&w);
 }
 
+/*
+ * Send a finding (an alert, or a "new since the last run") to the client that
+ * runs the session, whatever its queue holds: the end-of-run summary prints
+ * them and the CI gate judges them, so losing one to a queue the payload
+ * filled (a flood of events under -v, a burst of terminal output) would let
+ * a run pass its gate. Their number is bounded by what the session records.
+ */
+static void bus_send_finding(struct client *c, const struct event *ev)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	dmsg_encode_event(&w, ev);
+	client_send(c, MSG_EVENT, w.p, w.len);
+	wbuf_free(&w);
+}
+
 void bus_publish(struct session *s, const struct event *in)
 {
 	struct event ev = *in;
+	bool finding;
 
 	ev.session = s->id;
 	if (ev.t_ms == 0)
@@ -183,15 +204,21 @@ void bus_publish(struct session *s, const struct event *in)
 	refusals_add_event(&s->refusals, &ev);
 	remember(s, &ev);
 	queue_for_store(s->srv, &ev);
+	finding = ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"));
 	for (struct client *c = s->srv->clients; c; c = c->next) {
+		struct event out = ev;
+
 		if (c->session != s)
 			continue;
+		/* The words told in the run's language go to the clients that read it. */
+		if (c->role == CLIENT_WATCHING || c->lang != s->lang)
+			out.told = NULL;
 		if (c->role == CLIENT_WATCHING)
-			bus_send_event(c, &ev);
-		else if ((s->verbose || (ev.verdict && (!strcmp(ev.verdict, "alert") ||
-							 !strcmp(ev.verdict, "new")))) &&
-			 (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
-			bus_send_event(c, &ev);
+			bus_send_event(c, &out);
+		else if (finding && (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
+			bus_send_finding(c, &out);
+		else if (s->verbose && (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
+			bus_send_event(c, &out);
 	}
 }
 
@@ -269,7 +296,7 @@ void bus_session_begin(struct session *s)
 {
 	struct server *srv = s->srv;
 	struct jbuf b;
-	char *argv_json, *policy, *err = NULL;
+	char *argv_json, *policy, *audit_path, *err = NULL;
 	struct store_session row;
 
 	if (!srv->store)
@@ -288,8 +315,15 @@ void bus_session_begin(struct session *s)
 		.cpus_milli = s->rs.cpus_milli, .timeout_ms = (int64_t)s->rs.timeout_ms,
 		.build = (char *)build_id(), .lockfile = s->lockfile,
 	};
-	if (store_session_begin(srv->store, &row, &err) < 0)
+	if (store_session_begin(srv->store, &row, &err) < 0) {
 		store_warn(srv, err);
+		err = NULL;
+	}
+	/* Where its audit log is: `boxy verify` finds a log replaced under the same name. */
+	if ((audit_path = audit_log_path(s->audit)) != NULL &&
+	    store_chain_begin(srv->store, s->id, audit_path, &err) < 0)
+		store_warn(srv, err);
+	free(audit_path);
 	free(argv_json);
 	free(policy);
 }

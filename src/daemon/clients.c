@@ -59,7 +59,9 @@ void client_flush(struct client *c)
 /*
  * Queue a frame. Never blocks: the daemon must not stall on a slow client.
  * Frames other than events are always queued; events (MSG_EVENT, MSG_SNAPSHOT)
- * are dropped and counted when the queue is full — daemon/bus.c decides that.
+ * are dropped and counted when the queue is full — daemon/bus.c decides that
+ * (never a finding sent to the client that runs the session, nor a session's
+ * last snapshot: the gate judges them).
  */
 void client_send(struct client *c, uint16_t type, const void *p, size_t len)
 {

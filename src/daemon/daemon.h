@@ -16,6 +16,7 @@
 #define BOXY_DAEMON_H
 
 #include <ev.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -66,6 +67,7 @@ struct client {
 		};
 	};
 	bool read_paused;           /* its replies are backed up: its requests wait */
+	locale_t lang;              /* what it reads (MSG_LANG); (locale_t)0: C */
 	uint64_t lost;              /* events dropped because outq was full */
 	bool lost_reported;
 };
@@ -78,7 +80,7 @@ struct dest {
 
 struct recent_event {
 	struct event ev;            /* strings owned below */
-	char *strs[10];
+	char *strs[EVENT_STRS];
 };
 
 struct session {
@@ -100,7 +102,9 @@ struct session {
 	bool running;
 	bool timed_out;
 	int exit_code;
-	char *failure;              /* a stage failure's words */
+	char *failure;              /* a stage failure's words, as recorded (C) */
+	char *failure_told;         /* the same in the starting client's language, or NULL */
+	locale_t lang;              /* the starting client's language: what it is told */
 
 	int pty;                    /* master, -1 for a non-tty run */
 	struct session_log *log;    /* the pty's output for `boxy logs`, NULL without a pty */
@@ -116,6 +120,9 @@ struct session {
 	bool verbose;
 
 	struct broker *net;         /* the session's network (daemon/session-net.c), or NULL */
+	struct tls_ca *tls_ca;      /* TLS inspection: the session CA until the broker takes it */
+	char *tls_ca_pem;           /* ... its certificate, for the sandbox's trust bundle */
+	char tls_ca_hash[9];        /* ... and its subject hash */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
@@ -126,6 +133,7 @@ struct session {
 };
 
 struct pending_event;
+struct tls_ca;
 
 struct server {
 	struct ev_loop *loop;

@@ -61,13 +61,18 @@ int journal_priority(const char *verdict)
 	return 6;
 }
 
-/* "NAME=value", the value cut to JOURNAL_VALUE_MAX bytes (NULL: empty). */
+/* "NAME=value", the value cut to JOURNAL_VALUE_MAX bytes, never inside a UTF-8 sequence
+ * (a cut one makes `journalctl -o json` print the field as an array of numbers, which
+ * a pipeline expecting a string may drop) (NULL: empty). */
 static char *field(const char *name, const char *value)
 {
 	size_t n = value ? strlen(value) : 0;
 
-	if (n > JOURNAL_VALUE_MAX)
+	if (n > JOURNAL_VALUE_MAX) {
 		n = JOURNAL_VALUE_MAX;
+		while (n > 0 && ((unsigned char)value[n] & 0xc0) == 0x80)
+			n--;
+	}
 	return xasprintf("%s=%.*s", name, (int)n, value ? value : "");
 }
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
+#include "common/lang.h"
 #include "common/util.h"
 #include "daemon/launch.h"
 #include "daemon/clients.h"
@@ -27,11 +28,15 @@ static void launch_fail(struct session *s)
 	struct session_launch *l = &s->launch;
 	struct client *c = l->client;
 	char *err = l->err;
+	locale_t old;
 
 	l->err = NULL;
 	l->client = NULL;
+	/* Not recorded, only told (session_run_failed): in the client's language. */
+	old = lang_use(s->lang);
 	sandbox_launch_reaped(s->sb, l->status, &err);
 	session_run_failed(s, c, err);
+	lang_use(old);
 }
 
 /* The report pipe is readable: take the record. */

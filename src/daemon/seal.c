@@ -60,7 +60,7 @@ int seal_session(struct store *st, const char *id, struct audit_log *al, uint64_
 			goto keep;
 		}
 	} else {
-		line = audit_seal_line(&s, false, 1);
+		line = seal_line(&s, false, 1);
 	}
 	rc = 0;
 keep:

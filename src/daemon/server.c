@@ -30,8 +30,10 @@
 #include "proto/place.h"
 #include "daemon/log.h"
 #include "daemon/seal.h"
+#include "common/lang.h"
 #include "common/protected.h"
 #include "sandbox/assemble.h"
+#include "sandbox/limits.h"
 #include "daemon/server.h"
 #include "proto/daemon-msg.h"
 #include "store/store.h"
@@ -131,8 +133,8 @@ static void handle_hello(struct client *c, const struct msg *m)
 
 		wbuf_init(&w);
 		dmsg_encode_refuse(&w, proto != MSG_PROTOCOL ? REFUSE_PROTOCOL : REFUSE_BUILD,
-				   proto != MSG_PROTOCOL ? "protocol version differs"
-				   : "the daemon is another build of boxy", &info);
+				   proto != MSG_PROTOCOL ? N_("protocol version differs")
+				   : N_("the daemon is another build of boxy"), &info);
 		client_send(c, MSG_REFUSE, w.p, w.len);
 		wbuf_free(&w);
 		/*
@@ -147,13 +149,33 @@ static void handle_hello(struct client *c, const struct msg *m)
 	free(build);
 }
 
+/* MSG_LANG: the language this client reads; its answers are worded in it from now on. */
+static void handle_lang(struct client *c, const struct msg *m)
+{
+	char *lang, *locale;
+
+	if (dmsg_decode_lang(m->payload, m->len, &lang, &locale) < 0) {
+		dlog_msg("client pid %d: malformed language; dropped", (int)c->pid);
+		client_kill(c);
+		return;
+	}
+	c->lang = lang_locale(lang, locale);
+	if (!c->lang && *lang)
+		dlog_msg("client pid %d reads '%s' (locale %s): no locale of it here; it is "
+			 "answered in English", (int)c->pid, lang, locale);
+	free(lang);
+	free(locale);
+}
+
 static void handle_shutdown(struct client *c)
 {
 	struct server *srv = c->srv;
 	size_t n = server_nrunning(srv);
 
 	if (n > 0) {
-		client_send_error(c, 1, "%zu session(s) still running: refusing to stop the daemon", n);
+		client_send_error(c, 1, ngettext("%zu session still running: refusing to stop the "
+						 "daemon", "%zu sessions still running: refusing to "
+						 "stop the daemon", n), n);
 		return;
 	}
 	dlog_msg("stopping at a client's request");
@@ -166,6 +188,8 @@ static void handle_shutdown(struct client *c)
 /* What each role may send: anything else drops the client. */
 static void dispatch(struct client *c, struct msg *m)
 {
+	locale_t old;
+
 	if (c->role == CLIENT_NEW) {
 		if (m->type != MSG_HELLO)
 			goto violation;
@@ -183,19 +207,25 @@ static void dispatch(struct client *c, struct msg *m)
 		goto violation;        /* watch is read-only: nothing it sends is accepted */
 	if (c->role == CLIENT_REFUSED && m->type != MSG_STATUS && m->type != MSG_SHUTDOWN)
 		goto violation;
+	/* Whatever a request answers is worded in the client's language (common/lang.h). */
+	old = lang_use(c->lang);
 	switch (m->type) {
-	case MSG_RUN:      session_handle_run(c, m); return;
-	case MSG_ATTACH:   session_handle_attach(c, m); return;
-	case MSG_STOP:     session_handle_stop(c, m); return;
-	case MSG_WATCH:    session_handle_watch(c, m); return;
-	case MSG_SHUTDOWN: handle_shutdown(c); return;
+	case MSG_RUN:      session_handle_run(c, m); break;
+	case MSG_ATTACH:   session_handle_attach(c, m); break;
+	case MSG_STOP:     session_handle_stop(c, m); break;
+	case MSG_WATCH:    session_handle_watch(c, m); break;
+	case MSG_SHUTDOWN: handle_shutdown(c); break;
+	case MSG_LANG:     handle_lang(c, m); break;
 	case MSG_STATUS:
 		/* Status is the welcome again, for a client that is already in. */
 		send_welcome(c);
-		return;
-	default:
 		break;
+	default:
+		lang_use(old);
+		goto violation;
 	}
+	lang_use(old);
+	return;
 violation:
 	dlog_msg("client pid %d: message %#x not allowed in its state; dropped",
 		 (int)c->pid, m->type);
@@ -299,8 +329,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	if (server_nrunning(srv) > 0 && w->signum == SIGHUP)
 		return;
-	dlog_msg("signal %d: stopping; %zu session(s) will be killed", w->signum,
-	       server_nrunning(srv));
+	dlog_msg("signal %d: stopping; %zu %s killed", w->signum, server_nrunning(srv),
+		 server_nrunning(srv) == 1 ? "session will be" : "sessions will be");
 	srv->stopping = true;
 	ev_break(loop, EVBREAK_ALL);
 }
@@ -615,6 +645,14 @@ int server_main(void)
 	char *dir = NULL, *err = NULL, *dbpath, *log;
 	int lost = 0;
 
+	/*
+	 * Records (the store, audit logs, daemon.log) are worded in C, whoever
+	 * started the daemon; each client's answers in its own language
+	 * (MSG_LANG, common/lang.h). LANGUAGE is the process's and would
+	 * override every client's choice: it goes, before any thread exists.
+	 */
+	setlocale(LC_MESSAGES, "C");
+	unsetenv("LANGUAGE");
 	memset(srv, 0, sizeof(*srv));
 	srv->listen_fd = srv->abs_fd = srv->lock_fd = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -633,6 +671,21 @@ int server_main(void)
 		free(err);
 		free(srv->state_dir);
 		return EXIT_BOXY_FAILED;
+	}
+	/* A cgroup delegated to us (systemd's Delegate=yes): into a leaf, runs beside it. */
+	switch (limits_delegated_leaf(&err)) {
+	case 1:
+		dlog_msg("cgroup %s is delegated to the daemon: the daemon moved into %s/%s, "
+			 "each run's limits get a cgroup beside it", limits_runs_cgroup(),
+			 limits_runs_cgroup(), LIMITS_DAEMON_LEAF);
+		break;
+	case -1:
+		dlog_msg("cgroup: %s (runs fall back as without delegation)", err);
+		free(err);
+		err = NULL;
+		break;
+	default:
+		break;
 	}
 	if (client_runtime_dir(&dir, &err) < 0) {
 		dlog_msg("%s", err);
@@ -676,7 +729,8 @@ int server_main(void)
 		free(err);
 		err = NULL;
 	} else if (lost > 0) {
-		dlog_msg("%d session(s) of a daemon that died were marked lost", lost);
+		dlog_msg("%d %s of a daemon that died %s marked lost", lost,
+			 lost == 1 ? "session" : "sessions", lost == 1 ? "was" : "were");
 	}
 	free(dbpath);
 
@@ -725,7 +779,8 @@ int server_main(void)
 			free(err);
 			err = NULL;
 		} else {
-			dlog_msg("%d running session(s) killed and marked lost", lost);
+			dlog_msg("%d running %s killed and marked lost", lost,
+				 lost == 1 ? "session" : "sessions");
 		}
 	}
 	close(srv->listen_fd);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -21,7 +22,10 @@
 #include "sandbox/assemble.h"
 #include "daemon/daemon.h"
 #include "daemon/session-net.h"
+#include "common/tlsca.h"
 #include "common/util.h"
+#include "policy/decide.h"
+#include "policy/http-rules.h"
 
 /* One "audit" event about the session's network (layer net). */
 static void net_event(struct session *s, const char *verdict, const char *detail)
@@ -47,6 +51,105 @@ char *session_net_tailnet(struct session *s)
 	return suffix;
 }
 
+/*
+ * The domains whose hosts the run inspects: those of the rules that
+ * restrict methods or paths ("*" for a rule without a domain). A superset
+ * of what the broker will inspect (http_rules_inspect_host), which is what
+ * a name constraint needs. Returns how many (0: nothing is inspected).
+ */
+static size_t ca_names(const struct runspec *rs, char ***out)
+{
+	struct http_rules rules = { 0 };
+	size_t bad, n = 0;
+	char **v = NULL;
+
+	*out = NULL;
+	if (rs->net != NET_ALLOWLIST || rs->nhttp_rules == 0 ||
+	    http_rules_parse(&rules, (const char *const *)rs->http_rules, rs->nhttp_rules,
+			     &bad) < 0)
+		return 0;
+	v = xcalloc(rules.n + 1, sizeof(*v));
+	for (size_t i = 0; i < rules.n; i++) {
+		const struct http_rule *r = &rules.v[i];
+		const char *d = r->domain ? r->domain : "*";
+		bool seen = false;
+
+		if (r->nmethods == 0 && r->npaths == 0)
+			continue;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = strcmp(v[j], d) == 0;
+		if (!seen)
+			v[n++] = xstrdup(d);
+	}
+	http_rules_free(&rules);
+	if (n == 0) {
+		free(v);
+		return 0;
+	}
+	*out = v;
+	return n;
+}
+
+int session_net_ca(struct session *s, struct sandbox_ctx *ctx, char **err)
+{
+	char **names, fp[65], until[32], *words;
+	size_t n = ca_names(&s->rs, &names);
+	struct tls_ca *ca;
+	time_t now = time(NULL), end = now + TLS_CA_LIFETIME;
+	struct tm tm;
+
+	if (n == 0)
+		return 0;
+	ca = xcalloc(1, sizeof(*ca));
+	if (tls_ca_create((const char *const *)names, n, s->id, now, ca, err) < 0) {
+		char *why = *err;
+
+		*err = NULL;
+		set_err(err, _("cannot make this session's CA for TLS inspection: %s"), why);
+		free(why);
+		free(ca);
+		strv_free(names);
+		return -1;
+	}
+	s->tls_ca = ca;
+	s->tls_ca_pem = tls_cert_pem(ca->cert);
+	tls_cert_hash(ca->cert, s->tls_ca_hash);
+	ctx->tls_ca_pem = s->tls_ca_pem;
+	ctx->tls_ca_hash = s->tls_ca_hash;
+	tls_cert_fingerprint(ca->cert, fp);
+	gmtime_r(&end, &tm);
+	strftime(until, sizeof(until), "%Y-%m-%d %H:%M UTC", &tm);
+	{
+		char *list = xstrdup(names[0]);
+
+		for (size_t i = 1; i < n; i++) {
+			char *l = xasprintf("%s, %s", list, names[i]);
+
+			free(list);
+			list = l;
+		}
+		words = xasprintf("TLS inspection of %s: this session's CA, SHA-256 %s, valid "
+				  "until %s, may sign for these names only; its key is in "
+				  "boxy-net's memory alone", list, fp, until);
+		free(list);
+	}
+	event_audit(&s->sink, NET_LAYER_TLS, "info", "session-ca", words);
+	free(words);
+	strv_free(names);
+	return 0;
+}
+
+void session_net_ca_free(struct session *s)
+{
+	if (s->tls_ca) {
+		tls_ca_clear(s->tls_ca);
+		free(s->tls_ca);
+		s->tls_ca = NULL;
+	}
+	free(s->tls_ca_pem);
+	s->tls_ca_pem = NULL;
+}
+
 void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
@@ -64,6 +167,10 @@ void session_net_start(struct session *s, const char *tailnet)
 	}
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
+	opts.lang = s->lang;
+	opts.tls_ca = s->tls_ca;        /* the broker takes it (and hands the key to boxy-net) */
+	opts.helpers = ntap;            /* one boxy-net per queue of tap0, each gets the key */
+	s->tls_ca = NULL;
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
 	if (!b)
 		goto fail;

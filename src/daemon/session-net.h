@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 struct session;
+struct sandbox_ctx;
 
 /*
  * Before sandbox_start, for a --tailscale run with a network: ask tailscaled
@@ -24,6 +25,20 @@ struct session;
  * could not say, which is reported as a "degraded" net event.
  */
 char *session_net_tailnet(struct session *s);
+
+/*
+ * Before sandbox_start, for an allowlist run whose --allow-http rules make
+ * some host inspected (a rule that restricts methods or paths): the
+ * session's CA (common/tlsca.h), constrained to those rules' domains. Its
+ * certificate goes into ctx (the sandbox's trust bundle and variables,
+ * written by the mount stage before boxy-net exists); its key stays in s
+ * for the broker, which hands it to boxy-net and forgets it. Recorded as
+ * one audit event (layer net.tls) naming the CA's fingerprint. 0 (also
+ * when nothing is inspected), or -1 with *err: the run fails.
+ */
+int session_net_ca(struct session *s, struct sandbox_ctx *ctx, char **err);
+/* Forget the CA, if the broker did not take it (session_free). */
+void session_net_ca_free(struct session *s);
 
 /*
  * After sandbox_start: take tap0's descriptor from the sandbox, start the

@@ -32,6 +32,7 @@
 #include "daemon/journal.h"
 #include "daemon/launch.h"
 #include "daemon/lockfile.h"
+#include "common/lang.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -75,11 +76,12 @@ struct session *session_find(struct server *srv, const char *prefix, char **err)
 	if (n == 1)
 		return found;
 	if (n == 0)
-		set_err(err, prefix ? "no running session '%s'" : "no session is running", prefix);
+		set_err(err, prefix ? _("no running session '%s'") : _("no session is running"),
+			prefix);
 	else if (prefix)
-		set_err(err, "session id '%s' is ambiguous: it matches %zu sessions", prefix, n);
+		set_err(err, _("session id '%s' is ambiguous: it matches %zu sessions"), prefix, n);
 	else
-		set_err(err, "%zu sessions are running: name one (boxy ps)", n);
+		set_err(err, _("%zu sessions are running: name one (boxy ps)"), n);
 	return NULL;
 }
 
@@ -98,6 +100,7 @@ void session_free(struct session *s)
 	session_log_close(s->log);
 	refusals_free(&s->refusals);
 	session_net_end(s);
+	session_net_ca_free(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -105,6 +108,7 @@ void session_free(struct session *s)
 	free(s->cwd);
 	free(s->lockfile);
 	free(s->failure);
+	free(s->failure_told);
 	for (size_t i = 0; i < s->ndests; i++) {
 		free(s->dests[i].name);
 		strv_free(s->dests[i].addrs);
@@ -211,6 +215,13 @@ static void session_ended(struct session *s, int status)
 		free(s->failure);
 		s->failure = err;
 	}
+	if (s->lang && !s->failure_told) {
+		/* The same end, worded for the client that started the run (common/lang.h). */
+		locale_t old = lang_use(s->lang);
+
+		s->failure_told = sandbox_exit_words(s->sb);
+		lang_use(old);
+	}
 	s->running = false;
 	if (s->pty >= 0)
 		pty_drain(s);       /* what the payload wrote last, before its terminal closed */
@@ -227,7 +238,8 @@ static void session_ended(struct session *s, int status)
 			continue;
 		/* The last totals: `boxy run` prints its destinations table from them. */
 		session_snapshot(s, c);
-		send_exit(c, s->exit_code, s->failure);
+		send_exit(c, s->exit_code, s->failure_told && c->lang == s->lang ? s->failure_told
+										 : s->failure);
 		c->session = NULL;
 		c->role = CLIENT_READY;
 	}
@@ -434,6 +446,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	runspec_init(&q.rs);
 	s->cwd = xstrdup(cwd);
 	s->started_ms = now_real_ms();
+	s->lang = c->lang;
 	s->verbose = s->rs.verbose;
 	s->sink.emit = session_emit;
 	s->sink.ctx = s;
@@ -499,6 +512,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	/* Asked before the start: the mount stage writes the suffix into /etc/resolv.conf. */
 	tailnet = session_net_tailnet(s);
 	ctx.dns_search = tailnet;
+
 	/* Every earlier session's writable roots: links planted there stay there (common/path-guard.h). */
 	path_roots_init(&roots);
 	path_roots_add_store(&roots, srv->store);
@@ -508,7 +522,10 @@ void session_handle_run(struct client *c, const struct msg *m)
 	ev_init(&s->grace_w, grace_fired);
 	ev_init(&s->resume_w, resume_fired);
 	s->timeout_w.data = s->grace_w.data = s->resume_w.data = s;
-	started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
+	/* Also before the start: the mount stage writes the sandbox's trust bundle. */
+	started = session_net_ca(s, &ctx, &err);
+	if (started == 0)
+		started = sandbox_launch(&s->rs, &ctx, &s->sb, &err);
 	path_roots_free(&roots);
 	/*
 	 * The store's row now, while boxy-init builds the sandbox: the plan needs
@@ -548,7 +565,7 @@ static struct session *requested_session(struct client *c, bool decoded, char *p
 	char *err = NULL;
 
 	if (!decoded) {
-		client_send_error(c, 2, "malformed %s request", what);
+		client_send_error(c, 2, _("malformed %s request"), what);
 		return NULL;
 	}
 	s = session_find(c->srv, prefix, &err);
@@ -569,8 +586,8 @@ void session_handle_attach(struct client *c, const struct msg *m)
 	if (!s)
 		return;
 	if (s->pty < 0) {
-		client_send_error(c, 1, "session %.8s has no terminal to attach to (its stdin and "
-				  "stdout were not a terminal)", s->id);
+		client_send_error(c, 1, _("session %.8s has no terminal to attach to (its stdin "
+					  "and stdout were not a terminal)"), s->id);
 		return;
 	}
 	if (s->attached) {
@@ -637,8 +654,13 @@ void session_snapshot(struct session *s, struct client *to)
 {
 	struct wbuf w;
 
-	if (to->outq_bytes >= CLIENT_OUTQ_MAX)
-		return;         /* the next one will do */
+	/*
+	 * The next one will do — except for the last, sent when the session has
+	 * ended: its refusal table is what `boxy run` prints and its gate judges,
+	 * and there is no next one.
+	 */
+	if (s->running && to->outq_bytes >= CLIENT_OUTQ_MAX)
+		return;
 	wbuf_init(&w);
 	dmsg_encode_snapshot_head(&w, s->id, s->running ? "running" : "exited", s->rs.argv,
 				  now_real_ms() - s->started_ms, s->conns, s->denied, s->up, s->down,
@@ -663,7 +685,7 @@ void session_handle_watch(struct client *c, const struct msg *m)
 	struct session *s;
 
 	if (dmsg_decode_watch(m->payload, m->len, &prefix) < 0) {
-		client_send_error(c, 2, "malformed watch request");
+		client_send_error(c, 2, _("malformed %s request"), "watch");
 		return;
 	}
 	s = session_find(c->srv, prefix, &err);

@@ -23,43 +23,100 @@
 #include "store/store.h"
 #include "store/store-since.h"
 
-struct since_ctx {
-	struct session *s;
-	const char *why;        /* "since ID (lockfile ...)" */
-	size_t n, left_out;
+/* One new item, as store_since_query gave it. */
+struct since_item {
+	char *kind, *subject, *detail;
+	bool shown;
 };
 
-/* One new item → one event (past SINCE_EVENTS_MAX only counted). */
+struct since_ctx {
+	struct since_item *v;
+	size_t n;
+};
+
+/* Keep every row: which are shown is decided once all are known (since_pick). */
 static void since_row(void *arg, int ncol, const char *const *v)
 {
 	struct since_ctx *c = arg;
-	struct event ev = { .kind = "audit", .verdict = "new", .layer = "since" };
-	char *detail;
+	struct since_item *it;
 
 	if (ncol < 4 || !v[0] || !v[1])
 		return;
-	if (c->n >= SINCE_EVENTS_MAX) {
-		c->left_out++;
-		return;
+	it = xappend(&c->v, &c->n, sizeof(*c->v));
+	it->kind = xstrdup(v[0]);
+	it->subject = xstrdup(v[1]);
+	it->detail = xstrdup(v[2] ? v[2] : "");
+	it->shown = false;
+}
+
+/* Do items a and b say the same kind of thing (kind, and detail up to its first digit)? */
+static bool same_kind(const struct since_item *a, const struct since_item *b, bool by_detail)
+{
+	size_t n = event_reason_kind_len(a->detail);
+
+	return strcmp(a->kind, b->kind) == 0 &&
+	       (!by_detail || (n == event_reason_kind_len(b->detail) &&
+			       strncmp(a->detail, b->detail, n) == 0));
+}
+
+/*
+ * Which items are shown, SINCE_EVENTS_MAX at most. The query's order puts the
+ * many before the few, which a payload sets by repeating decoys: so first the
+ * first item of each kind (a destination, a refusal, a finding), then the first
+ * of each kind of words (25 refused ports of one host are one), then the rest
+ * in order. Returns how many are left out.
+ */
+static size_t since_pick(struct since_ctx *c)
+{
+	size_t shown = 0;
+
+	for (int pass = 0; pass < 3; pass++) {
+		for (size_t i = 0; i < c->n && shown < SINCE_EVENTS_MAX; i++) {
+			bool first = true;
+
+			if (c->v[i].shown)
+				continue;
+			for (size_t j = 0; j < i && first && pass < 2; j++)
+				first = !(c->v[j].shown && same_kind(&c->v[i], &c->v[j], pass == 1));
+			if (first) {
+				c->v[i].shown = true;
+				shown++;
+			}
+		}
 	}
-	c->n++;
-	if (strcmp(v[0], "destination") == 0)
-		detail = xasprintf("%s, %s", v[2] ? v[2] : "new", c->why);
-	else
-		detail = xasprintf("new %s (%s), %s", v[0], v[2] ? v[2] : "", c->why);
-	ev.subject = v[1];
-	ev.detail = detail;
-	bus_publish(c->s, &ev);
-	free(detail);
+	return c->n - shown;
+}
+
+/* The shown items → events, in the query's order. */
+static void since_publish(struct session *s, const struct since_ctx *c, const char *why)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct since_item *it = &c->v[i];
+		struct event ev = { .kind = "audit", .verdict = "new", .layer = "since" };
+		char *detail;
+
+		if (!it->shown)
+			continue;
+		if (strcmp(it->kind, "destination") == 0)
+			detail = xasprintf("%s, %s", *it->detail ? it->detail : "new", why);
+		else
+			detail = xasprintf("new %s (%s), %s", it->kind, it->detail, why);
+		ev.what = it->kind;     /* "destination", "refusal", "finding": the gate reads this */
+		ev.subject = it->subject;
+		ev.detail = detail;
+		bus_publish(s, &ev);
+		free(detail);
+	}
 }
 
 void since_report(struct session *s)
 {
 	struct server *srv = s->srv;
 	struct store_sessions me = { 0 }, base = { 0 };
-	struct since_ctx c = { .s = s };
+	struct since_ctx c = { 0 };
 	struct event ev = { .kind = "audit", .verdict = "new", .layer = "since" };
 	char *err = NULL, *why = NULL, *more;
+	size_t left_out;
 	bool same;
 
 	if (!srv->store)
@@ -77,14 +134,17 @@ void since_report(struct session *s)
 	why = xasprintf("since %.8s%s", base.v[0].id,
 			!me.v[0].lockfile && !base.v[0].lockfile ? ""
 			: same ? ", same lockfiles" : ", lockfiles changed");
-	c.why = why;
 	if (store_since_query(srv->store, s->id, base.v[0].id, since_row, &c, &err) < 0)
 		goto out;
-	if (c.left_out) {
-		more = xasprintf("%zu more new item(s), %s: boxy diff %.8s %.8s", c.left_out, why,
+	left_out = since_pick(&c);
+	since_publish(s, &c, why);
+	if (left_out) {
+		more = xasprintf("%zu more new %s, %s: boxy diff %.8s %.8s", left_out,
+				 left_out == 1 ? "item" : "items", why,
 				 base.v[0].id, s->id);
 		ev.subject = "…";
 		ev.detail = more;
+		ev.what = "more";
 		bus_publish(s, &ev);
 		free(more);
 	}
@@ -94,6 +154,12 @@ out:
 			s->id, err);
 		free(err);
 	}
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.v[i].kind);
+		free(c.v[i].subject);
+		free(c.v[i].detail);
+	}
+	free(c.v);
 	free(why);
 	store_sessions_free(&me);
 	store_sessions_free(&base);

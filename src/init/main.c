@@ -165,9 +165,12 @@ static int init_mask_links(const struct plan *plan, char **err)
 					 "package-import-method=copy) or run in a copy "
 					 "(doc/filesystem.md)\n"), unprotected);
 	if (rc == 0 && masked > 0)
-		dprintf(STDERR_FILENO, _("boxy: %zu hard-linked file(s) whose other names are outside "
-					 "the writable directories are read-only in this run "
-					 "(see doc/filesystem.md)\n"), masked);
+		dprintf(STDERR_FILENO, ngettext("boxy: %zu hard-linked file whose other names are "
+						"outside the writable directories is read-only in "
+						"this run (see doc/filesystem.md)\n",
+						"boxy: %zu hard-linked files whose other names are "
+						"outside the writable directories are read-only in "
+						"this run (see doc/filesystem.md)\n", masked), masked);
 	return rc;
 }
 

@@ -314,6 +314,17 @@ out:
 	return fd;
 }
 
+/* Make sure the directory path exists inside (on the sandbox's tmpfs); 0 or -1 with *err. */
+static int mp_ensure_dir_close(struct mount_ctx *ctx, const char *path, char **err)
+{
+	int fd = mp_ensure(ctx, path, MP_DIR, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 /* Attach treefd at path inside the new root (mount point created as kind). */
 static int mount_at(struct mount_ctx *ctx, int treefd, const char *path, enum mp_kind kind,
 		    char **err)
@@ -625,30 +636,30 @@ static const char *const etc_from_host[] = {
 };
 
 /*
- * Bind host /etc/NAME, not a symlink, read-only at the new root's /etc/NAME:
- * both ends resolved from the two /etc directories opened once, instead of
+ * Bind host DIR/NAME, not a symlink, read-only at the new root's DIR/NAME:
+ * both ends resolved from the two directories opened once, instead of
  * walking from each root per entry (bind_host: path_guard_open's walk, then
- * mp_ensure's; 25 system calls an entry, ~40 entries, 1.3 ms of a start).
- * The same checks: the host end is what path_guard_open's last step opens
- * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from its directory; the guard's
- * rules are about links, and neither /etc, whose parent is / and so no
- * writable root, nor a non-link entry is one); the mount point is created
- * only because newetc is on our tmpfs, and opened beneath it without
- * following a link. Returns 1 when the entry turned into a link since it
- * was read (the caller takes the slow path), -1 with *err, else 0.
+ * mp_ensure's; 25 system calls an entry, ~40 entries of /etc, 1.3 ms of a
+ * start). The same checks: the host end is what path_guard_open's last step
+ * opens (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from its directory; the
+ * guard's rules are about links, and neither /etc, whose parent is / and so
+ * no writable root, nor a non-link entry is one); the mount point is
+ * created only because newdir is on our tmpfs, and opened beneath it
+ * without following a link. Returns 1 when the entry turned into a link
+ * since it was read (the caller takes the slow path), -1 with *err, else 0.
  */
-static int etc_bind_fast(struct mount_ctx *ctx, int hostetc, int newetc, const char *name,
-			 char **err)
+static int etc_bind_fast(struct mount_ctx *ctx, int hostdir, int newdir, const char *dir,
+			 const char *name, char **err)
 {
 	struct stat st;
 	int src, tree, dst, r;
 
-	src = sys_openat2(hostetc, name, O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	src = sys_openat2(hostdir, name, O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 	if (src < 0)
-		return errno == ENOENT ? 0 : set_err_errno(err, "/etc/%s", name);
+		return errno == ENOENT ? 0 : set_err_errno(err, "%s/%s", dir, name);
 	if (fstat(src, &st) < 0) {
 		close_keep_errno(src);
-		return set_err_errno(err, "/etc/%s", name);
+		return set_err_errno(err, "%s/%s", dir, name);
 	}
 	if (S_ISLNK(st.st_mode)) {
 		close(src);
@@ -657,22 +668,22 @@ static int etc_bind_fast(struct mount_ctx *ctx, int hostetc, int newetc, const c
 	tree = clone_tree(src, BIND_ATTR_RO);
 	close_keep_errno(src);
 	if (tree < 0)
-		return set_err_errno(err, "bind /etc/%s", name);
+		return set_err_errno(err, "bind %s/%s", dir, name);
 	if (S_ISDIR(st.st_mode)) {
-		r = mkdirat(newetc, name, 0755);
+		r = mkdirat(newdir, name, 0755);
 	} else {
-		r = openat(newetc, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		r = openat(newdir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (r >= 0)
 			r = close(r);
 	}
 	if (r < 0 && errno != EEXIST) {
 		close_keep_errno(tree);
-		return set_err_errno(err, "create /etc/%s", name);
+		return set_err_errno(err, "create %s/%s", dir, name);
 	}
-	dst = sys_openat2(newetc, name, O_PATH,
+	dst = sys_openat2(newdir, name, O_PATH,
 			  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (dst < 0 || attach(tree, dst) < 0) {
-		set_err_errno(err, "mount /etc/%s", name);
+		set_err_errno(err, "mount %s/%s", dir, name);
 		close_keep_errno(dst);
 		close_keep_errno(tree);
 		return -1;
@@ -682,46 +693,195 @@ static int etc_bind_fast(struct mount_ctx *ctx, int hostetc, int newetc, const c
 	return 0;
 }
 
-/* Copy a host /etc entry: a symlink into /usr stays a symlink (readlink of
- * /etc/localtime names the zone), anything else is bound read-only
- * (etc_bind_fast when it is not a link and newetc, our /etc, is >= 0). */
-static int etc_bind_entry(struct mount_ctx *ctx, int hostetc, int newetc, const char *name,
-			  char **err)
+/*
+ * Copy a host entry of dir (/etc or below): a symlink into /usr stays a
+ * symlink (readlink of /etc/localtime names the zone), anything else is
+ * bound read-only (etc_bind_fast when it is not a link and newdir, the new
+ * root's dir on our tmpfs, is >= 0).
+ */
+static int etc_bind_entry(struct mount_ctx *ctx, int hostdir, const char *dir, int newdir,
+			  const char *name, char **err)
 {
 	char target[PATH_MAX], *abs, *src, *dst;
-	ssize_t n = readlinkat(hostetc, name, target, sizeof(target) - 1);
+	ssize_t n = readlinkat(hostdir, name, target, sizeof(target) - 1);
 	int r;
 
-	if (n < 0 && errno == EINVAL && newetc >= 0) {
-		r = etc_bind_fast(ctx, hostetc, newetc, name, err);
+	if (n < 0 && errno == EINVAL && newdir >= 0) {
+		r = etc_bind_fast(ctx, hostdir, newdir, dir, name, err);
 		if (r <= 0)
 			return r;
 		/* A link now: read it again below, as if it had been one all along. */
-		n = readlinkat(hostetc, name, target, sizeof(target) - 1);
+		n = readlinkat(hostdir, name, target, sizeof(target) - 1);
 	}
 	if (n >= 0) {
 		target[n] = '\0';
-		abs = path_absolute(target, "/etc");
+		abs = path_absolute(target, dir);
 		if (abs && path_has_prefix(abs, "/usr")) {
-			int etc = mount_open_in(ctx->root, "/etc", O_PATH | O_DIRECTORY);
+			int in = mount_open_in(ctx->root, dir, O_PATH | O_DIRECTORY);
 
-			r = etc < 0 ? -1 : symlinkat(target, etc, name);
-			close_keep_errno(etc);
+			r = in < 0 ? -1 : symlinkat(target, in, name);
+			close_keep_errno(in);
 			free(abs);
 			if (r < 0)
-				return set_err_errno(err, "symlink /etc/%s", name);
+				return set_err_errno(err, "symlink %s/%s", dir, name);
 			return 0;
 		}
 		free(abs);
 	} else if (errno == ENOENT) {
 		return 0;
 	}
-	src = xasprintf("/etc/%s", name);
+	src = xasprintf("%s/%s", dir, name);
 	dst = xstrdup(src);
 	r = bind_host(ctx, src, dst, BIND_ATTR_RO, err);
 	free(src);
 	free(dst);
 	return r < 0 ? -1 : 0;
+}
+
+/* ---- step 4b: the session CA (TLS inspection) --------------------------- */
+
+#define CA_BUNDLE_MAX (32u << 20)       /* a host bundle larger than this is not read */
+
+/* The host's trust bundle (malloc'd, NUL-terminated; "" when it has none). */
+static char *ca_host_bundle(struct mount_ctx *ctx, size_t *len)
+{
+	static const char *const paths[] = {
+		PLAN_CA_BUNDLE,                         /* Debian, Ubuntu, Arch, Alpine */
+		"/etc/pki/tls/certs/ca-bundle.crt",     /* Fedora, RHEL */
+	};
+	char *buf = NULL;
+
+	*len = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(paths) && !buf; i++) {
+		int fd = mount_open_in(ctx->oldroot, paths[i], O_RDONLY);
+		struct stat st;
+		ssize_t n;
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    (uint64_t)st.st_size <= CA_BUNDLE_MAX) {
+			buf = xmalloc((size_t)st.st_size + 1);
+			n = read(fd, buf, (size_t)st.st_size);
+			if (n != st.st_size) {
+				free(buf);
+				buf = NULL;
+			} else {
+				*len = (size_t)n;
+				buf[n] = '\0';
+			}
+		}
+		close(fd);
+	}
+	return buf ? buf : xstrdup("");
+}
+
+/*
+ * With TLS inspection the sandbox trusts the session CA besides the host's
+ * roots, and only this sandbox does. /etc/ssl is built on the sandbox's
+ * tmpfs instead of being bound whole: every host entry but certs/ bound or
+ * linked as etc_bind_entry does; certs/ a directory of its own holding the
+ * host's entries (links recreated as they are — Debian's point into
+ * /usr/share/ca-certificates or at each other — files and directories bound
+ * read-only); then ca-certificates.crt, the host's bundle with the session
+ * CA appended (SSL_CERT_FILE, and OpenSSL's default file through
+ * /usr/lib/ssl/cert.pem); boxy-session-ca.pem, the CA alone
+ * (NODE_EXTRA_CA_CERTS); and HASH.N, the link OpenSSL's hashed lookup
+ * (SSL_CERT_DIR, -CApath) finds it by.
+ */
+static int etc_ssl_with_ca(struct mount_ctx *ctx, char **err)
+{
+	const struct plan *p = ctx->plan;
+	int etc = -1, certs = -1, hostssl = -1, hostcerts = -1, r = -1;
+	char *bundle = NULL, *text = NULL, link[16], target[PATH_MAX];
+	size_t blen;
+	DIR *d = NULL;
+	struct dirent *de;
+
+	etc = mount_open_in(ctx->root, "/etc", O_PATH | O_DIRECTORY);
+	if (etc < 0 || mkdirat(etc, "ssl", 0755) < 0) {
+		set_err_errno(err, "mkdir /etc/ssl");
+		goto out;
+	}
+	hostssl = mount_open_in(ctx->oldroot, "/etc/ssl", O_RDONLY | O_DIRECTORY);
+	if (hostssl >= 0) {
+		d = fdopendir(hostssl);
+		if (!d) {
+			set_err_errno(err, "read /etc/ssl");
+			goto out;
+		}
+		hostssl = -1;
+		while ((de = readdir(d))) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    strcmp(de->d_name, "certs") == 0)
+				continue;
+			if (etc_bind_entry(ctx, dirfd(d), "/etc/ssl", -1, de->d_name, err) < 0)
+				goto out;
+		}
+		closedir(d);
+		d = NULL;
+	}
+	if (mp_ensure_dir_close(ctx, PLAN_CA_DIR, err) < 0)
+		goto out;
+	certs = mount_open_in(ctx->root, PLAN_CA_DIR, O_PATH | O_DIRECTORY);
+	if (certs < 0) {
+		set_err_errno(err, "%s", PLAN_CA_DIR);
+		goto out;
+	}
+	hostcerts = mount_open_in(ctx->oldroot, PLAN_CA_DIR, O_RDONLY | O_DIRECTORY);
+	if (hostcerts >= 0) {
+		d = fdopendir(hostcerts);
+		if (!d) {
+			set_err_errno(err, "read %s", PLAN_CA_DIR);
+			goto out;
+		}
+		hostcerts = -1;
+		while ((de = readdir(d))) {
+			ssize_t n;
+
+			if (de->d_name[0] == '.' || strcmp(de->d_name, "ca-certificates.crt") == 0)
+				continue;
+			n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+			if (n >= 0) {
+				target[n] = '\0';
+				if (symlinkat(target, certs, de->d_name) < 0) {
+					set_err_errno(err, "symlink %s/%s", PLAN_CA_DIR, de->d_name);
+					goto out;
+				}
+				continue;
+			}
+			if (etc_bind_entry(ctx, dirfd(d), PLAN_CA_DIR, -1, de->d_name, err) < 0)
+				goto out;
+		}
+	}
+	bundle = ca_host_bundle(ctx, &blen);
+	text = xasprintf("%s%s# boxy: this session's CA (TLS inspection, doc/http-inspection.md)\n%s",
+			 bundle, blen && bundle[blen - 1] != '\n' ? "\n" : "", p->tls_ca_pem);
+	if (file_write_inside(ctx, PLAN_CA_BUNDLE, text, strlen(text), 0644, err) < 0 ||
+	    file_write_inside(ctx, PLAN_CA_FILE, p->tls_ca_pem, strlen(p->tls_ca_pem), 0644,
+			      err) < 0)
+		goto out;
+	/* The first free HASH.N: a host root with the same subject hash keeps its name. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(link, sizeof(link), "%.8s.%d", p->tls_ca_hash, i);
+		if (symlinkat("boxy-session-ca.pem", certs, link) == 0)
+			break;
+		if (errno != EEXIST) {
+			set_err_errno(err, "symlink %s/%s", PLAN_CA_DIR, link);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	if (d)
+		closedir(d);
+	close_keep_errno(hostssl);
+	close_keep_errno(hostcerts);
+	close_keep_errno(certs);
+	close_keep_errno(etc);
+	free(bundle);
+	free(text);
+	return r;
 }
 
 /* True when s is safe inside a colon-separated, newline-terminated record. */
@@ -745,6 +905,7 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 		char *text;
 	} files[8];
 	size_t nfiles = 0;
+	bool ssl_done = false;
 
 	if (!passwd_field_ok(p->user) || !passwd_field_ok(p->home) ||
 	    strpbrk(host, " \t\n\r#"))
@@ -812,7 +973,8 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 
 	hostetc = mount_open_in(ctx->oldroot, "/etc", O_RDONLY | O_DIRECTORY);
 	if (hostetc < 0) {
-		r = 0;      /* a host without /etc: only the synthesized files */
+		/* a host without /etc: only the synthesized files (and the session CA) */
+		r = p->tls_ca_pem ? etc_ssl_with_ca(ctx, err) : 0;
 		goto out;
 	}
 	d = fdopendir(hostetc);
@@ -834,12 +996,23 @@ static int setup_etc(struct mount_ctx *ctx, char **err)
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(etc_from_host) && !want; i++)
 			want = fnmatch(etc_from_host[i], de->d_name, 0) == 0;
-		if (want && etc_bind_entry(ctx, dirfd(d), newetc, de->d_name, err) < 0) {
+		if (want && p->tls_ca_pem && strcmp(de->d_name, "ssl") == 0) {
+			ssl_done = true;
+			if (etc_ssl_with_ca(ctx, err) < 0) {
+				closedir(d);
+				goto out;
+			}
+			continue;
+		}
+		if (want && etc_bind_entry(ctx, dirfd(d), "/etc", newetc, de->d_name, err) < 0) {
 			closedir(d);
 			goto out;
 		}
 	}
 	closedir(d);
+	/* A host without /etc/ssl still gets the session CA, alone. */
+	if (p->tls_ca_pem && !ssl_done && etc_ssl_with_ca(ctx, err) < 0)
+		goto out;
 	r = 0;
 out:
 	if (newetc >= 0)

@@ -62,7 +62,8 @@ enum plan_tag {
 	TAG_SECCOMP_BPF,        /* optional here; boxy-init refuses to run without it */
 	TAG_HOLD_MS,            /* optional: the test suite's start delay (plan.h) */
 	TAG_NET_QUEUES,         /* optional: queues of tap0, absent: one */
-	TAG_LAST = TAG_NET_QUEUES,
+	TAG_TLS_CA,             /* optional: the session CA's PEM and subject hash (two strings) */
+	TAG_LAST = TAG_TLS_CA,
 };
 
 /* Fields a plan cannot be run without. */
@@ -89,6 +90,8 @@ void plan_free(struct plan *p)
 	free(p->user);
 	free(p->hostname);
 	free(p->dns_search);
+	free(p->tls_ca_pem);
+	free(p->tls_ca_hash);
 	for (size_t i = 0; i < p->nmounts; i++) {
 		free(p->mounts[i].src);
 		free(p->mounts[i].dst);
@@ -171,6 +174,19 @@ static void plan_encode_seccomp(struct wbuf *b, const struct plan *p)
 		field_u32(b, TAG_NET_QUEUES, p->net_queues);
 }
 
+/* The session CA, when the run inspects TLS. */
+static void plan_encode_tls(struct wbuf *b, const struct plan *p)
+{
+	size_t at;
+
+	if (!p->tls_ca_pem)
+		return;
+	at = field_begin(b, TAG_TLS_CA);
+	wire_put_str(b, p->tls_ca_pem);
+	wire_put_str(b, p->tls_ca_hash ? p->tls_ca_hash : "");
+	wire_put_len_end(b, at);
+}
+
 /* Tags in a fixed order; plan_decode accepts any order, but this one is what tests see. */
 int plan_encode(const struct plan *p, char **buf, size_t *len)
 {
@@ -216,6 +232,7 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 	if (p->roots)
 		field_strv(&b, TAG_ROOTS, p->roots);
 	plan_encode_seccomp(&b, p);
+	plan_encode_tls(&b, p);
 
 	if (b.len > PLAN_MAX_BYTES) {
 		wbuf_free(&b);
@@ -249,6 +266,30 @@ static bool plan_dns_name_ok(const char *s)
 	char norm[DNS_NAME_BUF];
 
 	return dns_name_normalize(s, strlen(s), norm) == 0 && strcmp(norm, s) == 0;
+}
+
+/*
+ * The session CA goes into files of the sandbox's /etc/ssl/certs, one of
+ * them named after the hash: one PEM certificate block of base64 lines and
+ * nothing else, and exactly eight lower-case hex digits.
+ */
+static bool plan_tls_ca_ok(const char *pem, const char *hash)
+{
+	static const char begin[] = "-----BEGIN CERTIFICATE-----\n";
+	static const char end[] = "-----END CERTIFICATE-----\n";
+	size_t n = strlen(pem), b = sizeof(begin) - 1, e = sizeof(end) - 1;
+
+	if (n > PLAN_CA_PEM_MAX || n <= b + e || strncmp(pem, begin, b) != 0 ||
+	    strcmp(pem + n - e, end) != 0 || strlen(hash) != 8)
+		return false;
+	for (size_t i = b; i < n - e; i++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n",
+			    pem[i]))
+			return false;
+	for (size_t i = 0; i < 8; i++)
+		if (!strchr("0123456789abcdef", hash[i]))
+			return false;
+	return true;
 }
 
 /* Decode the value of one field (c covers exactly the field's bytes). */
@@ -351,6 +392,13 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char 
 		p->seccomp_bpf = xmalloc(p->seccomp_bpf_len);
 		if (!wire_get_raw(c, p->seccomp_bpf, p->seccomp_bpf_len))
 			return set_err(err, "plan: truncated seccomp program");
+		break;
+	case TAG_TLS_CA:
+		p->tls_ca_pem = get_str(c);
+		p->tls_ca_hash = get_str(c);
+		if (c->failed || !p->tls_ca_pem || !p->tls_ca_hash || wire_left(c) != 0 ||
+		    !plan_tls_ca_ok(p->tls_ca_pem, p->tls_ca_hash))
+			return set_err(err, "plan: a malformed session CA");
 		break;
 	case TAG_HOLD_MS:
 		p->hold_ms = wire_get_u32(c);

@@ -56,7 +56,22 @@ struct plan {
 	size_t seccomp_bpf_len;     /* bytes, a multiple of PLAN_BPF_INSN */
 	uint32_t hold_ms;           /* the test suite's knob (BOXY_DAEMON_HOLD_START_MS): boxy-init
 				     * waits this long before its stages; 0 always but in tests */
+	char *tls_ca_pem;           /* TLS inspection: the session CA's certificate, one PEM block
+				     * (doc/http-inspection.md), which the mount stage adds to the
+				     * sandbox's trust bundle; NULL when the run inspects nothing */
+	char *tls_ca_hash;          /* with it: OpenSSL's subject hash, 8 hex digits, the name of
+				     * its link in the hashed certificate directory */
 };
+
+/*
+ * Where the sandbox trusts the session CA (init/mount.c writes them,
+ * sandbox/env.c points the runtimes' variables at them): the host's bundle
+ * with the CA appended, the CA alone, and the hashed directory holding both.
+ */
+#define PLAN_CA_DIR      "/etc/ssl/certs"
+#define PLAN_CA_BUNDLE   "/etc/ssl/certs/ca-certificates.crt"
+#define PLAN_CA_FILE     "/etc/ssl/certs/boxy-session-ca.pem"
+#define PLAN_CA_PEM_MAX  16384u
 
 #define PLAN_BPF_INSN       8u          /* sizeof(struct sock_filter) */
 #define PLAN_BPF_MAX_INSNS  4096u       /* the kernel's BPF_MAXINSNS */

@@ -119,19 +119,57 @@ void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
 	broker_send(gw, NET_RESOLVE, &w);
 }
 
+/* NET_TLS_FAIL: an inspected flow failed, and why. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, code);
+	wire_put_str(&w, detail);
+	broker_send(gw, NET_TLS_FAIL, &w);
+}
+
+/* NET_HTTP_REQUEST: one request a gate decided, for the record (the broker checks it). */
+void send_http_request(struct gw *gw, struct flow *f, const struct http_record *r)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u32(&w, r->seq);
+	wire_put_u8(&w, r->deny);
+	wire_put_u16(&w, r->rule);
+	wire_put_u8(&w, r->flags);
+	wire_put_str(&w, r->method);
+	wire_put_str(&w, r->host);
+	wire_put_u16(&w, r->port);
+	wire_put_str(&w, r->path);
+	wire_put_str(&w, r->query);
+	wire_put_str(&w, r->why);
+	broker_send(gw, NET_HTTP_REQUEST, &w);
+}
+
 /* NET_VERDICT: refuse (RST / drop), admit for naming, or splice to the socket attached. */
 static int on_verdict(struct gw *gw, struct msg *m)
 {
 	struct rbuf r;
 	uint32_t id;
-	uint8_t v;
+	uint8_t v, flags;
 	struct flow *f;
 	int fd = -1;
 
 	rbuf_init(&r, m->payload, m->len);
 	id = wire_get_u32(&r);
 	v = wire_get_u8(&r);
+	flags = wire_get_u8(&r);
 	if (!wire_done(&r) || v > NETV_NEED_NAME || (v == NETV_DIALLED) != (m->nfds == 1))
+		return -1;
+	if ((flags & ~(NETVF_GATE | NETVF_TLS)) || (flags && v != NETV_DIALLED) ||
+	    (flags & NETVF_TLS && !(flags & NETVF_GATE)) ||
+	    /* inspection without the session CA it was promised (NETCFG_TLS) */
+	    ((flags & NETVF_TLS) && !gw->tls))
 		return -1;
 	f = flow_find_id(gw, id);
 	if (!f)
@@ -141,6 +179,11 @@ static int on_verdict(struct gw *gw, struct msg *m)
 		m->fds[0] = -1;
 	}
 	if (f->state == FS_HELD) {
+		if (flags) {
+			if (fd >= 0)
+				close(fd);
+			return -1;      /* a gate needs a name: only a named flow has one */
+		}
 		gw->nheld--;
 		f->state = FS_ADMITTED;     /* provisional: udp_verdict and tcp_admit set the real one */
 		if (f->kind == FLOW_UDP)
@@ -149,7 +192,7 @@ static int on_verdict(struct gw *gw, struct msg *m)
 			tcp_admit(gw, f, v, fd);
 		return 0;
 	}
-	return tcp_named(gw, f, v, fd);   /* -1: a verdict the flow was not waiting for */
+	return tcp_named(gw, f, v, fd, flags);  /* -1: a verdict the flow was not waiting for */
 }
 
 /* NET_ANSWER: the fields net/dns.c builds the response from (never upstream bytes). */

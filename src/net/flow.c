@@ -17,6 +17,8 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* A tuple's bucket in the flow table. */
@@ -198,6 +200,7 @@ void flow_kill(struct flow *f, bool reset)
 	if (f->state == FS_DEAD)
 		return;
 	stack_tcp_close(f, reset);
+	tls_flow_free(f);
 	if (f->fd >= 0) {
 		ev_io_stop(gw->loop, &f->rio);
 		ev_io_stop(gw->loop, &f->wio);
@@ -242,6 +245,8 @@ static void upstream_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	if (f->kind == FLOW_UDP)
 		udp_upstream_readable(f->gw, f);
+	else if (f->tls)
+		tls_upstream_ready(f->gw, f);
 	else
 		tcp_upstream_readable(f->gw, f);
 }
@@ -297,6 +302,9 @@ void gw_service(struct gw *gw)
 		struct flow *f = gw->dead;
 
 		gw->dead = f->next;
+		if (f->gate)
+			http_gate_free(f->gate);
+		free(f->name);
 		free(f);
 	}
 }

@@ -31,10 +31,13 @@
 
 #include "net/gw.h"
 #include "parse/dns.h"
+#include "policy/http-rules.h"
 #include "parse/sni.h"
 #include "common/netaddr.h"
 
 struct tcp_pcb;
+struct tls_flow;
+struct tls_engine;
 struct udp_pcb;
 struct pbuf;
 struct netif;
@@ -145,6 +148,9 @@ struct flow {
 	bool name_timeout;
 	bool late_name;                 /* sent as NONE with no byte: the first bytes must be unnamed */
 	bool observed;                  /* observe mode: the first bytes were looked at */
+	char *name;                     /* the SNI or Host sent in NET_FLOW_NAME, if any */
+	struct http_gate *gate;         /* NETVF_GATE: every request decided (net/http-gate.h) */
+	struct tls_flow *tls;           /* NETVF_TLS: TLS inspection's state (net/tls.h), or NULL */
 	uint16_t syn_mss;               /* the MSS the sandbox's SYN offered, 0 if none */
 	struct gw_packet syn;           /* the held SYN's fields, to refuse it (ip unset) */
 	uint8_t *held;                  /* the held SYN, as an IP packet */
@@ -195,6 +201,7 @@ struct gw {
 	struct net_pcap *pcap;
 	bool pcap_reported, tap_dead, flows_full_reported;
 	bool observe;                   /* NETCFG_OBSERVE: name open flows for the record */
+	struct tls_engine *tls;         /* TLS inspection (NETCFG_TLS; net/tls.h), or NULL */
 	int exit_status;
 
 	struct netif *nif;              /* net/lwip.c's */
@@ -218,6 +225,8 @@ struct gw {
 	struct udp_pcb *udp_bound[65536];
 	struct dns_pending queries[GW_MAX_QUERIES];
 	uint64_t dropped[GW_VERDICT_COUNT];
+	struct http_rules http_rules;   /* NET_HTTP_RULES: what the gates decide by */
+	uint32_t http_seq;              /* the session's last request number (NET_HTTP_REQUEST) */
 
 	uint8_t rbuf[GW_FRAME_MAX];                 /* upstream bytes, or a peek at them */
 	uint8_t tbuf[GW_TAP_READ];                  /* a TAP read: vnet header, frame */
@@ -259,7 +268,7 @@ struct flow *tcp_flow_accepting(struct gw *gw, int family, const uint8_t *src, u
 void tcp_flow_accepted(struct flow *f);
 /* The broker's verdict (NETV_*, fd dialled or -1) on a held SYN, and on a named flow. */
 void tcp_admit(struct gw *gw, struct flow *f, uint8_t v, int fd);
-int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd);
+int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd, uint8_t flags);
 
 /* A datagram from the sandbox, len bytes in gw->dgram, key its tuple. */
 void udp_datagram_in(struct gw *gw, const struct gw_packet *key, size_t len);
@@ -283,6 +292,18 @@ void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
 void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
+/* NET_TLS_FAIL: why an inspected flow failed (NETTLS_*), with OpenSSL's or an alert's words. */
+void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail);
+/* One request a gate decided (NET_HTTP_REQUEST); the strings are the gate's, checked there. */
+struct http_record {
+	uint32_t seq;
+	uint8_t deny;           /* enum http_deny */
+	uint16_t rule;          /* HTTP_RULE_NONE: none */
+	uint8_t flags;          /* HTTPREQ_* */
+	const char *method, *host, *path, *query, *why;
+	uint16_t port;
+};
+void send_http_request(struct gw *gw, struct flow *f, const struct http_record *r);
 /* The broker socket's watcher. */
 void broker_cb(struct ev_loop *loop, ev_io *w, int revents);
 
@@ -333,6 +354,8 @@ void stack_upq_consume(struct flow *f, size_t n);
 size_t stack_upq_peek(const struct flow *f, uint8_t *out, size_t cap);
 /* The next sequence number the flow's pcb expects from the sandbox; false without a pcb. */
 bool stack_tcp_rcv_nxt(const struct flow *f, uint32_t *nxt);
+/* Copy up to cap bytes of the queue starting off bytes past its front. */
+size_t stack_upq_copy(const struct flow *f, size_t off, uint8_t *out, size_t cap);
 int stack_upq_iov(const struct flow *f, struct iovec *iov, int max);
 bool stack_udp_send(struct gw *gw, uint16_t lport, int family, const uint8_t *to, uint16_t tport,
 		    const uint8_t *from, const void *data, size_t n);

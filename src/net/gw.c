@@ -31,6 +31,7 @@
 #include "common/bytes.h"
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
 #include "proto/netproto.h"
 
 /* Wall-clock microseconds, for pcap time stamps. */
@@ -211,6 +212,10 @@ static void stats_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		case FS_OPEN:
 			if (f->kind == FLOW_UDP)
 				flow_kill(f, false);
+			else if (f->tls)
+				flow_dirty(f);  /* a handshake or a refusal's drain timed out */
+			else if (f->gate)
+				http_gate_plain_timeout(gw, f);
 			break;
 		case FS_DEAD:
 			break;
@@ -253,6 +258,12 @@ static size_t gw_fd_flows(void)
 void gw_set_observe(struct gw *gw, bool on)
 {
 	gw->observe = on;
+}
+
+/* TLS inspection's engine, made before the lockdown (net/tls.c). */
+void gw_set_tls(struct gw *gw, struct tls_engine *e)
+{
+	gw->tls = e;
 }
 
 /* The gateway, lwIP and the watchers, nothing started (see net/gw.h). */

@@ -223,6 +223,9 @@ struct ev_loop;
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap);
 /* Public mode: report what each open TCP flow's first bytes name (NET_FLOW_SEEN). */
 void gw_set_observe(struct gw *gw, bool on);
+/* TLS inspection (NETCFG_TLS): the engine net/tls.c made before the lockdown; the gateway owns it. */
+struct tls_engine;
+void gw_set_tls(struct gw *gw, struct tls_engine *e);
 /* Start reading the TAP device and the broker. */
 void gw_start(struct gw *gw);
 /* For the fuzz target and tests: one TAP read (vnet header, then the frame)

@@ -402,6 +402,28 @@ bool stack_tcp_rcv_nxt(const struct flow *f, uint32_t *nxt)
 	return true;
 }
 
+/* Copy up to cap bytes of the queue starting off bytes past its front. */
+size_t stack_upq_copy(const struct flow *f, size_t off, uint8_t *out, size_t cap)
+{
+	size_t skip = f->upq_off + off, got = 0;
+
+	for (const struct pbuf *p = f->upq; p && got < cap; p = p->next) {
+		size_t n;
+
+		if (skip >= p->len) {
+			skip -= p->len;
+			continue;
+		}
+		n = p->len - skip;
+		if (n > cap - got)
+			n = cap - got;
+		memcpy(out + got, (const uint8_t *)p->payload + skip, n);
+		got += n;
+		skip = 0;
+	}
+	return got;
+}
+
 /* Give lwIP back n bytes of receive window (tcp_recved takes a u16). */
 void stack_tcp_recved(struct flow *f, size_t n)
 {

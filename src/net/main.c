@@ -8,7 +8,11 @@
  * It says NET_HELLO, reads NET_CONFIG, sets up lwIP, locks itself down
  * (net/lockdown.c) before reading a single frame, and then runs the
  * gateway (net/gw.c) until the broker closes its socket. It takes no
- * arguments and reads no file: everything arrives on descriptor 3.
+ * arguments; everything arrives on descriptor 3. The one exception is TLS
+ * inspection (NETCFG_TLS): then, before the lockdown, OpenSSL reads its
+ * configuration and the host's trust store (SSL_CERT_FILE, SSL_CERT_DIR
+ * and OPENSSL_CONF of the environment the daemon passes on), and the
+ * session CA arrives as NET_TLS_CA (net/tls.c).
  */
 #include <config.h>
 
@@ -20,12 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "proto/msg.h"
+#include "common/tlsca.h"
 #include "net/gw.h"
+#include "net/http-gate.h"
 #include "net/pcap.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 #include "spec/runspec.h"
 #include "common/util.h"
@@ -44,6 +52,17 @@ static int die(const char *what, char *err)
 	return 1;
 }
 
+/* A line for the daemon's log (NET_LOG). */
+static void send_note(const char *note)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_str(&w, note);
+	msg_send(FD_BROKER, NET_LOG, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+}
+
 /* O_NONBLOCK, before the lockdown (fcntl is not allowed after). */
 static void set_nonblock(int fd)
 {
@@ -51,6 +70,53 @@ static void set_nonblock(int fd)
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		fatal_errno("fcntl O_NONBLOCK on descriptor %d", fd);
+}
+
+/*
+ * NET_HTTP_RULES, right after a NET_CONFIG with NETCFG_RULES: every rule
+ * must read as the run-spec's validator read it (spec/http-rule.h).
+ */
+static int read_rules(struct http_rules *rules, char **err)
+{
+	struct msg m;
+	struct rbuf r;
+	uint32_t n;
+	char **texts = NULL;
+	size_t ntexts = 0, bad;
+	int rc = -1;
+
+	if (msg_recv(FD_BROKER, &m, err) < 0) {
+		if (!*err)
+			*err = xstrdup("the broker closed before NET_HTTP_RULES");
+		return -1;
+	}
+	if (m.type != NET_HTTP_RULES || m.nfds) {
+		msg_free(&m);
+		return set_err(err, "expected NET_HTTP_RULES, got message 0x%04x", m.type);
+	}
+	rbuf_init(&r, m.payload, m.len);
+	n = wire_get_u32(&r);
+	if (n == 0 || n > HTTP_RULES_MAX) {
+		msg_free(&m);
+		return set_err(err, "NET_HTTP_RULES with %u rules", n);
+	}
+	for (uint32_t i = 0; i < n && !r.failed; i++) {
+		char *t = wire_get_str(&r, HTTP_RULE_TEXT_MAX);
+
+		if (t)
+			*(char **)xappend(&texts, &ntexts, sizeof(char *)) = t;
+	}
+	if (!wire_done(&r) || ntexts != n)
+		set_err(err, "malformed NET_HTTP_RULES");
+	else if (http_rules_parse(rules, (const char *const *)texts, ntexts, &bad) < 0)
+		set_err(err, "NET_HTTP_RULES: rule %zu does not read", bad + 1);
+	else
+		rc = 0;
+	for (size_t i = 0; i < ntexts; i++)
+		free(texts[i]);
+	free(texts);
+	msg_free(&m);
+	return rc;
 }
 
 /* Send NET_HELLO and read NET_CONFIG: mode, flags and (optionally) the pcap cap. */
@@ -88,9 +154,52 @@ static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **e
 		return set_err(err, "malformed NET_CONFIG");
 	if (*mode != NET_PUBLIC && *mode != NET_ALLOWLIST)
 		return set_err(err, "NET_CONFIG mode %u has no network to serve", *mode);
-	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE))
+	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE | NETCFG_RULES | NETCFG_TLS))
 		return set_err(err, "NET_CONFIG has unknown flags 0x%02x", *flags);
 	return 0;
+}
+
+/*
+ * NET_TLS_CA: the session CA, for the engine that mints the leaves. The
+ * key's bytes are wiped from the message buffer before it is freed: from
+ * here on the key lives in OpenSSL's structures only.
+ */
+static struct tls_engine *tls_setup(char **note, char **err)
+{
+	struct msg m;
+	struct rbuf r;
+	uint32_t cn, kn;
+	const uint8_t *cert = NULL, *key = NULL;
+	struct tls_engine *e = NULL;
+
+	if (msg_recv(FD_BROKER, &m, err) < 0) {
+		if (!*err)
+			*err = xstrdup("the broker closed before NET_TLS_CA");
+		return NULL;
+	}
+	if (m.type != NET_TLS_CA || m.nfds) {
+		msg_free(&m);
+		set_err(err, "expected NET_TLS_CA, got message 0x%04x", m.type);
+		return NULL;
+	}
+	rbuf_init(&r, m.payload, m.len);
+	cn = wire_get_u32(&r);
+	if (!r.failed && cn <= TLS_CA_DER_MAX && cn <= wire_left(&r)) {
+		cert = (const uint8_t *)r.p + r.off;
+		r.off += cn;
+		kn = wire_get_u32(&r);
+		if (!r.failed && kn <= TLS_CA_DER_MAX && kn == wire_left(&r)) {
+			key = (const uint8_t *)r.p + r.off;
+			r.off += kn;
+		}
+	}
+	if (cert && key && wire_done(&r))
+		e = tls_engine_create(cert, cn, key, kn, note, err);
+	else
+		set_err(err, "malformed NET_TLS_CA");
+	OPENSSL_cleanse(m.payload, m.len);
+	msg_free(&m);
+	return e;
 }
 
 /* Check the descriptors, handshake, capture header, lwIP, lockdown, loop. */
@@ -99,12 +208,17 @@ int main(int argc, char **argv)
 	static struct net_pcap pcap;
 	struct ev_loop *loop;
 	struct gw *gw;
+	struct tls_engine *tls = NULL;
 	struct stat st;
 	uint8_t mode = 0, flags = 0;
 	uint64_t pcap_max = 0;
+	struct http_rules rules = { 0 };
 	char *err = NULL, *note = NULL;
 
 	(void)argv;
+	/* Before anything arrives (the session CA's key comes before the lockdown):
+	 * no core file, and no ptrace or /proc/PID/mem by processes of the same user. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (argc != 1)
 		return die("takes no arguments; it is started by the boxy daemon", NULL);
 	if (fstat(FD_BROKER, &st) < 0 || !S_ISSOCK(st.st_mode))
@@ -116,6 +230,19 @@ int main(int argc, char **argv)
 
 	if (handshake(&mode, &flags, &pcap_max, &err) < 0)
 		return die("handshake", err);
+	if ((flags & NETCFG_RULES) && read_rules(&rules, &err) < 0)
+		return die("handshake", err);
+	/* Still blocking, and before the lockdown: OpenSSL reads its files now. */
+	if (flags & NETCFG_TLS) {
+		tls = tls_setup(&note, &err);
+		if (!tls)
+			return die("TLS inspection", err);
+		if (note) {
+			send_note(note);
+			free(note);
+			note = NULL;
+		}
+	}
 	if (flags & NETCFG_PCAP) {
 		if (fstat(FD_PCAP, &st) < 0 || !S_ISREG(st.st_mode))
 			return die("NETCFG_PCAP but descriptor 5 is not a file", NULL);
@@ -138,16 +265,13 @@ int main(int argc, char **argv)
 		return die("cannot create the event loop", NULL);
 	gw = gw_create(loop, FD_BROKER, FD_TAP, (flags & NETCFG_PCAP) ? &pcap : NULL);
 	gw_set_observe(gw, (flags & NETCFG_OBSERVE) != 0);
+	http_gate_set_rules(gw, &rules);
+	gw_set_tls(gw, tls);
 
 	if (net_lockdown(&note, &err) < 0)
 		return die("lockdown", err);
 	if (note) {
-		struct wbuf w;
-
-		wbuf_init(&w);
-		wire_put_str(&w, note);
-		msg_send(FD_BROKER, NET_LOG, w.p, w.len, NULL, 0);
-		wbuf_free(&w);
+		send_note(note);
 		free(note);
 	}
 

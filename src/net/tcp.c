@@ -20,6 +20,8 @@
 
 #include "common/util.h"
 #include "net/flow.h"
+#include "net/http-gate.h"
+#include "net/tls.h"
 #include "proto/netproto.h"
 
 /* Refuse a SYN with a RST written straight to the TAP (lwIP never saw it). */
@@ -131,6 +133,10 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 		if (n == 0) {
 			f->down_eof = true;
 			ev_io_stop(gw->loop, &f->rio);
+			if (f->gate && http_gate_plain_eof(gw, f)) {
+				flow_dirty(f);          /* a refusal goes out before the FIN */
+				break;
+			}
 			/* Queued before tcp_output: lwIP sets FIN on the last unsent segment. */
 			stack_tcp_shutdown(f);
 			f->down_fin = true;
@@ -138,6 +144,10 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			break;
 		}
 		f->down_bytes += (uint64_t)n;
+		if (f->gate && http_gate_state(f->gate) == HTTP_GATE_SWITCHING) {
+			http_gate_server(f->gate, gw->rbuf, (size_t)n);
+			flow_dirty(f);          /* the server's answer decides what the client may send */
+		}
 		e = stack_tcp_write(f, gw->rbuf, (size_t)n, false);
 		if (e == STACK_WROTE)
 			flow_held(f, n);
@@ -166,9 +176,21 @@ static int tcp_flush_up(struct gw *gw, struct flow *f)
 	while (f->upq_len) {
 		struct iovec iov[64];
 		struct msghdr mh = { .msg_iov = iov };
+		/* A gated flow sends only what its gate let through (net/http-gate.c). */
+		size_t limit = f->gate ? http_gate_plain_sendable(f) : f->upq_len, sum = 0;
 		ssize_t w;
 
+		if (limit == 0)
+			break;
 		mh.msg_iovlen = (size_t)stack_upq_iov(f, iov, (int)ARRAY_SIZE(iov));
+		for (size_t i = 0; i < mh.msg_iovlen; i++) {
+			if (sum + iov[i].iov_len >= limit) {
+				iov[i].iov_len = limit - sum;
+				mh.msg_iovlen = i + 1;
+				break;
+			}
+			sum += iov[i].iov_len;
+		}
 		w = sendmsg(f->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno == EINTR)
@@ -199,6 +221,8 @@ static void tcp_name_flow(struct gw *gw, struct flow *f)
 	if (kind < 0)
 		return;
 	send_flow_name(gw, f, (enum net_name_kind)kind, ech, name);
+	free(f->name);
+	f->name = name[0] ? xstrdup(name) : NULL;
 	f->late_name = kind == NET_NAME_NONE && n == 0;
 	f->state = FS_NAME_SENT;
 	f->deadline = ev_now(gw->loop) + GW_HELD_TIMEOUT;
@@ -229,6 +253,8 @@ void tcp_service(struct gw *gw, struct flow *f)
 {
 	if (f->reset || (f->pcb_gone && !f->pcb_clean) ||
 	    (f->pcb_gone && f->state != FS_OPEN)) {
+		if (f->tls)
+			tls_flow_reset(gw, f);
 		flow_kill(f, true);
 		return;
 	}
@@ -238,6 +264,17 @@ void tcp_service(struct gw *gw, struct flow *f)
 	}
 	if (f->state != FS_OPEN)
 		return;
+	if (f->tls) {
+		tls_service(gw, f);
+		return;
+	}
+	if (f->gate) {
+		http_gate_plain_service(gw, f);
+		if (f->reset) {
+			flow_kill(f, true);
+			return;
+		}
+	}
 	/*
 	 * A flow named NONE because it sent nothing before the name timeout
 	 * (a server that speaks first) was allowed on its address and port
@@ -268,6 +305,14 @@ void tcp_service(struct gw *gw, struct flow *f)
 	if (!f->late_name && f->upq_len && tcp_flush_up(gw, f) < 0) {
 		flow_kill(f, true);
 		return;
+	}
+	/* The bytes a stopped gate still let through are upstream now: it acts. */
+	if (f->gate && f->upq_len && !http_gate_plain_sendable(f)) {
+		http_gate_plain_service(gw, f);
+		if (f->reset) {
+			flow_kill(f, true);
+			return;
+		}
 	}
 	if (!f->upq_len && f->up_eof && !f->up_shut) {
 		/* Both ways done (the upstream's EOF was read, so nothing is
@@ -350,10 +395,24 @@ void tcp_admit(struct gw *gw, struct flow *f, uint8_t v, int fd)
 	f->held = NULL;
 }
 
-/* The broker's verdict on a named flow: splice it to fd, or reset it. -1: not one it waited for. */
-int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd)
+/*
+ * The broker's verdict on a named flow: splice it to fd (with NETVF_GATE,
+ * through an HTTP gate bound to the name it sent; with NETVF_TLS too, after
+ * TLS inspection ends its TLS), or reset it. -1: not one it waited for.
+ */
+int tcp_named(struct gw *gw, struct flow *f, uint8_t v, int fd, uint8_t flags)
 {
+	if (f->state == FS_NAME_SENT && v == NETV_DIALLED && (flags & NETVF_TLS)) {
+		/* Inspected: TLS is ended here, and the gate sees its plaintext (net/tls.c). */
+		flow_attach_fd(gw, f, fd);
+		f->state = FS_OPEN;
+		tls_flow_start(gw, f);
+		flow_dirty(f);
+		return 0;
+	}
 	if (f->state == FS_NAME_SENT && v == NETV_DIALLED) {
+		if (flags & NETVF_GATE)
+			f->gate = http_gate_create(gw, f, f->name, HTTP_GATE_PLAIN);
 		flow_attach_fd(gw, f, fd);
 		f->state = FS_OPEN;
 		flow_dirty(f);

@@ -4,9 +4,11 @@
  * Lines are taken one at a time as they complete, so a violation is
  * reported as soon as its line has arrived rather than after 8 KiB of
  * waiting. The request line decides between NOT_HTTP and the rest: a line
- * that ends in " HTTP/x.y", or that starts with a method name HTTP defines,
- * is HTTP and must then be perfect; anything else (an SSH banner, a binary
- * protocol) is NOT_HTTP and policy treats the connection as unnamed.
+ * that ends in " HTTP/x.y", that starts with a method name HTTP defines,
+ * that is a token and then a target ("/…", "*", "scheme://…"), or that holds
+ * " HTTP/" anywhere is HTTP and must then be perfect; anything else (an SSH banner, a binary protocol) is
+ * NOT_HTTP and policy treats the connection as unnamed (and ungated: so
+ * nothing a server would take for a request line may be NOT_HTTP).
  */
 #include "config.h"
 
@@ -50,6 +52,48 @@ static bool is_http_space(uint8_t c)
 {
 	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
 	       c == 0xa0;
+}
+
+/* A separator between a request line's parts to some server (CR and LF end the line). */
+static bool is_line_space(uint8_t c)
+{
+	return is_http_space(c) && c != '\r' && c != '\n';
+}
+
+static bool is_alpha(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * Does the line at p (lim bytes, starting with a token of mlen bytes) go on
+ * as a request line does: separators, then a target as servers read one
+ * ('/', '*', or a URI scheme and "://")? Servers take methods and versions
+ * boxy does not know (node's reads "DESCRIBE /x RTSP/1.1" and "SOURCE /x
+ * ICE/1.1" as requests and keeps the connection open), so a line shaped
+ * like this is HTTP whatever its method and version, and must be perfect.
+ * 1 yes, 0 no, -1 not decidable in lim bytes.
+ */
+static int request_line_shaped(const uint8_t *p, size_t lim, size_t mlen)
+{
+	size_t i = mlen, s;
+
+	while (i < lim && is_line_space(p[i]))
+		i++;
+	if (i == mlen)
+		return 0;
+	if (i == lim)
+		return -1;
+	if (p[i] == '/' || p[i] == '*')
+		return 1;
+	if (!is_alpha(p[i]))
+		return 0;
+	for (s = i + 1; s < lim && (is_alpha(p[s]) || (p[s] >= '0' && p[s] <= '9') ||
+				    p[s] == '+' || p[s] == '-' || p[s] == '.'); s++)
+		;
+	if (lim - s < 3)
+		return memcmp(p + s, "://", lim - s) == 0 ? -1 : 0;
+	return memcmp(p + s, "://", 3) == 0;
 }
 
 /* Methods HTTP defines: a request line starting with one is HTTP even if broken. */
@@ -190,6 +234,13 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 			return len >= HTTP_HEAD_MAX ? HTTP_NOT_HTTP : HTTP_NEED_MORE;
 		if (known_method(p + ws, tok))
 			return malformed(r, "whitespace before the request line");
+		switch (tok ? request_line_shaped(p + ws, lim - ws, tok) : 0) {
+		case 1:
+			return malformed(r, "whitespace before the request line");
+		case -1:
+			return len >= HTTP_HEAD_MAX ? malformed(r, "request line too long") :
+				HTTP_NEED_MORE;
+		}
 		return HTTP_NOT_HTTP;
 	}
 
@@ -208,6 +259,13 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 		 */
 		if (known_method(p, mlen))
 			return malformed(r, "request line not separated by single spaces");
+		switch (request_line_shaped(p, lim, mlen)) {
+		case 1:
+			return malformed(r, "request line not separated by single spaces");
+		case -1:
+			return len >= HTTP_HEAD_MAX ? malformed(r, "request line too long") :
+				HTTP_NEED_MORE;
+		}
 		return HTTP_NOT_HTTP;
 	}
 
@@ -221,7 +279,10 @@ enum http_status http_parse(const uint8_t *p, size_t len, struct http_result *r)
 		size_t body = line_end > 0 && p[line_end - 1] == '\r' ? line_end - 1 : line_end;
 		bool has_version = body >= mlen + 1 + 1 + 8 &&
 			memcmp(p + body - 9, ver, 6) == 0;
-		if (!has_version && !known_method(p, mlen))
+		/* " HTTP/" anywhere is a version some server reads ("HTTP/01.1" is 1.1 to Python) */
+		if (!has_version && !known_method(p, mlen) &&
+		    request_line_shaped(p, body, mlen) != 1 &&
+		    memmem(p + mlen, body - mlen, ver, 6) == NULL)
 			return HTTP_NOT_HTTP;
 		if (!has_version)
 			return malformed(r, "request line without an HTTP version");

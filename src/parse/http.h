@@ -10,9 +10,9 @@
  * name any server would act on. NOT_HTTP is kept for bytes no server would
  * take for a request, since policy lets those through without a name.
  *
- * Only the first request of a connection is examined; see
- * doc/network-policy.md for what that means for keep-alive. Pure, no
- * allocation.
+ * Here only the first request of a connection is named (net/name.c);
+ * parse/http-req.c reads every request with this parser, for the gate
+ * (doc/http-rules.md). Pure, no allocation.
  */
 #ifndef BOXY_NET_HTTP_H
 #define BOXY_NET_HTTP_H

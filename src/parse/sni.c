@@ -104,6 +104,13 @@ static enum sni_status parse_server_name(const uint8_t *p, size_t len, struct sn
 	return SNI_OK;
 }
 
+/* A server_name extension's body on its own (see parse/sni.h). */
+enum sni_status sni_parse_server_name(const uint8_t *body, size_t len, struct sni_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	return parse_server_name(body, len, r);
+}
+
 /* Parses a complete ClientHello body (after the 4-byte handshake header). */
 static enum sni_status parse_hello(const uint8_t *p, size_t len, struct sni_result *r)
 {

@@ -48,4 +48,12 @@ enum sni_status sni_parse(const uint8_t *p, size_t len, struct sni_result *r);
 
 const char *sni_status_words(enum sni_status s);
 
+/*
+ * Read a server_name extension's body alone (as OpenSSL hands it to its
+ * ClientHello callback), by the same rules: SNI_OK with r->has_sni and
+ * r->host, or SNI_MALFORMED with r->why. TLS inspection checks with it that
+ * the hello OpenSSL reads names the server sni_parse named (net/tls.c).
+ */
+enum sni_status sni_parse_server_name(const uint8_t *body, size_t len, struct sni_result *r);
+
 #endif

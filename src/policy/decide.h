@@ -88,6 +88,8 @@ enum net_deny {
 #define NET_LAYER_IP  "net.ip"
 #define NET_LAYER_DNS "net.dns"
 #define NET_LAYER_SNI "net.sni"
+#define NET_LAYER_HTTP "net.http"  /* a request of a gated flow (policy/http-rules.h) */
+#define NET_LAYER_TLS "net.tls"    /* TLS inspection: the session CA, a failed handshake */
 
 struct net_verdict {
 	bool allow;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lang.h"
 #include "common/util.h"
 #include "proto/daemon-msg.h"
 
@@ -181,6 +182,30 @@ int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 	return 0;
 }
 
+/* MSG_LANG: the language this client reads. */
+void dmsg_encode_lang(struct wbuf *w, const char *lang, const char *locale)
+{
+	wire_put_str(w, lang);
+	wire_put_str(w, locale);
+}
+
+/* A client's language: two names, both there, each within LANG_NAME_MAX. */
+int dmsg_decode_lang(const void *p, size_t len, char **lang, char **locale)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, p, len);
+	*lang = wire_get_str(&r, LANG_NAME_MAX);
+	*locale = wire_get_str(&r, LANG_NAME_MAX);
+	if (!wire_done(&r) || !*lang || !*locale) {
+		free(*lang);
+		free(*locale);
+		*lang = *locale = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* MSG_WINSIZE: the terminal's rows and columns. */
 void dmsg_encode_winsize(struct wbuf *w, uint16_t rows, uint16_t cols)
 {
@@ -258,23 +283,40 @@ uint64_t dmsg_decode_loss(const void *p, size_t len)
 }
 
 /* MSG_EVENT: one event, every field. */
+/* s, cut to at most max bytes, never inside a UTF-8 sequence. */
+static void put_str_cut(struct wbuf *w, const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n <= max) {
+		wire_put_str(w, s);
+		return;
+	}
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	wire_put_bytes(w, s, n);
+}
+
 void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 {
 	wire_put_u64(w, ev->t_ms);
 	wire_put_u64(w, ev->t_rel_ms);
-	wire_put_str(w, ev->session);
-	wire_put_str(w, ev->kind);
-	wire_put_str(w, ev->verdict);
-	wire_put_str(w, ev->layer);
-	wire_put_str(w, ev->subject);
-	wire_put_str(w, ev->detail);
-	wire_put_str(w, ev->addr);
+	put_str_cut(w, ev->session, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->kind, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->verdict, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->layer, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->subject, DMSG_EVENT_TEXT_MAX);
+	put_str_cut(w, ev->detail, DMSG_EVENT_TEXT_MAX);
+	put_str_cut(w, ev->addr, DMSG_EVENT_ADDR_MAX);
 	wire_put_u16(w, ev->port);
-	wire_put_str(w, ev->host);
-	wire_put_str(w, ev->sni);
+	put_str_cut(w, ev->host, DMSG_EVENT_NAME_MAX);
+	put_str_cut(w, ev->sni, DMSG_EVENT_NAME_MAX);
 	wire_put_u32(w, ev->ttl);
 	wire_put_u64(w, ev->up);
 	wire_put_u64(w, ev->down);
+	put_str_cut(w, ev->what, DMSG_EVENT_WORD_MAX);
+	put_str_cut(w, ev->told, DMSG_EVENT_TEXT_MAX);
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */

@@ -64,6 +64,13 @@ int dmsg_decode_watch(const void *p, size_t len, char **prefix);
 void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now);
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now);
 
+/*
+ * MSG_LANG: str language, str locale (common/lang.h). Either may be empty;
+ * each is at most LANG_NAME_MAX bytes.
+ */
+void dmsg_encode_lang(struct wbuf *w, const char *lang, const char *locale);
+int dmsg_decode_lang(const void *p, size_t len, char **lang, char **locale);
+
 /* MSG_WINSIZE: u16 rows, u16 cols. */
 void dmsg_encode_winsize(struct wbuf *w, uint16_t rows, uint16_t cols);
 int dmsg_decode_winsize(const void *p, size_t len, uint16_t *rows, uint16_t *cols);
@@ -87,8 +94,17 @@ uint64_t dmsg_decode_loss(const void *p, size_t len);
 
 /*
  * MSG_EVENT: u64 t_ms, u64 t_rel_ms, str session, kind, verdict, layer,
- * subject, detail, addr, u16 port, str host, sni, u32 ttl, u64 up, down.
+ * subject, detail, addr, u16 port, str host, sni, u32 ttl, u64 up, down,
+ * str what, str told (the detail in the reader's language, common/event.h;
+ * may be absent). Each string is at most its cap below: the encoder cuts a longer
+ * one (at a character boundary) so that the decoder (ui/watch.c) never
+ * refuses an event for its length — a payload names its own paths, and an
+ * alert nobody could read would be an alert the gate never saw.
  */
+#define DMSG_EVENT_WORD_MAX 64          /* session, kind, verdict, layer, what */
+#define DMSG_EVENT_TEXT_MAX 4096        /* subject, detail */
+#define DMSG_EVENT_ADDR_MAX 128         /* addr */
+#define DMSG_EVENT_NAME_MAX 1024        /* host, sni */
 void dmsg_encode_event(struct wbuf *w, const struct event *ev);
 
 /* One destination of a MSG_SNAPSHOT. */

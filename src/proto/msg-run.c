@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 
 #include "proto/msg-run.h"
+#include "spec/http-rule.h"
 #include "spec/options.h"
 #include "spec/values.h"
 #include "common/util.h"
@@ -123,6 +124,9 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 			wire_put_str(w, e->value);
 			break;
 		}
+		case SPEC_HTTP_RULE:
+			wire_put_str(w, (*(char **const *)f)[i]);
+			break;
 		default:
 			fatal("msg-run: option kind %d has no wire form", (int)o->kind);
 		}
@@ -269,6 +273,17 @@ static const char *get_entry(struct rbuf *r, const struct spec_option *o, struct
 		free(e);
 		return bad < 0 ? "environment variable name" : NULL;
 	}
+	case SPEC_HTTP_RULE: {
+		char **t = xappend(f, n, sizeof(char *));
+		struct http_rule hr;
+		struct http_rule_error he;
+
+		*t = wire_get_str(r, HTTP_RULE_TEXT_MAX);
+		if (!*t || *n > HTTP_RULES_MAX || http_rule_parse(*t, &hr, &he) < 0)
+			return "HTTP rule";
+		http_rule_free(&hr);
+		return NULL;
+	}
 	default:
 		return "field";
 	}
@@ -351,7 +366,7 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 static int bad(struct run_request *q, char **err, const char *what)
 {
 	run_request_free(q);
-	return set_err(err, "malformed run request: %s", what);
+	return set_err(err, _("malformed run request: %s"), what);
 }
 
 int run_request_decode(const void *p, size_t len, const int *fds, size_t nfds,

@@ -152,7 +152,7 @@ static int take_fds(struct msg_reader *r, struct msghdr *mh, char **err)
 		}
 	}
 	if (bad)
-		return set_err(err, "descriptors sent out of place or too many");
+		return set_err(err, _("descriptors sent out of place or too many"));
 	return 0;
 }
 
@@ -182,14 +182,14 @@ int msg_read(struct msg_reader *r, int fd, struct msg *out, char **err)
 				continue;
 			if (errno == EAGAIN)
 				return 0;
-			return set_err_errno(err, "reading from peer");
+			return set_err_errno(err, _("reading from peer"));
 		}
 		/* take_fds checks the descriptors came with the frame's first byte. */
 		if (mh.msg_controllen && take_fds(r, &mh, err) < 0)
 			return -1;
 		if (n == 0) {
 			if (r->hdr_got || r->cur.nfds)
-				return set_err(err, "peer closed the connection mid-message");
+				return set_err(err, _("peer closed the connection mid-message"));
 			return -1;
 		}
 		if (r->hdr_got < MSG_HEADER_LEN) {
@@ -201,10 +201,10 @@ int msg_read(struct msg_reader *r, int fd, struct msg *out, char **err)
 			r->cur.type = (uint16_t)(r->hdr[4] | r->hdr[5] << 8);
 			r->want_fds = (size_t)(r->hdr[6] | r->hdr[7] << 8);
 			if (r->want > MSG_MAX_LEN)
-				return set_err(err, "message of %zu bytes is over the %u limit",
+				return set_err(err, _("message of %zu bytes is over the %u limit"),
 					       r->want, MSG_MAX_LEN);
 			if (r->want_fds != r->cur.nfds)
-				return set_err(err, "message announced %zu descriptors, carried %zu",
+				return set_err(err, _("message announced %zu descriptors, carried %zu"),
 					       r->want_fds, r->cur.nfds);
 			r->cur.payload = xmalloc(r->want ? r->want : 1);
 			r->cur.len = 0;
@@ -241,7 +241,7 @@ int msg_read_packet(int fd, struct msg *out, char **err)
 	if (n < 0) {
 		if (errno == EAGAIN)
 			return 0;
-		return set_err_errno(err, "reading from peer");
+		return set_err_errno(err, _("reading from peer"));
 	}
 	msg_reader_init(&r);
 	/* The descriptors first, so that every error path below closes them. */
@@ -253,12 +253,12 @@ int msg_read_packet(int fd, struct msg *out, char **err)
 		return -1;
 	if (mh.msg_flags & MSG_TRUNC) {
 		msg_reader_reset(&r);
-		return set_err(err, "frame over the %u-byte limit of a packet socket",
+		return set_err(err, _("frame over the %u-byte limit of a packet socket"),
 			       MSG_PACKET_MAX);
 	}
 	if ((size_t)n < MSG_HEADER_LEN) {
 		msg_reader_reset(&r);
-		return set_err(err, "frame of %zd bytes is shorter than its header", n);
+		return set_err(err, _("frame of %zd bytes is shorter than its header"), n);
 	}
 	r.want = (size_t)hdr[0] | (size_t)hdr[1] << 8 | (size_t)hdr[2] << 16 |
 		 (size_t)hdr[3] << 24;
@@ -269,13 +269,17 @@ int msg_read_packet(int fd, struct msg *out, char **err)
 
 		msg_reader_reset(&r);
 		if (want != (size_t)n - MSG_HEADER_LEN)
-			return set_err(err, "frame announced %zu bytes, carried %zu", want,
+			return set_err(err, _("frame announced %zu bytes, carried %zu"), want,
 				       (size_t)n - MSG_HEADER_LEN);
-		return set_err(err, "message announced %zu descriptors, carried %zu",
+		return set_err(err, _("message announced %zu descriptors, carried %zu"),
 			       want_fds, nfds);
 	}
 	r.cur.payload = xmalloc(r.want ? r.want : 1);
 	memcpy(r.cur.payload, buf, r.want);
+	/* The payload is the caller's now; no copy of it stays behind for the
+	 * process's life (NET_TLS_CA carries the session CA's key, which the
+	 * caller wipes from its copy: doc/http-inspection.md). */
+	explicit_bzero(buf, r.want);
 	r.cur.len = r.want;
 	*out = r.cur;
 	return 1;
@@ -304,7 +308,7 @@ int msg_recv(int fd, struct msg *out, char **err)
 
 		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
 			msg_reader_reset(&r);
-			return set_err_errno(err, "waiting for the daemon");
+			return set_err_errno(err, _("waiting for the daemon"));
 		}
 	}
 }

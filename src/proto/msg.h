@@ -36,6 +36,7 @@ enum msg_type {
 	MSG_ATTACH,                 /* str id-prefix */
 	MSG_STATUS,                 /* nothing */
 	MSG_SHUTDOWN,               /* nothing: stop the daemon (refused while sessions run) */
+	MSG_LANG,                   /* str language, str locale: the words this client reads (common/lang.h) */
 
 	/* replies */
 	MSG_OK = 0x0301,            /* str words (may be absent) */

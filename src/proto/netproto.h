@@ -19,6 +19,8 @@
  *                      (boxy-net completes the handshake, reads the first bytes)
  *                      FLOW_NAME (SNI / Host / none / malformed)
  *                                                   → VERDICT dialled+fd | refused
+ *                      (with NETVF_GATE: every request of the flow is gated in
+ *                      boxy-net, net/http-gate.h, and recorded: HTTP_REQUEST each)
  * UDP:                 FLOW_OPEN proto 17           → VERDICT dialled+fd (connected) | refused
  * Then:                FLOW_STATS about 3×/s, FLOW_CLOSE once.
  * At the end:          the broker shuts its sending half; boxy-net, at EOF, sends
@@ -35,15 +37,17 @@
 #include "parse/name.h"
 #include "proto/wire.h"
 
-#define NETPROTO_VERSION 4
+#define NETPROTO_VERSION 6
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
 	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*)
-				 *             [, u64 pcap size cap; absent: 1 GiB] */
+				 *             [, u64 pcap size cap; absent: 1 GiB]; with
+				 *             NETCFG_RULES, NET_HTTP_RULES comes next */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
-	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*); 1 descriptor with
+	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*), u8 flags (NETVF_*,
+				 *             only with NETV_DIALLED); 1 descriptor with
 				 *             NETV_DIALLED. The layer and the reason are the
 				 *             broker's to word (events, audit log, net-log). */
 	NET_FLOW_NAME,          /* net→broker: u32 flow, u8 kind (enum net_name_kind, never
@@ -56,6 +60,25 @@ enum netproto_type {
 	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI
 				 *             or NET_NAME_HOST), str name — what an open flow's
 				 *             first bytes named; recorded, never a decision */
+	NET_HTTP_RULES,         /* broker→net, right after NET_CONFIG when NETCFG_RULES:
+				 *             u32 n (1..HTTP_RULES_MAX), n × str rule text (each
+				 *             must parse: spec/http-rule.h) */
+	NET_HTTP_REQUEST,       /* net→broker, one per request of a gated flow:
+				 *             u32 flow, u32 seq (1, 2, … over this boxy-net;
+				 *             the broker numbers them over the session),
+				 *             u8 deny (enum http_deny, 0 allowed), u16 rule
+				 *             (HTTP_RULE_NONE: none), u8 flags (HTTPREQ_*),
+				 *             str method, str host, u16 port (0: none written),
+				 *             str path (up to the `?`), str query (at most
+				 *             NETPROTO_QUERY_MAX bytes), str why (HTTP_DENY_MALFORMED:
+				 *             the parser's words; else empty) */
+	NET_TLS_CA,             /* broker→net, with NETCFG_TLS, after NET_CONFIG (and
+				 *             NET_HTTP_RULES): bytes certificate (DER), bytes key
+				 *             (DER) — the session CA, read before the lockdown */
+	NET_TLS_FAIL,           /* net→broker, once per inspected flow that failed: u32 flow,
+				 *             u8 code (NETTLS_*), str detail (OpenSSL's or the
+				 *             alert's words, at most NETPROTO_TLS_DETAIL_MAX printable
+				 *             ASCII bytes; may be empty) */
 };
 
 enum netproto_verdict {
@@ -66,7 +89,38 @@ enum netproto_verdict {
 
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
+#define NETCFG_RULES     0x04   /* NET_HTTP_RULES follows NET_CONFIG */
+#define NETCFG_TLS       0x08   /* NET_TLS_CA follows (after NET_HTTP_RULES): inspection */
+
+#define NETVF_GATE       0x01   /* gate every HTTP request of the flow (net/http-gate.h) */
+#define NETVF_TLS        0x02   /* ... inside its TLS, which boxy-net terminates (inspection) */
+
+#define HTTPREQ_TLS       0x01  /* the request came inside TLS */
+#define HTTPREQ_H2        0x02  /* ... as an HTTP/2 stream */
+#define HTTPREQ_QUERY_CUT 0x04  /* the query string was longer than NETPROTO_QUERY_MAX */
+#define HTTPREQ_UPGRADE   0x08  /* it asked to switch protocols (Upgrade, CONNECT) */
+#define HTTPREQ_BODY      0x10  /* a body followed its head */
+#define HTTPREQ_FLAGS     0x1f
+#define NETPROTO_QUERY_MAX 256
+#define NETPROTO_WHY_MAX   80
 #define NETPROTO_MAX_NAME 253
+
+/* Why an inspected flow failed (NET_TLS_FAIL); the broker words them. */
+enum net_tls_fail {
+	NETTLS_UPSTREAM_CERT = 1,       /* the upstream's certificate did not verify (detail: why) */
+	NETTLS_UPSTREAM,                /* the upstream's handshake failed otherwise */
+	NETTLS_CLIENT_ALERT,            /* the sandbox's client refused the session's certificate
+					 * (detail: its alert): it pins, or trusts its own bundle */
+	NETTLS_CLIENT,                  /* the sandbox's handshake failed otherwise */
+	NETTLS_NO_PROTOCOL,             /* no application protocol both sides and the gate speak */
+	NETTLS_NAME,                    /* the ClientHello TLS read names another server than
+					 * the one the broker allowed */
+	NETTLS_BUSY,                    /* too many inspected flows at once */
+	NETTLS_CLIENT_QUIET,            /* the client ended right after the handshake, before any
+					 * request (pinning does this; detail: its alert, if any) */
+	NETTLS_CODE_MAX = NETTLS_CLIENT_QUIET,
+};
+#define NETPROTO_TLS_DETAIL_MAX 200
 
 /* The address field, both ways; get is strict (false: malformed, the peer is lying). */
 void netproto_put_addr(struct wbuf *w, const struct net_addr *a);

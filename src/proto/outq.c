@@ -29,6 +29,7 @@ void outq_push(struct outq *q, uint16_t type, const void *payload, size_t len, i
 
 	f->next = NULL;
 	f->fd = fd;
+	f->secret = false;
 	f->off = 0;
 	f->len = MSG_HEADER_LEN + len;
 	msg_put_header(f->bytes, (uint32_t)len, type, fd >= 0 ? 1 : 0);
@@ -40,6 +41,21 @@ void outq_push(struct outq *q, uint16_t type, const void *payload, size_t len, i
 		q->head = f;
 	q->tail = f;
 	q->bytes += f->len;
+}
+
+/* A frame holding a key: the same, marked to be wiped. */
+void outq_push_secret(struct outq *q, uint16_t type, const void *payload, size_t len)
+{
+	outq_push(q, type, payload, len, -1);
+	q->tail->secret = true;
+}
+
+/* Free a frame, wiping it first when it held a secret. */
+static void frame_free(struct outq_frame *f)
+{
+	if (f->secret)
+		explicit_bzero(f->bytes, f->len);
+	free(f);
 }
 
 /* Attach f's descriptor to mh as SCM_RIGHTS, in ctl (room for one int). */
@@ -91,7 +107,7 @@ int outq_flush(struct outq *q, int sock)
 		q->head = f->next;
 		if (!q->head)
 			q->tail = NULL;
-		free(f);
+		frame_free(f);
 	}
 	return 0;
 }
@@ -105,7 +121,7 @@ void outq_clear(struct outq *q)
 		q->head = f->next;
 		if (f->fd >= 0)
 			close(f->fd);
-		free(f);
+		frame_free(f);
 	}
 	outq_init(q);
 }

@@ -9,12 +9,14 @@
 #ifndef BOXY_OUTQ_H
 #define BOXY_OUTQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct outq_frame {
 	struct outq_frame *next;
 	int fd;                     /* descriptor to send with the first byte, or -1 */
+	bool secret;                /* wiped before it is freed (outq_push_secret) */
 	size_t len, off;            /* bytes in the frame; bytes already written */
 	uint8_t bytes[];
 };
@@ -28,6 +30,8 @@ struct outq {
 void outq_init(struct outq *q);
 /* Queue one frame of type with len payload bytes, taking fd (-1: none). */
 void outq_push(struct outq *q, uint16_t type, const void *payload, size_t len, int fd);
+/* The same for a frame holding a secret (a key): its bytes are wiped once written or dropped. */
+void outq_push_secret(struct outq *q, uint16_t type, const void *payload, size_t len);
 /*
  * Write what the queue holds to sock without blocking. Returns 0 when the
  * queue is empty, 1 when the socket is full and frames remain, -1 (errno set)

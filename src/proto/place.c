@@ -30,15 +30,15 @@ static int private_dir(const char *dir, char **err)
 	struct stat st;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return set_err_errno(err, "creating %s", dir);
+		return set_err_errno(err, _("creating %s"), dir);
 	if (lstat(dir, &st) < 0)
 		return set_err_errno(err, "%s", dir);
 	if (!S_ISDIR(st.st_mode))
-		return set_err(err, "%s is not a directory", dir);
+		return set_err(err, _("%s is not a directory"), dir);
 	if (st.st_uid != getuid())
-		return set_err(err, "%s belongs to uid %u, not to you", dir, (unsigned)st.st_uid);
+		return set_err(err, _("%s belongs to uid %u, not to you"), dir, (unsigned)st.st_uid);
 	if ((st.st_mode & 0077) != 0)
-		return set_err(err, "%s is accessible to others (mode %03o); it must be 0700",
+		return set_err(err, _("%s is accessible to others (mode %03o); it must be 0700"),
 			       dir, (unsigned)(st.st_mode & 0777));
 	return 0;
 }
@@ -77,7 +77,7 @@ int client_state_dir_make(char **out, char **err)
 	struct stat st;
 
 	if (!state)
-		return set_err(err, "cannot find a state directory (set HOME or XDG_STATE_HOME)");
+		return set_err(err, _("cannot find a state directory (set HOME or XDG_STATE_HOME)"));
 	mkdir_parents(state);
 	if (lstat(state, &st) < 0) {
 		set_err_errno(err, "%s", state);
@@ -86,7 +86,7 @@ int client_state_dir_make(char **out, char **err)
 	}
 	/* The daemon's record and lock live here: nobody else may write it. */
 	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0022) != 0) {
-		set_err(err, "%s must be a directory of yours that only you can write", state);
+		set_err(err, _("%s must be a directory of yours that only you can write"), state);
 		free(state);
 		return -1;
 	}

@@ -10,6 +10,8 @@
 #include "proto/refusals.h"
 #include "common/util.h"
 #include "policy/addr.h"
+#include "policy/decide.h"
+#include "policy/http-rules.h"
 
 #define FIELD_MAX 1024
 
@@ -188,6 +190,39 @@ static bool cidr_fix_ok(const char *cidr)
 	return net_addr_classify(&a, &cls) || net_range_fix_ok(cls.range);
 }
 
+/*
+ * A refused request's rule, from its subject ("GET api.test:8081/v2/x"):
+ * the one http_rule_suggest makes, shell-quoted (it never holds a quote).
+ */
+static char *request_fix(const struct refusal_group *g)
+{
+	const char *sp = strchr(g->subject, ' '), *slash;
+	enum http_deny d;
+	char *method, *host, *path, *rule, *fix = NULL;
+
+	if (strcmp(g->reason, http_deny_words(HTTP_DENY_NO_RULE)) == 0)
+		d = HTTP_DENY_NO_RULE;
+	else if (strcmp(g->reason, http_deny_words(HTTP_DENY_CONNECT)) == 0)
+		d = HTTP_DENY_CONNECT;
+	else
+		return NULL;
+	if (!sp)
+		return NULL;
+	slash = strchr(sp + 1, '/');
+	method = xstrndup(g->subject, (size_t)(sp - g->subject));
+	host = xstrndup(sp + 1, slash ? (size_t)(slash - sp - 1) : strlen(sp + 1));
+	path = xstrdup(slash ? slash : "");
+	host[strcspn(host, ":")] = '\0';
+	rule = http_rule_suggest(d, method, host, path);
+	if (rule)
+		fix = xasprintf("--allow-http '%s'", rule);
+	free(rule);
+	free(method);
+	free(host);
+	free(path);
+	return fix;
+}
+
 char *refusal_fix(const struct refusal_group *g)
 {
 	const char *hint = strstr(g->reason, "(to allow it: ");
@@ -205,6 +240,8 @@ char *refusal_fix(const struct refusal_group *g)
 		}
 		return fix;
 	}
+	if (strcmp(g->layer, NET_LAYER_HTTP) == 0)
+		return request_fix(g);
 	if (strcmp(g->layer, "net.dns") == 0 && strstr(g->reason, "not on the allowlist"))
 		return xasprintf("--allow-host %s", g->subject);
 	if (strstr(g->reason, "network disabled (--net none)"))

@@ -48,6 +48,7 @@
 #include "policy/decide.h"
 #include "common/path-guard.h"
 #include "init/plan.h"
+#include "common/lang.h"
 #include "common/protected.h"
 #include "sandbox/env.h"
 #include "init/stages.h"
@@ -86,6 +87,8 @@ struct sandbox {
 	struct gitcheck *git;       /* what the read-only binds cannot cover, checked after */
 	struct memwatch *mw;        /* --memory's watchdog when no cgroup enforces it, or NULL */
 	uint64_t memory;            /* the limit it watches */
+	char mem_counted[32];       /* what it counted when it killed ("" when it did not) */
+	uint64_t oom_kills;         /* processes the kernel killed past memory.max (a cgroup's) */
 	int launch_rep;             /* boxy-init's report pipe until it has reported, or -1 */
 	int launch_ctl;             /* the plan socket (tap0 comes back over it), or -1 */
 	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
@@ -96,6 +99,7 @@ static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx
 static int sandbox_refuse_protected(const char *path, const char *what, char **err);
 static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
 static void sandbox_memwatch_end(struct sandbox *sb, char **err);
+static void sandbox_kernel_oom(struct sandbox *sb, char **err);
 
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
@@ -141,7 +145,8 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 	plan->hostname = xstrdup("boxy");
 	plan->uid = (uint32_t)ctx->uid;
 	plan->gid = (uint32_t)ctx->gid;
-	plan->envp = env_build(ctx->environ, rs->env, rs->nenv, plan->home, plan->user);
+	plan->envp = env_build(ctx->environ, rs->env, rs->nenv, plan->home, plan->user,
+			       ctx->tls_ca_pem != NULL);
 
 	for (size_t i = 0; i < rs->nmounts; i++) {
 		const struct mount_spec *m = &rs->mounts[i];
@@ -179,6 +184,11 @@ static int sandbox_plan_resolve(const struct runspec *rs, const struct sandbox_c
 		    strcmp(norm, ctx->dns_search) != 0)
 			return set_err(err, _("invalid DNS search domain"));
 		plan->dns_search = xstrdup(norm);
+	}
+	/* TLS inspection: the sandbox trusts the session CA (init/mount.c, sandbox/env.c). */
+	if (ctx->tls_ca_pem && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
+		plan->tls_ca_pem = xstrdup(ctx->tls_ca_pem);
+		plan->tls_ca_hash = xstrdup(ctx->tls_ca_hash ? ctx->tls_ca_hash : "");
 	}
 	plan->seccomp = rs->seccomp == SECCOMP_UNSET ? SECCOMP_STRICT : rs->seccomp;
 	plan->tty = rs->tty;
@@ -819,6 +829,7 @@ int sandbox_reap(struct sandbox *sb, int status, char **err)
 		sb->mntns = -1;
 	}
 	sandbox_memwatch_end(sb, err);
+	sandbox_kernel_oom(sb, err);
 	if (sb->have_limits) {
 		limits_release(&sb->lim);
 		sb->have_limits = false;
@@ -1069,16 +1080,35 @@ static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs)
 {
 	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
 	char *why = NULL, *d;
+	locale_t old;
 
 	if (!rs->memory || sb->lim.memory_enforced)
 		return;
 	sb->memory = rs->memory;
-	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) == 0)
-		return;
-	d = xasprintf(_("--memory is not enforced after all: %s"), why);
-	sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
-	free(d);
-	free(why);
+	old = lang_use(lang_records());     /* a record: worded in C (common/lang.h) */
+	if (memwatch_start(sb->pid, rs->memory, &sb->mw, &why) < 0) {
+		d = xasprintf(_("--memory is not enforced after all: %s"), why);
+		sandbox_audit(events, sb->session, "cgroup", "degraded", "memory", d);
+		free(d);
+		free(why);
+	}
+	lang_use(old);
+}
+
+char *sandbox_exit_words(const struct sandbox *sb)
+{
+	char lim[32];
+
+	if (sb && sb->oom_kills) {
+		format_size(sb->lim.memory, lim, sizeof(lim));
+		return xasprintf(_("memory limit reached: the kernel ended the sandbox at --memory "
+				   "%s"), lim);
+	}
+	if (!sb || !sb->mem_counted[0])
+		return NULL;
+	format_size(sb->memory, lim, sizeof(lim));
+	return xasprintf(_("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory "
+			   "%s; the sandbox was killed"), MEMWATCH_SLOW_MS, sb->mem_counted, lim);
 }
 
 /* The sandbox exited: stop the watchdog and record what it saw, or that it killed. */
@@ -1087,11 +1117,13 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
 	struct memwatch_report r;
 	char lim[32], tot[32], procs[32], tmpfs[32], memfd[32], sysv[32], peak[32], *d;
+	locale_t old;
 
 	if (!sb->mw)
 		return;
 	memwatch_stop(sb->mw, &r);
 	sb->mw = NULL;
+	old = lang_use(lang_records());     /* records, and the failure as recorded: C */
 	format_size(sb->memory, lim, sizeof(lim));
 	format_size(r.peak, peak, sizeof(peak));
 	if (!r.killed) {
@@ -1105,6 +1137,7 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 			      r.sysv_lost ? _("; SysV shared memory could not be counted") : "");
 		sandbox_audit(events, sb->session, "limits", "info", "memory", d);
 		free(d);
+		lang_use(old);
 		return;
 	}
 	format_size(memwatch_usage_total(&r.at_kill), tot, sizeof(tot));
@@ -1119,8 +1152,35 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 		      sysv, lim);
 	sandbox_audit(events, sb->session, "limits", "deny", "memory", d);
 	free(d);
-	set_err(err, _("memory limit exceeded (watchdog, %d ms samples): %s counted, --memory %s; "
-		       "the sandbox was killed"), MEMWATCH_SLOW_MS, tot, lim);
+	snprintf(sb->mem_counted, sizeof(sb->mem_counted), "%s", tot);
+	if (err) {
+		free(*err);
+		*err = sandbox_exit_words(sb);
+	}
+	lang_use(old);
+}
+
+/* The kernel enforced --memory (a cgroup's memory.max) and killed: recorded, and the end's words. */
+static void sandbox_kernel_oom(struct sandbox *sb, char **err)
+{
+	const struct event_sink *events = sb->have_events ? &sb->events : NULL;
+	char lim[32], *d;
+	locale_t old;
+
+	if (!sb->have_limits || (sb->oom_kills = limits_oom_kills(&sb->lim)) == 0)
+		return;
+	old = lang_use(lang_records());     /* the record, and the failure as recorded: C */
+	format_size(sb->lim.memory, lim, sizeof(lim));
+	d = xasprintf(_("memory limit reached: past memory.max = %s the kernel killed the sandbox "
+			"(memory.events counts %llu OOM kills; memory.oom.group ends every process "
+			"of the run, exit 137)"), lim, (unsigned long long)sb->oom_kills);
+	sandbox_audit(events, sb->session, "limits", "deny", "memory", d);
+	free(d);
+	if (err) {
+		free(*err);
+		*err = sandbox_exit_words(sb);
+	}
+	lang_use(old);
 }
 
 int sandbox_gitcheck_start(struct sandbox *sb)

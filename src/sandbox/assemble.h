@@ -42,6 +42,9 @@ struct sandbox_ctx {
 	bool exits_after;           /* the caller exits once the run ends (boxy run --no-daemon):
 				     * what would make that exit wait for the kernel is left to a
 				     * child process instead of a thread (sandbox/gitwatch.c) */
+	const char *tls_ca_pem;     /* TLS inspection: the session CA's certificate (PEM), which
+				     * the sandbox is made to trust; NULL when nothing is inspected */
+	const char *tls_ca_hash;    /* its subject hash, 8 hex digits (common/tlsca.h) */
 };
 
 struct path_roots;
@@ -95,6 +98,12 @@ void sandbox_kill(struct sandbox *sb);
  * (with *err set to the stage's one line).
  */
 int sandbox_reap(struct sandbox *sb, int status, char **err);
+/*
+ * Why the sandbox was ended when boxy ended it (the memory watchdog's kill),
+ * worded in this thread's language (common/lang.h), malloc'd; NULL for any
+ * other end. sandbox_reap's *err is the same, worded in C for the record.
+ */
+char *sandbox_exit_words(const struct sandbox *sb);
 void sandbox_free(struct sandbox *sb);
 
 /*

@@ -18,10 +18,31 @@
 
 #include "sandbox/env.h"
 #include "common/util.h"
+#include "init/plan.h"
 
 const char *const env_allowlist[] = {
 	"LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "TZ", "NO_COLOR", "COLUMNS", "LINES",
 	NULL,
+};
+
+/*
+ * Where each runtime looks for its trust anchors, when the run inspects TLS.
+ * Most read the bundle (the host's roots and the session CA); node, Bun and
+ * Deno keep their own root stores and add the CA alone. Java reads neither
+ * (its trust store is a keystore file): out of scope, doc/http-inspection.md.
+ */
+const struct env_tls_var env_tls_vars[] = {
+	{ "SSL_CERT_FILE", PLAN_CA_BUNDLE, "OpenSSL (curl, python, ruby, php), Go, Rust's openssl" },
+	{ "SSL_CERT_DIR", PLAN_CA_DIR, "OpenSSL's hashed lookup, Go" },
+	{ "NODE_EXTRA_CA_CERTS", PLAN_CA_FILE, "node, npm, yarn, pnpm, Bun" },
+	{ "REQUESTS_CA_BUNDLE", PLAN_CA_BUNDLE, "python requests (certifi otherwise), pip" },
+	{ "PIP_CERT", PLAN_CA_BUNDLE, "pip (its vendored certifi otherwise)" },
+	{ "CURL_CA_BUNDLE", PLAN_CA_BUNDLE, "curl, whatever path it was built with" },
+	{ "GIT_SSL_CAINFO", PLAN_CA_BUNDLE, "git (libcurl with GnuTLS on Debian)" },
+	{ "DENO_CERT", PLAN_CA_FILE, "deno" },
+	{ "AWS_CA_BUNDLE", PLAN_CA_BUNDLE, "the AWS CLI and SDKs (botocore)" },
+	{ "CARGO_HTTP_CAINFO", PLAN_CA_BUNDLE, "cargo" },
+	{ NULL, NULL, NULL },
 };
 
 /* Does the NAME=VALUE entry e have exactly this name? */
@@ -105,7 +126,7 @@ static bool env_path_is_safe(const char *path)
 
 /* Boxy's own variables, then the allowlisted ones from the caller, then -e in order. */
 char **env_build(char *const *caller_env, const struct env_spec *specs, size_t nspecs,
-		 const char *home, const char *user)
+		 const char *home, const char *user, bool tls_trust)
 {
 	char **v = xcalloc(1, sizeof(*v));
 	const char *path = env_lookup(caller_env, "PATH");
@@ -116,6 +137,8 @@ char **env_build(char *const *caller_env, const struct env_spec *specs, size_t n
 	env_set(&v, "LOGNAME", user);
 	env_set(&v, "SHELL", "/bin/sh");
 	env_set(&v, "TMPDIR", "/tmp");
+	for (size_t i = 0; tls_trust && env_tls_vars[i].name; i++)
+		env_set(&v, env_tls_vars[i].name, env_tls_vars[i].value);
 
 	for (size_t i = 0; caller_env && caller_env[i]; i++) {
 		const char *e = caller_env[i];

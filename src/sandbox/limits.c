@@ -46,11 +46,15 @@
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
 #include "init/stages.h"
+#include "common/lang.h"
 #include "common/util.h"
 
 #define MOUNTINFO_MAX (1u << 20)
 #define CGFILE_MAX    (64u << 10)
 #define CPU_PERIOD_US 100000u
+
+/* Where runs get their cgroups once the daemon moved into a leaf (its service's cgroup). */
+static char *limits_runs_root;
 
 /* Decode mountinfo's octal escapes (\040 for a space) in place. */
 static void mountinfo_unescape(char *s)
@@ -184,6 +188,11 @@ void cgroup_probe(struct cgroup_info *info)
 		? xstrdup(info->mount) : xasprintf("%s%s", info->mount, rel);
 	free(own);
 	free(root);
+	/* The daemon in its leaf: runs are made beside it, in the delegated cgroup. */
+	if (limits_runs_root) {
+		free(info->own);
+		info->own = xstrdup(limits_runs_root);
+	}
 
 	/* Delegation: we may create a child here and enable controllers for it. */
 	char *stc = xasprintf("%s/cgroup.subtree_control", info->own);
@@ -203,6 +212,58 @@ void cgroup_info_free(struct cgroup_info *info)
 	free(info->mount);
 	free(info->own);
 	memset(info, 0, sizeof(*info));
+}
+
+/* ---- a cgroup delegated to the daemon (systemd's Delegate=yes) -------------------- */
+
+int limits_leaf_move(const char *own, pid_t pid, char **err)
+{
+	char *procs = cg_read(own, "cgroup.procs"), *line, *save = NULL, *leaf, val[24];
+	size_t n = 0;
+	long first = -1;
+
+	for (line = strtok_r(procs, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (n++ == 0)
+			first = strtol(line, NULL, 10);
+	free(procs);
+	/* Alone there, as a Delegate=yes service's one process is: otherwise the cgroup is
+	 * shared (a login scope, a terminal's), and moving ourselves would not empty it. */
+	if (n != 1 || first != (long)pid)
+		return 0;
+	leaf = xasprintf("%s/%s", own, LIMITS_DAEMON_LEAF);
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST) {
+		set_err_errno(err, _("creating %s"), leaf);
+		free(leaf);
+		return -1;
+	}
+	snprintf(val, sizeof(val), "%ld", (long)pid);
+	if (cg_write(leaf, "cgroup.procs", val) < 0) {
+		set_err_errno(err, _("moving the daemon into %s"), leaf);
+		rmdir(leaf);
+		free(leaf);
+		return -1;
+	}
+	free(leaf);
+	free(limits_runs_root);
+	limits_runs_root = xstrdup(own);
+	return 1;
+}
+
+int limits_delegated_leaf(char **err)
+{
+	struct cgroup_info info;
+	int rc = 0;
+
+	cgroup_probe(&info);
+	if (info.writable && info.own && info.mount && strcmp(info.own, info.mount) != 0)
+		rc = limits_leaf_move(info.own, getpid(), err);
+	cgroup_info_free(&info);
+	return rc;
+}
+
+const char *limits_runs_cgroup(void)
+{
+	return limits_runs_root;
 }
 
 /* Why controller `name` cannot be used, in words (malloc'd). */
@@ -321,12 +382,14 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	char *why_mem = NULL, *why_pids = NULL, *why_cpu = NULL, *why_cg = NULL;
 	char *val;
 	bool mem, pids, cpu;
+	locale_t old;
 
 	(void)err;
 	memset(lim, 0, sizeof(*lim));
 	if (!rs->memory && !rs->pids && !rs->cpus_milli)
 		return 0;
 
+	old = lang_use(lang_records());     /* what it says are records: worded in C */
 	cgroup_probe(&info);
 	mem = rs->memory && info.memory;
 	pids = rs->pids && info.pids;
@@ -356,6 +419,10 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 		 * absent when the host has no swap accounting, which is fine. */
 		if (mem && cg_write(lim->cgroup_dir, "memory.swap.max", "0") < 0 && errno != ENOENT)
 			mem = cgroup_set(lim->cgroup_dir, "memory.swap.max", "0", &why_mem);
+		/* Past memory.max the kernel kills every process of the run, as the
+		 * watchdog does, not only the largest (Linux 4.19). */
+		if (mem)
+			cg_write(lim->cgroup_dir, "memory.oom.group", "1");
 	}
 	if (pids) {
 		val = xasprintf("%llu", (unsigned long long)rs->pids);
@@ -388,6 +455,7 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	free(why_cpu);
 	free(why_cg);
 	cgroup_info_free(&info);
+	lang_use(old);
 	return 0;
 }
 
@@ -395,14 +463,41 @@ int limits_attach(struct limits *lim, pid_t pid, char **err)
 {
 	char val[24];
 
-	if (lim->scope_pending)
+	if (lim->scope_pending) {
+		locale_t old = lang_use(lang_records());
+
 		limits_scope_attach(lim, pid);
+		lang_use(old);
+	}
 	if (!lim->cgroup_dir)
 		return 0;
 	snprintf(val, sizeof(val), "%ld", (long)pid);
 	if (cg_write(lim->cgroup_dir, "cgroup.procs", val) < 0)
 		return set_err_errno(err, "move pid %ld into %s", (long)pid, lim->cgroup_dir);
 	return 0;
+}
+
+uint64_t limits_oom_kills(const struct limits *lim)
+{
+	char *dir = lim->cgroup_dir ? xstrdup(lim->cgroup_dir)
+		    : lim->scope_cgroup && lim->scope_mount
+		    ? xasprintf("%s%s", lim->scope_mount, lim->scope_cgroup) : NULL;
+	char *events, *p;
+	uint64_t n = 0;
+
+	if (!dir || !lim->memory_enforced) {
+		free(dir);
+		return 0;
+	}
+	events = cg_read(dir, "memory.events");
+	for (p = events; (p = strstr(p, "oom_kill ")) != NULL; p++)
+		if (p == events || p[-1] == '\n') {
+			n = strtoull(p + 9, NULL, 10);
+			break;
+		}
+	free(events);
+	free(dir);
+	return n;
 }
 
 void limits_release(struct limits *lim)
@@ -502,6 +597,8 @@ static void limits_scope_attach(struct limits *lim, pid_t pid)
 		 * limits with: only the kernel's files say what is enforced. */
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->memory);
 		lim->memory_enforced = lim->memory && limits_scope_reads(dir, "memory.max", val);
+		if (lim->memory_enforced)
+			cg_write(dir, "memory.oom.group", "1");     /* the scope is delegated */
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)lim->pids);
 		lim->pids_enforced = lim->pids && limits_scope_reads(dir, "pids.max", val);
 		snprintf(val, sizeof(val), "%llu",

@@ -65,5 +65,24 @@ int limits_scope_request(pid_t pid, uint64_t memory, uint64_t pids, uint32_t cpu
 			 char **unit, char **cgroup, char **why);
 /* Remove the run's cgroup after the sandbox exited. */
 void limits_release(struct limits *lim);
+/* How many processes the kernel killed past memory.max in the run's cgroup or scope
+ * (memory.events oom_kill; 0 when memory was not enforced by either). Before release. */
+uint64_t limits_oom_kills(const struct limits *lim);
+
+/*
+ * The daemon under a service manager that delegated it a cgroup of its own
+ * (systemd's Delegate=yes, dist/systemd/boxy.service): cgroup v2 lets a
+ * cgroup that holds processes enable no controller for its children, so the
+ * daemon moves into a leaf, OWN/daemon, and runs get their cgroups beside it
+ * in OWN (cgroup_probe reports OWN from then on). Only when the daemon is
+ * the one process in OWN; call before starting any thread or child. 1 when
+ * it moved, 0 when there was nothing to do, -1 with *err.
+ */
+#define LIMITS_DAEMON_LEAF "daemon"
+int limits_delegated_leaf(char **err);
+/* The same for cgroup directory own and process pid (what tests call). */
+int limits_leaf_move(const char *own, pid_t pid, char **err);
+/* OWN once the daemon moved into its leaf, else NULL. */
+const char *limits_runs_cgroup(void);
 
 #endif

@@ -31,6 +31,8 @@ struct learn_host {
 	size_t nports;
 	char *session;          /* the first session that needed it */
 	int64_t count;          /* connections (0: resolved only) */
+	bool bound;             /* resolved, or a flow's address was bound to it; false: only
+				 * named by the client (TLS SNI, HTTP Host), which it chose */
 };
 
 struct learn_note {
@@ -240,6 +242,7 @@ void learn_add_conn(struct learn *l, const char *session, const char *proto,
 	if (host && (h = host_get(l, host, session)) != NULL) {
 		host_add_port(h, (uint16_t)port);
 		h->count += count;
+		h->bound = true;
 	}
 	if (sni && (!host || strcmp(sni, host) != 0) && (h = host_get(l, sni, session)) != NULL) {
 		host_add_port(h, (uint16_t)port);
@@ -250,6 +253,7 @@ void learn_add_conn(struct learn *l, const char *session, const char *proto,
 void learn_add_name(struct learn *l, const char *session, const char *name, bool allowed,
 		    const char *reason, int64_t count)
 {
+	struct learn_host *h;
 	char *text;
 
 	if (!allowed) {
@@ -259,7 +263,8 @@ void learn_add_name(struct learn *l, const char *session, const char *name, bool
 		free(text);
 		return;
 	}
-	(void)host_get(l, name, session);
+	if ((h = host_get(l, name, session)) != NULL)
+		h->bound = true;
 }
 
 void learn_add_cidr(struct learn *l, const char *session, const char *cidr)
@@ -390,6 +395,13 @@ char *learn_yaml(const struct learn *l, const char *extends)
 			if (h->nports == 0)
 				fprintf(f, "    # resolved by %s, never connected to: the run's ports apply\n",
 					short_id(h->session));
+			else if (!h->bound)
+				/* A payload can put any name in its ClientHello or Host header:
+				 * the reader should know this one was never looked up. */
+				fprintf(f, "    # %lld connection%s, first in session %s: named only by the "
+					   "client (TLS SNI or HTTP Host) to an address of another name "
+					   "or none, never resolved: check it\n", (long long)h->count,
+					h->count == 1 ? "" : "s", short_id(h->session));
 			else
 				fprintf(f, "    # %lld connection%s, first in session %s\n",
 					(long long)h->count, h->count == 1 ? "" : "s",

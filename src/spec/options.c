@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "spec/http-rule.h"
 #include "spec/options.h"
 #include "spec/values.h"
 #include "common/util.h"
@@ -32,6 +33,8 @@ const struct spec_option spec_options[] = {
 	{ "allow-cidr", 0, "network.cidrs", "net.cidrs", SPEC_CIDR, 0, F(cidrs), F(ncidrs), NULL },
 	{ "tailscale", 0, "network.tailscale", "net.tailscale", SPEC_SWITCH, 0, F(tailscale), 0,
 	  NULL },
+	{ "allow-http", 0, "network.http", "net.http", SPEC_HTTP_RULE, 0, F(http_rules),
+	  F(nhttp_rules), NULL },
 	{ "ro", 0, "filesystem.ro", "mounts", SPEC_MOUNT, MOUNT_RO, F(mounts), F(nmounts), "file" },
 	{ "rw", 0, "filesystem.rw", "mounts", SPEC_MOUNT, MOUNT_RW, F(mounts), F(nmounts), "file" },
 	{ "protect", 0, "filesystem.protect", "mounts", SPEC_MOUNT, MOUNT_PROTECT, F(mounts),
@@ -75,7 +78,7 @@ bool spec_kind_is_list(enum spec_kind k)
 {
 	switch (k) {
 	case SPEC_MOUNT: case SPEC_COPY: case SPEC_HOST: case SPEC_PORT: case SPEC_CIDR:
-	case SPEC_ENV: case SPEC_ENV_SET:
+	case SPEC_ENV: case SPEC_ENV_SET: case SPEC_HTTP_RULE:
 		return true;
 	default:
 		return false;
@@ -289,6 +292,25 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		append_entry(o, rs, &e, sizeof(e));
 		return 0;
 	}
+	case SPEC_HTTP_RULE: {
+		struct http_rule r;
+		struct http_rule_error e;
+		char *copy;
+
+		if (http_rule_parse(text, &r, &e) < 0) {
+			char *line = http_rule_error_line(text, &e);
+
+			set_err(err, "'%s': %s", text, line);
+			free(line);
+			return -1;
+		}
+		http_rule_free(&r);
+		if (*spec_option_count(o, rs) >= HTTP_RULES_MAX)
+			return set_err(err, _("more than %d rules"), HTTP_RULES_MAX);
+		copy = xstrdup(text);
+		append_entry(o, rs, &copy, sizeof(copy));
+		return 0;
+	}
 	}
 	fatal("spec: option kind %d has no validator", (int)o->kind);
 }
@@ -375,6 +397,12 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		json_arr_begin(b);
 		for (size_t i = 0; i < n; i++)
 			json_str(b, (*(struct cidr *const *)f)[i].text);
+		json_arr_end(b);
+		return;
+	case SPEC_HTTP_RULE:
+		json_arr_begin(b);
+		for (size_t i = 0; i < n; i++)
+			json_str(b, (*(char **const *)f)[i]);
 		json_arr_end(b);
 		return;
 	case SPEC_ENV: case SPEC_ENV_SET:

@@ -43,6 +43,7 @@ enum spec_kind {
 	SPEC_ENV,       /* list of struct env_spec: parse_env_spec (a profile: names only) */
 	SPEC_ENV_SET,   /* the same list, from a profile's NAME: value mapping */
 	SPEC_FAIL_ON,   /* char *: parse_fail_on's words, kept as fail_on_text gives them */
+	SPEC_HTTP_RULE, /* list of char *: an HTTP rule as written, read by http_rule_parse */
 };
 
 struct spec_option {

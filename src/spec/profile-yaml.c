@@ -59,7 +59,7 @@ struct ywalk {
 	struct runspec *rs;
 	char **err;
 	bool saw_mode;              /* network.mode given in this document */
-	bool saw_hosts;             /* network.hosts non-empty in this document */
+	bool saw_hosts;             /* network.hosts or network.http non-empty in this document */
 };
 
 /* Free a tree. */
@@ -678,7 +678,7 @@ static int apply_row(struct ywalk *w, const struct spec_option *o, const struct 
 			for (size_t i = 0; i < list_len(n); i++) {
 				if (apply_text(w, o, n->kids[i], where, n->kids[i]->text) < 0)
 					return -1;
-				if (o->kind == SPEC_HOST)
+				if (o->kind == SPEC_HOST || o->kind == SPEC_HTTP_RULE)
 					w->saw_hosts = true;
 			}
 			return 0;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/path-guard.h"
+#include "spec/http-rule.h"
 #include "spec/runspec.h"
 #include "common/util.h"
 
@@ -63,7 +64,7 @@ void runspec_init(struct runspec *rs)
 	memset(rs, 0, sizeof(*rs));
 }
 
-/* Drop every host, port, range and the tailscale exception. */
+/* Drop every host and HTTP rule (what names destinations). */
 static void runspec_clear_hosts(struct runspec *rs)
 {
 	for (size_t i = 0; i < rs->nhosts; i++)
@@ -71,6 +72,11 @@ static void runspec_clear_hosts(struct runspec *rs)
 	free(rs->hosts);
 	rs->hosts = NULL;
 	rs->nhosts = 0;
+	for (size_t i = 0; i < rs->nhttp_rules; i++)
+		free(rs->http_rules[i]);
+	free(rs->http_rules);
+	rs->http_rules = NULL;
+	rs->nhttp_rules = 0;
 }
 
 static void runspec_clear_network(struct runspec *rs)
@@ -143,8 +149,11 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 		runspec_clear_hosts(dst);
 	if (src->net != NET_UNSET)
 		dst->net = src->net;
-	else if (src->nhosts && dst->net == NET_PUBLIC)
+	else if ((src->nhosts || src->nhttp_rules) && dst->net == NET_PUBLIC)
 		dst->net = NET_ALLOWLIST;       /* naming hosts on top asks for the allowlist */
+	for (size_t i = 0; i < src->nhttp_rules; i++)
+		*(char **)xappend(&dst->http_rules, &dst->nhttp_rules, sizeof(char *)) =
+			xstrdup(src->http_rules[i]);
 	for (size_t i = 0; i < src->nhosts; i++) {
 		struct host_spec *h = xappend(&dst->hosts, &dst->nhosts, sizeof(*h));
 
@@ -215,12 +224,12 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 	if (!*path)
 		return 0;
 	if (**path == '\0')
-		return set_err(err, "%s: empty path", what);
+		return set_err(err, _("%s: empty path"), what);
 	if (path_is_normal(*path))
 		return 0;
 	abs = path_absolute(*path, base);
 	if (!abs)
-		return set_err_errno(err, "%s: cannot make '%s' absolute", what, *path);
+		return set_err_errno(err, _("%s: cannot make '%s' absolute"), what, *path);
 	free(*path);
 	*path = abs;
 	return 0;
@@ -230,34 +239,67 @@ static int absolutize(char **path, const char *base, const char *what, char **er
 static int runspec_check(const struct runspec *rs, char **err)
 {
 	if (rs->nhosts && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
-		return set_err(err, "--allow-host implies --net allowlist; it contradicts --net %s",
+		return set_err(err, _("--allow-host implies --net allowlist; it contradicts --net %s"),
 			       net_mode_name(rs->net));
+	if (rs->nhttp_rules && (rs->net == NET_NONE || rs->net == NET_PUBLIC))
+		return set_err(err, "--allow-http implies --net allowlist; it contradicts --net %s",
+			       net_mode_name(rs->net));
+	if (rs->nhttp_rules > HTTP_RULES_MAX)
+		return set_err(err, "more than %d --allow-http rules", HTTP_RULES_MAX);
 	if (rs->net == NET_NONE) {
 		if (rs->pcap)
-			return set_err(err, "--pcap with --net none would capture nothing");
+			return set_err(err, _("--pcap with --net none would capture nothing"));
 		if (rs->net_log)
-			return set_err(err, "--net-log with --net none would record nothing");
+			return set_err(err, _("--net-log with --net none would record nothing"));
 		if (rs->nports)
-			return set_err(err, "--allow-port with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--allow-port with --net none: no connection leaves "
+					 "the sandbox to use it"));
 		if (rs->ncidrs)
-			return set_err(err, "--allow-cidr with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--allow-cidr with --net none: no connection leaves "
+					 "the sandbox to use it"));
 		if (rs->tailscale)
-			return set_err(err, "--tailscale with --net none: no connection leaves "
-				       "the sandbox to use it");
+			return set_err(err, _("--tailscale with --net none: no connection leaves "
+					 "the sandbox to use it"));
 	}
 	if (rs->pcap_max && !rs->pcap)
-		return set_err(err, "--pcap-max without --pcap: there is no capture to limit");
+		return set_err(err, _("--pcap-max without --pcap: there is no capture to limit"));
+	return 0;
+}
+
+/*
+ * A rule's domain is a host of the allowlist: added, without ports of its
+ * own, unless an entry of that very name is there (whose ports it keeps).
+ */
+static int runspec_add_rule_hosts(struct runspec *rs, char **err)
+{
+	for (size_t i = 0; i < rs->nhttp_rules; i++) {
+		struct http_rule r;
+		struct http_rule_error e;
+		bool listed = false;
+
+		if (http_rule_parse(rs->http_rules[i], &r, &e) < 0)
+			return set_err(err, "--allow-http '%s': column %zu: %s", rs->http_rules[i],
+				       e.column, _(e.why));
+		for (size_t j = 0; r.domain && j < rs->nhosts; j++)
+			if (strcmp(rs->hosts[j].name, r.domain) == 0)
+				listed = true;
+		if (r.domain && !listed) {
+			struct host_spec *h = xappend(&rs->hosts, &rs->nhosts, sizeof(*h));
+
+			h->name = xstrdup(r.domain);
+			h->ports = xcalloc(1, sizeof(uint16_t));
+		}
+		http_rule_free(&r);
+	}
 	return 0;
 }
 
 int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 {
 	if (!rs->argv || !rs->argv[0])
-		return set_err(err, "no command to run");
+		return set_err(err, _("no command to run"));
 	if (rs->argv[0][0] == '\0')
-		return set_err(err, "the command is an empty string");
+		return set_err(err, _("the command is an empty string"));
 	if (runspec_check(rs, err) < 0)
 		return -1;
 
@@ -272,7 +314,7 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 		int r = absolutize(&m->src, cwd, what, err);
 
 		if (r == 0 && m->dst && m->dst[0] != '/')
-			r = set_err(err, "%s: destination '%s' is not an absolute path", what,
+			r = set_err(err, _("%s: destination '%s' is not an absolute path"), what,
 				    m->dst);
 		if (r == 0)
 			r = absolutize(&m->dst, "/", what, err);
@@ -289,13 +331,15 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 	    absolutize(&rs->report, cwd, "--report", err) < 0)
 		return -1;
 
+	if (runspec_add_rule_hosts(rs, err) < 0)
+		return -1;
 	if (rs->net == NET_UNSET)
-		rs->net = rs->nhosts ? NET_ALLOWLIST : NET_PUBLIC;
+		rs->net = rs->nhosts || rs->nhttp_rules ? NET_ALLOWLIST : NET_PUBLIC;
 	/* After the default: a bare --allow-port lands in public mode, where it would do nothing. */
 	if (rs->net == NET_PUBLIC && rs->nports)
-		return set_err(err, "--allow-port adds ports to allowlist mode, and public mode "
-			       "already permits every port: name hosts with --allow-host, or give "
-			       "--net allowlist");
+		return set_err(err, _("--allow-port adds ports to allowlist mode, and public mode "
+				 "already permits every port: name hosts with --allow-host, or give "
+				 "--net allowlist"));
 	if (rs->seccomp == SECCOMP_UNSET)
 		rs->seccomp = SECCOMP_STRICT;
 	if (rs->pcap && !rs->pcap_max)

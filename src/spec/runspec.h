@@ -77,6 +77,9 @@ struct runspec {
 	struct cidr *cidrs;
 	size_t ncidrs;
 	bool tailscale;
+	char **http_rules;          /* --allow-http, as written (spec/http-rule.h); each rule's
+				     * domain is also a host (runspec_finish adds it) */
+	size_t nhttp_rules;
 
 	struct mount_spec *mounts;
 	size_t nmounts;
@@ -129,19 +132,23 @@ void runspec_free(struct runspec *rs);
  * Merge src over dst (deep copies; src is untouched): scalars set in src
  * replace dst's, lists append, booleans set in src are set. One exception:
  * a network mode set in src drops dst's entries it makes meaningless
- * (NET_NONE: hosts, ports, cidrs, tailscale; NET_PUBLIC: hosts), so that
+ * (NET_NONE: hosts, HTTP rules, ports, cidrs, tailscale; NET_PUBLIC: hosts
+ * and HTTP rules), so that
  * `--profile node --net none` is node offline rather than a contradiction.
- * And hosts added in src without a mode turn dst's NET_PUBLIC into
+ * And hosts (or HTTP rules) added in src without a mode turn dst's NET_PUBLIC into
  * NET_ALLOWLIST (`--allow-host` implies allowlist over a public profile);
  * over NET_NONE they stay, and runspec_finish refuses the contradiction.
  */
 void runspec_merge(struct runspec *dst, const struct runspec *src);
 
 /*
- * Fill defaults (workdir = cwd, net = allowlist when hosts were named else
- * public, seccomp strict, pcap_max when --pcap), make workdir, mount sources
- * and log paths absolute against cwd, and refuse contradictions: a missing
- * command; --allow-host with --net none or public; --pcap, --allow-port,
+ * Fill defaults (workdir = cwd, net = allowlist when hosts or HTTP rules were
+ * named else public, seccomp strict, pcap_max when --pcap), add each HTTP
+ * rule's domain as a host when no entry names it yet (doc/http-rules.md:
+ * without ports of its own, so 80, 443 and --allow-port), make workdir, mount
+ * sources and log paths absolute against cwd, and refuse contradictions: a
+ * missing command; --allow-host or --allow-http with --net none or public;
+ * --pcap, --allow-port,
  * --allow-cidr or --tailscale with --net none; --pcap-max without --pcap.
  * Returns -1 with a one-line reason in *err. doc/flags.md lists them.
  */

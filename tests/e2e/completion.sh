@@ -36,8 +36,8 @@ comp() {
 check "boxy ru<TAB>: run" '[ "$(comp boxy ru)" = run ]'
 check "boxy <TAB>: every subcommand" \
 	'[ "$(comp boxy "" | grep -c .)" -ge 13 ] && comp boxy "" | grep -qx top && comp boxy "" | grep -qx daemon'
-check "boxy run --all<TAB>: the four --allow flags" \
-	'[ "$(comp boxy run --all | tr "\n" " ")" = "--allow-cidr --allow-git-write --allow-host --allow-port " ]'
+check "boxy run --all<TAB>: the five --allow flags" \
+	'[ "$(comp boxy run --all | tr "\n" " ")" = "--allow-cidr --allow-git-write --allow-host --allow-http --allow-port " ]'
 # Every long option of run's table, as --help names them.
 want=$("$BOXY" run --help | grep -o -- '--[a-z][a-z-]*' | sort -u | grep -vx -- '--')
 got=$(comp boxy run --)
@@ -74,7 +74,7 @@ B completion fish
 cp "$OUT" "$SUITE/boxy.fish"
 check "boxy completion fish: a script fish parses" '[ "$RC" = 0 ] && fish -n "$SUITE/boxy.fish"'
 check "fish: boxy run --all<TAB> and boxy show <TAB>" \
-	'[ "$(fish -c "source $SUITE/boxy.fish; complete -C \"boxy run --all\"" | tr "\n" " ")" = "--allow-cidr --allow-git-write --allow-host --allow-port " ] &&
+	'[ "$(fish -c "source $SUITE/boxy.fish; complete -C \"boxy run --all\"" | tr "\n" " ")" = "--allow-cidr --allow-git-write --allow-host --allow-http --allow-port " ] &&
 	 fish -c "source $SUITE/boxy.fish; complete -C \"boxy show \"" | grep -qx "$ID"'
 
 done_testing

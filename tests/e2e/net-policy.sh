@@ -472,7 +472,7 @@ run_case netlog --allow-host www.example.test --net-log "$TN/cases/netlog.json" 
 cat >"$TN/netlog-check.py" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["version"] == 1, "version"
+assert d["version"] == 2, "version"
 assert d["conn_fields"] == ["t_ms", "proto", "verdict", "addr", "port", "host", "sni",
                             "reason", "up", "down"], "conn_fields"
 s = d["strings"]

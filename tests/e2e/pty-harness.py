@@ -150,6 +150,17 @@ def main():
                     answers.remove((t, reply))
         if a.kill_when and killed_at is None and os.path.exists(a.kill_when):
             os.kill(pid, signal.SIGKILL)
+            # What the command wrote before it died may still sit unread in
+            # the pty: wait until it is dead (not reaping it), take all of
+            # that as "before", and only then count what arrives as "after" —
+            # a heavily loaded machine otherwise showed its last line as a leak.
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            while True:
+                chunk = drain(0)
+                if not chunk:
+                    break
+                out += chunk
+            now = time.time()
             killed_at = now
             time.sleep(0.3)
             if a.type_after:

@@ -83,12 +83,12 @@ fi
 (cd "$C" && tn_user env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" XDG_STATE_HOME="$TN/state" \
 	script -qec "'$BOXY' run --net none -- printf 'x\\033]52;c;Y3VybHxzaA==\\007\\033[6ny\\n'" /dev/null) \
 	</dev/null >"$C/term.out" 2>&1
-if grep -q 'boxy: terminal: 2 control sequence(s) the payload wrote were not passed' "$C/term.out" &&
+if grep -q 'boxy: terminal: 2 control sequences the payload wrote were not passed' "$C/term.out" &&
 	! grep -q ']52;' "$C/term.out"; then
 	ok "a run on a terminal says how many sequences the filter kept from it"
 else
 	fail_case "a run on a terminal says how many sequences the filter kept from it" \
-		"want 'boxy: terminal: 2 control sequence(s) …' and no OSC 52"
+		"want 'boxy: terminal: 2 control sequences …' and no OSC 52"
 	diag "$(od -c "$C/term.out" | tail -6)"
 fi
 

@@ -39,7 +39,7 @@ N=$(rows)
 sleep 0.1
 B prune --dry-run --older-than 1ms
 check "prune --dry-run names the ended session" \
-	'[ "$RC" = 0 ] && [ "$(grep -c "^[0-9a-f]\{16\}$" "$OUT")" = 1 ] && grep -q "1 session(s) would be pruned" "$ERR"'
+	'[ "$RC" = 0 ] && [ "$(grep -c "^[0-9a-f]\{16\}$" "$OUT")" = 1 ] && grep -q "1 session would be pruned" "$ERR"'
 check "prune --dry-run deletes nothing" '[ "$(rows)" = "$N" ] && [ "$N" -ge 1 ]'
 B prune --older-than 1ms
 check "prune then deletes what the dry run named" '[ "$RC" = 0 ] && [ "$(rows)" = 0 ]'

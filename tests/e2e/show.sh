@@ -90,7 +90,8 @@ fi
 db=$TN/state/boxy/sessions.db
 rows=$(sqlite3 "$db" "SELECT (SELECT count(*) FROM connections WHERE session_id LIKE '$ID%')
 	+ (SELECT count(*) FROM resolutions WHERE session_id LIKE '$ID%')
-	+ (SELECT count(*) FROM decisions WHERE session_id LIKE '$ID%')")
+	+ (SELECT count(*) FROM decisions WHERE session_id LIKE '$ID%')
+	+ (SELECT count(*) FROM requests WHERE session_id LIKE '$ID%')")
 got=$(($(wc -l <"$C/events") - 1))
 if [ "$ERC" -eq 0 ] && [ "$got" -eq "$rows" ] && [ "$rows" -ge 86 ] &&
 	[ "$(grep -c '93\.184\.216\.' "$C/events")" -ge 80 ] &&
@@ -108,20 +109,21 @@ if [ "$JRC" -eq 0 ] && python3 - "$C/json" "$rows" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = int(sys.argv[2])
-n = len(d["connections"]) + len(d["resolutions"]) + len(d["decisions"])
+n = len(d["connections"]) + len(d["resolutions"]) + len(d["decisions"]) + len(d["requests"])
 assert n == rows, (n, rows)
 assert d["exit_code"] == 3
 assert d["policy"]["net"]["mode"] == "allowlist"
 assert sum(r["count"] for r in d["refusals"]) >= 80
 assert any(r["subject"] == "other.example.test" for r in d["refusals"])
 assert "overflow" in d and "destinations" in d and "denials" in d
-assert all("t_rel_ms" in r for r in d["connections"] + d["resolutions"] + d["decisions"])
+assert all("t_rel_ms" in r for r in d["connections"] + d["resolutions"] + d["decisions"] +
+           d["requests"])
 PY
 then
 	ok "boxy show --json is valid and carries every table and the grouped refusals"
 else
 	fail_case "boxy show --json is valid and carries every table and the grouped refusals" \
-		"want valid JSON with connections, resolutions, decisions ($rows rows), refusals"
+		"want valid JSON with connections, resolutions, decisions, requests ($rows rows), refusals"
 	diag_file "$C/json.err" 5
 fi
 

@@ -98,6 +98,50 @@ else
 		"baseline $(field "$D" baseline), want $B"
 fi
 
+## ---- decoys past the cap ---------------------------------------------------------------------
+# Review finding: at most 20 "new" events, ordered by kind then by count, so a
+# payload that dials 25 new ports of a known host three times each pushed the
+# one new host it really reached, its new refusal and its planted repository
+# out of the summary (the gate still failed: the "more" line counts). Now a
+# new host comes before new ports of known ones, and past the cap the first
+# new item of each kind (destination, refusal, finding) is still shown.
+DW=$TN/cases/since-decoys
+mkdir -p "$DW" && cp "$TN/tls/ca.pem" "$DW/ca.pem" && chmod -R a+rwX "$DW"
+cat >"$DW/job.py" <<'PY'
+import os, socket, subprocess, sys
+def dial(host, port):
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect((host, port))
+    except OSError:
+        pass
+    s.close()
+dial("www.example.test", 443)
+if os.path.exists("bump"):
+    for _ in range(3):
+        for port in range(1000, 1025):          # 25 decoys: new ports of a known host
+            dial("www.example.test", port)
+    dial("other.example.test", 80)              # the one that matters
+    dial("169.254.169.254", 80)                 # a new refusal
+    subprocess.call(["git", "init", "-q", "planted"])
+PY
+chmod a+rw "$DW/job.py"
+(cd "$DW" && tn_boxy run -- python3 job.py >"$DW/a.out" 2>"$DW/a.err" </dev/null)
+touch "$DW/bump" && chmod a+rw "$DW/bump"
+(cd "$DW" && tn_boxy run -- python3 job.py >"$DW/b.out" 2>"$DW/b.err" </dev/null)
+RC=$?
+news=$(grep 'new since the last run' "$DW/b.err")
+if [ "$RC" -eq 0 ] && grep -q 'other.example.test:80 (new destination' <<<"$news" &&
+	grep -q '169.254.169.254.*(new refusal' <<<"$news" && grep -q 'planted.*(new finding' <<<"$news" &&
+	grep -q 'more new items\?' <<<"$news"; then
+	ok "since: 25 decoy ports hide neither the new host, nor the new refusal, nor the new finding"
+	diag "$news"
+else
+	fail_case "since: 25 decoy ports hide neither the new host, nor the new refusal, nor the new finding" \
+		"exit $RC" "$news"
+fi
+
 ## ---- boxy diff ----------------------------------------------------------------------------
 tn_boxy diff "$A" "$Cid" >"$W/diff.out" 2>&1
 RC=$?

@@ -67,7 +67,11 @@ def rows(sql, *args):
         fails.append("%s: %s" % (sql, e))
         return []
 
-check("schema version 5", rows("PRAGMA user_version") == [(5,)], rows("PRAGMA user_version"))
+# The schema version is the last row of doc/store.md's table of versions (each branch
+# that adds a migration step adds its row there; no number to keep here).
+documented = max(int(v) for v in re.findall(r"^\| (\d+) \| ", open(doc).read(), re.M))
+check("schema version %d, the last doc/store.md documents" % documented,
+      rows("PRAGMA user_version") == [(documented,)], rows("PRAGMA user_version"))
 sessions = rows("SELECT id, argv, state, exit_code, started_ms, ended_ms FROM sessions"
                 " ORDER BY started_ms")
 rec = [s for s in sessions if "big.bin" in s[1]]
@@ -180,6 +184,9 @@ expect = {
     "What each name answered, with its TTL":
         lambda got: sorted(got) == sorted([("www.example.test", HTTP, 60, 2),
                                            ("www.example.test", HTTP6, 60, 2)]),
+    "Every HTTP request a session made, refused ones first":
+        lambda got: [tuple(g[1:6]) for g in got] ==
+        [("GET", "www.example.test", 80, "/big.bin", "allow")] and got[0][0] >= 1,
     "Bytes per allowed connection":
         lambda got: sorted(got) == sorted((r[4], r[3], r[8], r[9]) for r in allowed),
     "Sessions that reached the per-session cap, and how much was only counted":

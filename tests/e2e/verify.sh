@@ -19,7 +19,7 @@ harness_locate
 [ "$(id -u)" = 0 ] && harness_as_test_user "$0" "$@"
 . "$here/e2e/daemon-lib.sh"
 
-plan 23
+plan 28
 W=$SUITE/work
 KEY=$STATE/signing.key
 LOGF=$SUITE/audit.jsonl
@@ -52,11 +52,11 @@ check "a real run writes a chained audit log ending in its seal ($N lines)" \
 	 head -n 1 "$LOGF" | grep -q "\"seq\":1,\"prev\":\"[0-9a-f]\{64\}\"}$"'
 V "$LOGF"
 check "boxy verify says the untouched log is intact, sealed by the trusted key (exit 0)" \
-	'[ "$RC" = 0 ] && grep -q "intact: $N line(s), 1 chain(s), 1 sealed" "$OUT" &&
+	'[ "$RC" = 0 ] && grep -q "intact: $N lines, 1 chain, 1 sealed" "$OUT" &&
 	 grep -q "the trusted key" "$OUT"'
 V "$ID"
 check "boxy verify ID: the store's decisions match the seal (exit 0)" \
-	'[ "$RC" = 0 ] && grep -q "^$ID: intact: [1-9][0-9]* decision(s); audit log: $N line(s)" "$OUT"'
+	'[ "$RC" = 0 ] && grep -q "^$ID: intact: [1-9][0-9]* decisions; audit log: $N lines" "$OUT"'
 check "the signing key is the test user's, mode 0600, in the state directory" \
 	'[ "$(stat -c "%a %U %F" "$KEY")" = "600 $(id -un) regular file" ]'
 check "the store keeps the log's length and head" \
@@ -105,6 +105,13 @@ check "the same copy against another key: sealed by a key other than the trusted
 EV "$SUITE/copy.jsonl"
 check "without --key elsewhere, the key the log names is said to be unchecked" \
 	'[ "$RC" = 0 ] && grep -q "no trusted key" "$OUT"'
+# Review finding: the signature covers the seal's numbers, not its words or a member
+# given twice; elsewhere there is no store head to cover them. The seal must be the
+# very line boxy writes.
+tampered sealwords 'L[-1] = L[-1].replace("signed\"", "signed by the release manager\"")'
+EV --key "$SUITE/boxy.pub" "$SUITE/sealwords.jsonl"
+check "elsewhere, a seal whose words were edited is found (exit 1)" \
+	'[ "$RC" = 1 ] && grep -q ":$N: .*where its signature does not reach" "$OUT"'
 
 # ---- the payload rewrites its own log during the run -------------------------------------
 PLOG=$W/payload-audit.jsonl
@@ -118,6 +125,39 @@ B run --net none --audit-log "$QLOG" -- sh -c ': > payload-trunc.jsonl'
 V "$QLOG"
 check "the payload truncating its audit log is found (exit 1)" \
 	'[ "$RC" = 1 ] && grep -q "BROKEN" "$OUT"'
+
+# ---- the payload replaces its own log with an older, intact one ---------------------------
+# Review finding: the daemon writes through the descriptor the client opened,
+# so a payload that renames another file over the log's name hides its own
+# lines there — and a copy of an earlier run's sealed chain verified intact.
+# The store now records where each session's log was; every session recorded
+# there must be in the file, and `boxy verify ID` opens that file.
+RLOG=$W/replaced.jsonl
+B run --net none --audit-log "$RLOG" -- true
+B run --net none --audit-log "$RLOG" -- python3 -c '
+import os
+lines = open("replaced.jsonl").read().splitlines(True)
+last = max(i for i, l in enumerate(lines) if "\"verdict\":\"seal\"" in l)
+open("t", "w").write("".join(lines[:last + 1]))
+os.rename("t", "replaced.jsonl")'
+RID=$(sqlite3 "$DB" 'SELECT id FROM sessions ORDER BY started_ms DESC LIMIT 1' 2>/dev/null)
+V "$RLOG"
+check "a log the payload replaced by an earlier intact one is found: its session is missing (exit 1)" \
+	'[ "$RC" = 1 ] && grep -q "^$RLOG:0: session $RID wrote [1-9][0-9]* lines\? to this file" "$OUT"'
+V "$RID"
+check "boxy verify ID opens the session's recorded log and finds it replaced (exit 1)" \
+	'[ "$RC" = 1 ] && grep -q "^$RID: intact: " "$OUT" &&
+	 grep -q "^$RLOG:0: session $RID wrote" "$OUT"'
+V "$ID"
+check "boxy verify ID of an untouched session checks its log too (exit 0)" \
+	'[ "$RC" = 0 ] && grep -q "^$ID: intact" "$OUT" && grep -q "^$LOGF: intact: $N lines\?" "$OUT"'
+mv "$LOGF" "$LOGF.real"
+ln -s "$LOGF.real" "$LOGF"
+V "$ID"
+check "boxy verify ID refuses a recorded log that is now a symbolic link (exit 1)" \
+	'[ "$RC" = 1 ] && grep -q "symbolic link" "$ERR" && grep -q "^$ID: its audit log .* cannot be read" "$OUT"'
+rm -f "$LOGF"
+mv "$LOGF.real" "$LOGF"
 
 # ---- the store's record ----------------------------------------------------------------------
 sqlite3 "$DB" "UPDATE decisions SET reason = 'nothing to see' WHERE id =

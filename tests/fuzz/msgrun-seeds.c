@@ -8,7 +8,8 @@
  *
  *   cc -I build -I . -I src -o /tmp/seeds tests/fuzz/msgrun-seeds.c \
  *      src/proto/msg-run.c src/proto/wire.c src/spec/options.c src/spec/values.c \
- *      src/spec/runspec.c src/common/path-guard.c src/common/json.c src/common/util.c
+ *      src/spec/runspec.c src/spec/http-rule.c src/common/path-guard.c src/common/json.c \
+ *      src/common/util.c src/common/buf.c
  *   /tmp/seeds tests/fuzz/corpus/msgrun
  */
 #include "config.h"
@@ -31,7 +32,9 @@ static const struct {
 } seeds[] = {
 	{ "plain", { NULL }, { "true", NULL }, 0, false, false, false },
 	{ "allowlist", { "allow-host=registry.npmjs.org:443,8443", "allow-port=443",
-			 "allow-cidr=192.168.4.0/24", "allow-cidr=fd00::/8", "tailscale", NULL },
+			 "allow-cidr=192.168.4.0/24", "allow-cidr=fd00::/8", "tailscale",
+			 "allow-http=method=GET,HEAD domain=api.test path=/v1/*,/v2/x",
+			 "allow-http=domain=*.github.com", NULL },
 	  { "npm", "ci", NULL }, 7, true, true, true },
 	{ "mounts", { "ro=/usr/share", "rw=/tmp/w/../x", "protect=/tmp/x/.git",
 		      "copy=/etc/hosts", "copy-ro=/etc/passwd:/home/u/p", "allow-git-write", NULL },

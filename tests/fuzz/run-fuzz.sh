@@ -6,7 +6,7 @@
 #   tests/fuzz/run-fuzz.sh [SECONDS]      (default $BOXY_FUZZ_SECS, else 5)
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
-# "dns sni http frame termfilter msgrun request msg plan verify"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# "dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify}
+targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -79,12 +79,20 @@ srcs_of() {
 	dns)   echo "parse/dns common/netaddr" ;;
 	sni)   echo "parse/sni parse/dns common/netaddr" ;;
 	http)  echo "parse/http parse/dns common/netaddr" ;;
+	httpreq) echo "parse/http-req parse/http parse/dns common/netaddr" ;;
+	httprule) echo "policy/http-rules spec/http-rule spec/values spec/runspec" \
+		"common/path-guard common/buf common/util" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
-		"net/broker-msg net/pcap parse/sni parse/http parse/dns common/netaddr" \
-		"proto/netproto proto/msg proto/wire common/buf common/util" ;;
+		"net/broker-msg net/pcap net/http-gate net/tls net/h2 parse/sni parse/http" \
+		"parse/http-req parse/alpn parse/h2req parse/dns policy/http-rules spec/http-rule" \
+		"spec/values spec/runspec common/path-guard common/json" \
+		"common/netaddr common/tlsca proto/netproto proto/msg proto/wire common/buf" \
+		"common/util" ;;
+	alpn)  echo "parse/alpn parse/sni parse/dns common/netaddr" ;;
+	h2req) echo "parse/h2req" ;;
 	termfilter) echo "client/termfilter" ;;
 	msgrun) echo "proto/msg-run proto/wire spec/options spec/values spec/runspec" \
-		"common/path-guard common/json common/buf common/util" ;;
+		"spec/http-rule common/path-guard common/json common/buf common/util" ;;
 	request) echo "proto/daemon-msg proto/wire common/buf common/util" ;;
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
@@ -96,8 +104,9 @@ srcs_of() {
 max_of() {
 	case $1 in
 	dns) echo 4096 ;; sni) echo 20000 ;; http) echo 9000 ;; frame) echo 16384 ;;
+	httpreq) echo 20000 ;; httprule) echo 2048 ;;
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
-	plan) echo 16384 ;;
+	plan) echo 16384 ;; alpn) echo 512 ;; h2req) echo 2048 ;;
 	verify) echo 65536 ;;
 	esac
 }
@@ -138,7 +147,7 @@ lwip_libs=
 case " $targets " in *" frame "*)
 	if lwip_cflags=$(pkg-config --cflags lwip 2>/dev/null) &&
 		lwip_libs=$(pkg-config --libs lwip 2>/dev/null); then
-		lwip_libs="$lwip_libs -lev"
+		lwip_libs="$lwip_libs -lev -lssl -lcrypto -lnghttp2"
 	else
 		lwip_libs=missing
 	fi

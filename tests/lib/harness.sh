@@ -85,9 +85,18 @@ harness_as_test_user() {
 	[ -z "${BOXY_HARNESS_CHILD:-}" ] || harness_die "still root after runuser"
 	script=$(readlink -f "$1"); shift
 	harness_locate
+	# Suites start in parallel (make -j): on a machine that has no test user
+	# yet, they would race to create it and all but one useradd would fail.
+	# One creates it under a lock; the others find it made.
 	if ! id "$HARNESS_TEST_USER" >/dev/null 2>&1; then
-		echo "harness: creating the unprivileged test user $HARNESS_TEST_USER (useradd -m)" >&2
-		useradd -m -s /bin/sh "$HARNESS_TEST_USER" || harness_die "useradd failed"
+		(
+			flock 9
+			if ! id "$HARNESS_TEST_USER" >/dev/null 2>&1; then
+				echo "harness: creating the unprivileged test user $HARNESS_TEST_USER (useradd -m)" >&2
+				useradd -m -s /bin/sh "$HARNESS_TEST_USER"
+			fi
+		) 9>/run/lock/boxy-test-useradd.lock || harness_die "useradd failed"
+		id "$HARNESS_TEST_USER" >/dev/null 2>&1 || harness_die "useradd failed"
 	fi
 	if [ -c /dev/net/tun ] && ! runuser -u "$HARNESS_TEST_USER" -- test -w /dev/net/tun; then
 		echo "harness: chmod 0666 /dev/net/tun so $HARNESS_TEST_USER can create a TAP device" >&2

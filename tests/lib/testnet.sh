@@ -29,6 +29,7 @@
 #
 # testnet_enter SCRIPT ARGS   re-exec SCRIPT inside fresh namespaces (returns when inside)
 # testnet_setup               build the network and start the servers; Bail out unless hermetic
+#                             (TN_ZONE_EXTRA, when set: more "NAME A ADDR" lines for the resolver)
 # testnet_check               the hermeticity check alone (exits 99 with a reason)
 # tn_user CMD...              run CMD as the original user
 # tn_boxy ARGS...             run $BOXY as the original user with the suite's XDG dirs
@@ -217,6 +218,8 @@ testnet_setup() {
 	docrange.example.test A 203.0.113.80
 	$TN_TS_NAME A $TN_TS_NAS
 	EOF
+	# A suite's own names ("NAME A ADDR" lines), set before testnet_setup.
+	[ -z "${TN_ZONE_EXTRA:-}" ] || printf '%s\n' "$TN_ZONE_EXTRA" >>"$TN/zone"
 	: >"$TN/dns.queries"
 	echo "boxy-testnet-marker" >"$TN/www/hello.txt"
 	tn_make_certs

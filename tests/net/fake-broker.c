@@ -99,6 +99,7 @@ static void verdict(int fd, uint32_t id, uint8_t v, const char *why, int sock)
 	wbuf_init(&w);
 	wire_put_u32(&w, id);
 	wire_put_u8(&w, v);
+	wire_put_u8(&w, 0);           /* flags: this broker gates nothing */
 	msg_send(fd, NET_VERDICT, w.p, w.len, &sock, sock >= 0 ? 1 : 0);
 	wbuf_free(&w);
 	if (sock >= 0)

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -38,18 +39,23 @@
 #include "policy/addr.h"
 #include "parse/dns.h"
 #include "proto/netproto.h"
+#include "policy/http-rules.h"
+#include "broker/netlog.h"
 #include "spec/values.h"
 #include "broker/resolver.h"
 #include "spec/runspec.h"
 #include "ui/dests.h"
+#include "common/tlsca.h"
 #include "common/util.h"
 #include "proto/wire.h"
 
 /* ---- recorded events -------------------------------------------------------- */
 
 struct rec {
-	char *kind, *verdict, *layer, *subject, *detail, *host, *sni;
+	char *kind, *verdict, *layer, *subject, *detail, *host, *sni, *path;
 	uint64_t up, down;
+	uint32_t seq;
+	int32_t rule;
 };
 
 static struct rec recs[512];
@@ -104,6 +110,9 @@ static void record(void *ctx, const struct event *ev)
 	r->detail = dup_or_null(ev->detail);
 	r->host = dup_or_null(ev->host);
 	r->sni = dup_or_null(ev->sni);
+	r->path = dup_or_null(ev->path);
+	r->seq = ev->seq;
+	r->rule = ev->rule;
 	r->up = ev->up;
 	r->down = ev->down;
 }
@@ -118,6 +127,7 @@ static void recs_clear(void)
 		free(recs[i].detail);
 		free(recs[i].host);
 		free(recs[i].sni);
+		free(recs[i].path);
 	}
 	nrecs = 0;
 }
@@ -397,6 +407,7 @@ static uint8_t read_verdict(struct fx *x, uint32_t id, char **layer, int *fd)
 	rbuf_init(&r, m.payload, m.len);
 	assert_int_equal(wire_get_u32(&r), id);
 	v = wire_get_u8(&r);
+	assert_int_equal(wire_get_u8(&r), 0);   /* flags: no gate in these runs */
 	assert_true(wire_done(&r));
 	*layer = v == NETV_NEED_NAME ? xstrdup("") : verdict_layer_take();
 	*fd = -1;
@@ -839,6 +850,459 @@ static void test_hostile(void **state)
 		assert_int_equal(broker_flows(x.b), 0);
 		fx_close(&x);
 	}
+}
+
+/* ---- the HTTP gate's records (NET_HTTP_RULES, the verdict's flags, NET_HTTP_REQUEST) ---- */
+
+/*
+ * An allowlist broker with HTTP rules and the listener's port allowed, after
+ * HELLO (NET_CONFIG says NETCFG_RULES, NET_HTTP_RULES follows with the texts)
+ * and with example.test resolved, so a flow to 127.0.0.1 can be named.
+ */
+static void fx_open_http(struct fx *x)
+{
+	static const char *const rules[] = { "method=GET domain=example.test path=/v1/*",
+					     "method=POST domain=www.example.test" };
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	int sp[2];
+	char servers[64], *err = NULL;
+	struct broker_opts o = { 0 };
+	uint32_t n;
+
+	fx_open(x, NET_ALLOWLIST);
+	broker_free(x->b);
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+		*(char **)xappend(&x->rs.http_rules, &x->rs.nhttp_rules, sizeof(char *)) =
+			xstrdup(rules[i]);
+	*(uint16_t *)xappend(&x->rs.ports, &x->rs.nports, sizeof(uint16_t)) = x->lport;
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	close(x->net);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_CONFIG);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
+	assert_int_equal(wire_get_u8(&r), NETCFG_RULES);
+	assert_true(wire_done(&r));
+	msg_free(&m);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_HTTP_RULES);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), ARRAY_SIZE(rules));
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+		char *t = wire_get_str(&r, 2048);
+
+		assert_string_equal(t, rules[i]);
+		free(t);
+	}
+	assert_true(wire_done(&r));
+	msg_free(&m);
+	assert_int_equal(resolve(x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+}
+
+/* Open flow id to the listener, named kind/name; returns the verdict's flags (dialled). */
+static uint8_t gated_flow(struct fx *x, uint32_t id, uint8_t kind, const char *name)
+{
+	struct msg m;
+	struct rbuf r;
+	uint8_t v, flags;
+	char *layer;
+	int fd;
+
+	flow_open(x, id, 6, "127.0.0.1", x->lport);
+	assert_int_equal(read_verdict(x, id, &layer, &fd), NETV_NEED_NAME);
+	free(layer);
+	flow_name(x, id, kind, false, name);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), id);
+	v = wire_get_u8(&r);
+	flags = wire_get_u8(&r);
+	assert_true(wire_done(&r));
+	assert_int_equal(v, NETV_DIALLED);
+	assert_int_equal(m.nfds, 1);
+	free(verdict_layer_take());
+	msg_free(&m);
+	return flags;
+}
+
+struct req_msg {
+	uint32_t flow, seq;
+	uint8_t deny;
+	uint16_t rule;
+	uint8_t flags;
+	const char *method, *host;
+	uint16_t port;
+	const char *path, *query, *why;
+};
+
+static void send_request(struct fx *x, const struct req_msg *q)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, q->flow);
+	wire_put_u32(&w, q->seq);
+	wire_put_u8(&w, q->deny);
+	wire_put_u16(&w, q->rule);
+	wire_put_u8(&w, q->flags);
+	wire_put_str(&w, q->method);
+	wire_put_str(&w, q->host);
+	wire_put_u16(&w, q->port);
+	wire_put_str(&w, q->path);
+	wire_put_str(&w, q->query);
+	wire_put_str(&w, q->why);
+	send_frame(x, NET_HTTP_REQUEST, &w);
+	wbuf_free(&w);
+}
+
+/* Which flows are gated, and what one request's record becomes. */
+static void test_http_records(void **state)
+{
+	struct fx x;
+	const struct rec *r;
+
+	(void)state;
+	fx_open_http(&x);
+	/* plain HTTP: gated; TLS to a host whose rule restricts the path: gated and inspected */
+	assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+	assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+			 NETVF_GATE | NETVF_TLS);
+	recs_clear();
+	send_request(&x, &(struct req_msg){ 30, 1, HTTP_ALLOWED, 0, 0, "GET", "example.test",
+					    x.lport, "/v1/x", "a=1", "" });
+	send_request(&x, &(struct req_msg){ 30, 2, HTTP_DENY_NO_RULE, HTTP_RULE_NONE, 0, "GET",
+					    "example.test", x.lport, "/v2/x", "", "" });
+	pump(&x, 30);
+	assert_true(broker_alive(x.b));
+	r = find_rec("http", "allow");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.http");
+	assert_string_equal(r->path, "/v1/x");
+	assert_int_equal(r->seq, 1);
+	assert_int_equal(r->rule, 0);
+	assert_non_null(strstr(r->detail, "rule 1: method=GET domain=example.test"));
+	r = find_rec("http", "deny");
+	assert_non_null(r);
+	assert_int_equal(r->seq, 2);
+	assert_int_equal(r->rule, -1);
+	assert_string_equal(r->detail, "no --allow-http rule allows this request");
+	/* the audit line names the rule that would allow it */
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_non_null(strstr(r->detail, "allow it with --allow-http 'method=GET "
+				      "domain=example.test path=/v2/x'"));
+	{
+		char *json = netlog_to_json(broker_netlog(x.b));
+
+		assert_non_null(strstr(json, "\"requests\":[["));
+		free(json);
+	}
+	fx_close(&x);
+}
+
+/* ---- TLS inspection ------------------------------------------------------------------------ */
+
+/*
+ * A fake boxy-net's hello to a broker with --allow-http rules and a session
+ * CA: NET_CONFIG says NETCFG_RULES | NETCFG_TLS, then the rules, then
+ * NET_TLS_CA with the CA's certificate (its fingerprint fp) and key, which
+ * must be the CA's.
+ */
+static void tls_hello(struct fx *x, const char *fp)
+{
+	struct tls_ca back;
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	char fb[65], *err = NULL;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_CONFIG);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
+	assert_int_equal(wire_get_u8(&r), NETCFG_RULES | NETCFG_TLS);
+	msg_free(&m);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_HTTP_RULES);
+	msg_free(&m);
+	recv_frame(x, &m);
+	assert_int_equal(m.type, NET_TLS_CA);
+	rbuf_init(&r, m.payload, m.len);
+	{
+		uint32_t cn = wire_get_u32(&r), kn;
+		const uint8_t *cert = (const uint8_t *)r.p + r.off;
+
+		r.off += cn;
+		kn = wire_get_u32(&r);
+		assert_false(r.failed);
+		assert_int_equal(tls_ca_decode(cert, cn, (const uint8_t *)r.p + r.off, kn, &back,
+					       &err), 0);
+	}
+	tls_cert_fingerprint(back.cert, fb);
+	assert_string_equal(fp, fb);
+	tls_ca_clear(&back);
+	msg_free(&m);
+}
+
+/*
+ * fx_open_http with a session CA for helpers boxy-nets (0: one), the first
+ * of which has said hello (tls_hello). The CA's fingerprint goes to fp.
+ */
+static void fx_open_tls_for(struct fx *x, size_t helpers, char fp[65])
+{
+	static const char *const names[] = { "example.test" };
+	struct tls_ca *ca = calloc(1, sizeof(*ca));
+	struct broker_opts o = { 0 };
+	int sp[2];
+	char servers[64], *err = NULL;
+	uint32_t n;
+
+	fx_open_http(x);
+	broker_free(x->b);
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), ca, &err), 0);
+	tls_cert_fingerprint(ca->cert, fp);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	o.tls_ca = ca;                  /* the broker's now */
+	o.helpers = helpers;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	close(x->net);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+	tls_hello(x, fp);
+	assert_int_equal(resolve(x, 1, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+}
+
+static void fx_open_tls(struct fx *x)
+{
+	char fp[65];
+
+	fx_open_tls_for(x, 0, fp);
+}
+
+static void send_tls_fail(struct fx *x, uint32_t flow, uint8_t code, const char *detail)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, flow);
+	wire_put_u8(&w, code);
+	wire_put_str(&w, detail);
+	send_frame(x, NET_TLS_FAIL, &w);
+	wbuf_free(&w);
+}
+
+/* The CA goes to boxy-net; a failed inspection is one net.tls refusal, worded here. */
+static void test_tls_fail(void **state)
+{
+	struct fx x;
+	const struct rec *r;
+	char *subject;
+
+	(void)state;
+	fx_open_tls(&x);
+	assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+			 NETVF_GATE | NETVF_TLS);
+	recs_clear();
+	send_tls_fail(&x, 31, NETTLS_UPSTREAM_CERT, "self-signed certificate");
+	pump(&x, 30);
+	assert_true(broker_alive(x.b));
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->layer, "net.tls");
+	subject = xasprintf("example.test:%u", x.lport);
+	assert_string_equal(r->subject, subject);
+	free(subject);
+	assert_string_equal(r->detail, "TLS inspection: the server's certificate was refused "
+			    "(self-signed certificate); the client was sent an alert");
+	fx_close(&x);
+}
+
+/* What boxy-net may not say about TLS: each ends the session's network. */
+static void test_tls_fail_lies(void **state)
+{
+	static const struct {
+		const char *what;
+		uint32_t flow;
+		uint8_t code;
+		const char *detail;
+	} rows[] = {
+		{ "code 0", 31, 0, "" },
+		{ "a code past the last", 31, NETTLS_CODE_MAX + 1, "" },
+		{ "a control byte in the words", 31, NETTLS_UPSTREAM, "bad\nline" },
+		{ "a flow that is not inspected (plain HTTP, gated)", 30, NETTLS_UPSTREAM, "x" },
+		{ "a flow that does not exist", 99, NETTLS_UPSTREAM, "x" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct fx x;
+
+		print_message("# %s\n", rows[i].what);
+		fx_open_tls(&x);
+		assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+		assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+				 NETVF_GATE | NETVF_TLS);
+		send_tls_fail(&x, rows[i].flow, rows[i].code, rows[i].detail);
+		pump(&x, 30);
+		if (broker_alive(x.b))
+			fail_msg("%s: accepted", rows[i].what);
+		fx_close(&x);
+	}
+	{
+		/* a second failure for the same flow */
+		struct fx x;
+
+		fx_open_tls(&x);
+		assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"),
+				 NETVF_GATE | NETVF_TLS);
+		send_tls_fail(&x, 31, NETTLS_CLIENT, "x");
+		pump(&x, 20);
+		assert_true(broker_alive(x.b));
+		send_tls_fail(&x, 31, NETTLS_CLIENT, "x");
+		pump(&x, 20);
+		assert_false(broker_alive(x.b));
+		fx_close(&x);
+	}
+}
+
+/* Every lie boxy-net could tell about a request ends the session's network. */
+static void test_http_lies(void **state)
+{
+	struct { const char *what; struct req_msg q; } rows[] = {
+		{ "a sequence number skipped", { 30, 2, 0, 0, 0, "GET", "example.test", 0, "/v1/x", "",
+						 "" } },
+		{ "allowed, says boxy-net; refused, says the policy",
+		  { 30, 1, 0, 0, 0, "GET", "example.test", 0, "/v2/x", "", "" } },
+		{ "refused, says boxy-net; allowed, says the policy",
+		  { 30, 1, HTTP_DENY_NO_RULE, HTTP_RULE_NONE, 0, "GET", "example.test", 0, "/v1/x",
+		    "", "" } },
+		{ "the wrong rule", { 30, 1, 0, 1, 0, "GET", "example.test", 0, "/v1/x", "", "" } },
+		{ "a rule that does not exist", { 30, 1, 0, 7, 0, "GET", "example.test", 0, "/v1/x",
+						  "", "" } },
+		{ "another host allowed", { 30, 1, 0, HTTP_RULE_NONE, 0, "GET", "evil.test", 0, "/",
+					    "", "" } },
+		{ "a flow that is not gated", { 32, 1, 0, 0, 0, "GET", "example.test", 0, "/v1/x", "",
+						"" } },
+		{ "a flow never opened", { 99, 1, 0, 0, 0, "GET", "example.test", 0, "/v1/x", "",
+					   "" } },
+		{ "TLS on a plain flow", { 30, 1, 0, 0, HTTPREQ_TLS, "GET", "example.test", 0,
+					   "/v1/x", "", "" } },
+		{ "an unknown flag", { 30, 1, 0, 0, 0x80, "GET", "example.test", 0, "/v1/x", "", "" } },
+		{ "a deny code past the last", { 30, 1, HTTP_DENY_COUNT, HTTP_RULE_NONE, 0, "GET",
+						 "example.test", 0, "/v1/x", "", "" } },
+		{ "a method with a space", { 30, 1, 0, 0, 0, "G T", "example.test", 0, "/v1/x", "",
+					     "" } },
+		{ "an empty method", { 30, 1, 0, 0, 0, "", "example.test", 0, "/v1/x", "", "" } },
+		{ "a host that is no name", { 30, 1, 0, 0, 0, "GET", "Example..test", 0, "/v1/x", "",
+					      "" } },
+		{ "a control byte in the path", { 30, 1, 0, 0, 0, "GET", "example.test", 0,
+						  "/v1/\x1b[2J", "", "" } },
+		{ "a space in the query", { 30, 1, 0, 0, 0, "GET", "example.test", 0, "/v1/x", "a b",
+					    "" } },
+		{ "words on an allowed request", { 30, 1, 0, 0, 0, "GET", "example.test", 0, "/v1/x",
+						   "", "why" } },
+		{ "malformed with a method", { 30, 1, HTTP_DENY_MALFORMED, HTTP_RULE_NONE, 0, "GET",
+					       "", 0, "", "", "bare LF" } },
+		{ "malformed without words", { 30, 1, HTTP_DENY_MALFORMED, HTTP_RULE_NONE, 0, "", "",
+					       0, "", "", "" } },
+		{ "malformed with a control byte", { 30, 1, HTTP_DENY_MALFORMED, HTTP_RULE_NONE, 0,
+						     "", "", 0, "", "", "bare\nLF" } },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct fx x;
+		const struct rec *r;
+
+		fx_open_http(&x);
+		assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+		/* an allowed flow with no gate: TLS to a host without rules of its own… none here,
+		 * so a name-less flow: boxy-net says NONE, the broker dials it ungated */
+		flow_open(&x, 32, 6, "127.0.0.1", x.lport);
+		{
+			char *layer;
+			int fd;
+
+			assert_int_equal(read_verdict(&x, 32, &layer, &fd), NETV_NEED_NAME);
+			free(layer);
+			flow_name(&x, 32, NET_NAME_NONE, false, "");
+			assert_int_equal(read_verdict(&x, 32, &layer, &fd), NETV_DIALLED);
+			free(layer);
+			close(fd);
+		}
+		{
+			/* The port the flow was dialled on, so only the row's lie is a lie. */
+			struct req_msg q = rows[i].q;
+
+			if (q.deny != HTTP_DENY_MALFORMED && !q.port)
+				q.port = x.lport;
+			send_request(&x, &q);
+		}
+		pump(&x, 30);
+		if (broker_alive(x.b))
+			fail_msg("row '%s': the broker still trusts boxy-net", rows[i].what);
+		r = find_rec("audit", "degraded");
+		if (!r || !strstr(r->detail, "network was ended"))
+			fail_msg("row '%s': no event says the network was ended", rows[i].what);
+		fx_close(&x);
+	}
+}
+
+/* After a refusal nothing more may come on that flow: the gate ends the connection. */
+static void test_http_after_refusal(void **state)
+{
+	struct fx x;
+
+	(void)state;
+	fx_open_http(&x);
+	assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+	send_request(&x, &(struct req_msg){ 30, 1, HTTP_DENY_OTHER_HOST, HTTP_RULE_NONE, 0, "GET",
+					    "evil.test", 0, "/", "", "" });
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	send_request(&x, &(struct req_msg){ 30, 2, HTTP_ALLOWED, 0, 0, "GET", "example.test",
+					    x.lport, "/v1/x", "", "" });
+	pump(&x, 20);
+	assert_false(broker_alive(x.b));
+	fx_close(&x);
+
+	/* HTTP/2: a refused stream ends alone; the next stream of the flow is its own request */
+	fx_open_http(&x);
+	assert_int_equal(gated_flow(&x, 31, NET_NAME_SNI, "example.test"), NETVF_GATE | NETVF_TLS);
+	send_request(&x, &(struct req_msg){ 31, 1, HTTP_DENY_NO_RULE, HTTP_RULE_NONE,
+					    HTTPREQ_TLS | HTTPREQ_H2, "GET", "example.test",
+					    x.lport, "/v2/x", "", "" });
+	send_request(&x, &(struct req_msg){ 31, 2, HTTP_ALLOWED, 0, HTTPREQ_TLS | HTTPREQ_H2,
+					    "GET", "example.test", x.lport, "/v1/x", "", "" });
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	/* … but an HTTP/1 record after a refusal on it is still a lie */
+	send_request(&x, &(struct req_msg){ 31, 3, HTTP_ALLOWED, 0, HTTPREQ_TLS, "GET",
+					    "example.test", x.lport, "/v1/x", "", "" });
+	pump(&x, 20);
+	assert_false(broker_alive(x.b));
+	fx_close(&x);
 }
 
 /* ---- policy glue ------------------------------------------------------------------- */
@@ -1779,6 +2243,61 @@ static void test_two_boxy_nets(void **state)
 	fx_close(&x);
 }
 
+/*
+ * Two boxy-nets (two queues of tap0) under --allow-http with TLS inspection:
+ * each gets the rules and the session CA (not only the first), each numbers
+ * its requests 1, 2, … and the record numbers them over the session; a
+ * boxy-net that repeats its own number still ends the network.
+ */
+static void test_two_boxy_nets_gated(void **state)
+{
+	struct fx x;
+	int net[2], sp[2];
+	char fp[65], *err = NULL;
+	uint32_t seqs[2];
+	size_t got = 0;
+
+	(void)state;
+	fx_open_tls_for(&x, 2, fp);
+	net[0] = x.net;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
+	net[1] = x.net = sp[1];
+	tls_hello(&x, fp);
+	assert_int_equal(broker_helpers(x.b), 2);
+
+	/* The same flow id on each: two flows, one plain, one inspected. */
+	x.net = net[0];
+	assert_int_equal(gated_flow(&x, 30, NET_NAME_HOST, "example.test"), NETVF_GATE);
+	x.net = net[1];
+	assert_int_equal(gated_flow(&x, 30, NET_NAME_SNI, "example.test"),
+			 NETVF_GATE | NETVF_TLS);
+	recs_clear();
+	x.net = net[0];
+	send_request(&x, &(struct req_msg){ 30, 1, HTTP_ALLOWED, 0, 0, "GET", "example.test",
+					    x.lport, "/v1/a", "", "" });
+	pump(&x, 30);
+	x.net = net[1];
+	send_request(&x, &(struct req_msg){ 30, 1, HTTP_ALLOWED, 0, HTTPREQ_TLS, "GET",
+					    "example.test", x.lport, "/v1/b", "", "" });
+	pump(&x, 30);
+	assert_true(broker_alive(x.b));
+	for (size_t i = 0; i < nrecs; i++)
+		if (strcmp(recs[i].kind, "http") == 0 && got < 2)
+			seqs[got++] = recs[i].seq;
+	assert_int_equal(got, 2);
+	assert_int_equal(seqs[0], 1);
+	assert_int_equal(seqs[1], 2);
+	/* Its own number again: a lying boxy-net, whose network ends (both). */
+	send_request(&x, &(struct req_msg){ 30, 1, HTTP_ALLOWED, 0, HTTPREQ_TLS, "GET",
+					    "example.test", x.lport, "/v1/c", "", "" });
+	pump(&x, 30);
+	assert_false(broker_alive(x.b));
+	close(net[1]);
+	x.net = net[0];
+	fx_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1799,6 +2318,12 @@ int main(void)
 		cmocka_unit_test(test_tailnet),
 		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),
+		cmocka_unit_test(test_http_records),
+		cmocka_unit_test(test_http_lies),
+		cmocka_unit_test(test_http_after_refusal),
+		cmocka_unit_test(test_tls_fail),
+		cmocka_unit_test(test_tls_fail_lies),
+		cmocka_unit_test(test_two_boxy_nets_gated),
 	};
 
 	/* The hosts file must not answer for the test names. */

@@ -439,6 +439,7 @@ enum run_variant {
 	RUN_DST_ON_RO,              /* a destination on a mount that is not a copy */
 	RUN_HOST_UPPER,             /* a host name the client would have lower-cased */
 	RUN_CIDR_HOST_BITS,         /* 10.1.0.0/8 in binary */
+	RUN_HTTP_RULE_BAD,          /* an --allow-http rule the flag would refuse */
 	RUN_FD_SLOT_UNKNOWN,        /* a descriptor slot past the pcap file's */
 	RUN_VALID,                  /* nothing broken (not a row of run_rows) */
 };
@@ -496,6 +497,12 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 		wire_put_u32(w, 0);                     /* cidrs */
 	}
 	wire_put_u8(w, v == RUN_BOOL_7 ? 7 : 0);        /* tailscale */
+	if (v == RUN_HTTP_RULE_BAD) {
+		wire_put_u32(w, 1);
+		wire_put_str(w, "method=GET host=a.test");
+	} else {
+		wire_put_u32(w, 0);                     /* http rules */
+	}
 	if (v == RUN_MOUNT_ENUM || v == RUN_RELATIVE_MOUNT || v == RUN_DST_ON_RO) {
 		wire_put_u32(w, 1);
 		wire_put_u8(w, v == RUN_MOUNT_ENUM ? 99 : 0);   /* 0: MOUNT_RO */
@@ -555,6 +562,7 @@ static const struct {
 	{ RUN_FAIL_ON_WORD, "a --fail-on word the flag refuses" },
 	{ RUN_MOUNT_ENUM, "unknown mount kind" },
 	{ RUN_BOOL_7, "a boolean of 7" },
+	{ RUN_HTTP_RULE_BAD, "an HTTP rule --allow-http refuses" },
 	{ RUN_STRING_PAST_END, "a string running past the frame" },
 	{ RUN_TRAILING_BYTES, "trailing bytes" },
 	{ RUN_RELATIVE_CWD, "a relative cwd" },

@@ -97,6 +97,18 @@ static void test_long_value(void **state)
 	journal_fields(&ev, f, &n);
 	assert_int_equal(strlen(get(f, n, "BOXY_SUBJECT")), JOURNAL_VALUE_MAX);
 	journal_fields_free(f, n);
+	/* Review: one byte, then two-byte characters: the cut falls inside one, and backs off. */
+	big[0] = 'a';
+	for (size_t i = 1; i + 2 <= JOURNAL_VALUE_MAX * 2; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	big[JOURNAL_VALUE_MAX * 2 - 1] = '\0';
+	ev.detail = "x=y\nBOXY_LAYER=forged";     /* an '=' and a newline stay in the value */
+	journal_fields(&ev, f, &n);
+	assert_int_equal(strlen(get(f, n, "BOXY_SUBJECT")), JOURNAL_VALUE_MAX - 1);
+	assert_int_equal((unsigned char)get(f, n, "BOXY_SUBJECT")[JOURNAL_VALUE_MAX - 2], 0xa9);
+	assert_string_equal(get(f, n, "BOXY_REASON"), "x=y\nBOXY_LAYER=forged");
+	assert_string_equal(get(f, n, "BOXY_LAYER"), "x");
+	journal_fields_free(f, n);
 	free(big);
 }
 

@@ -152,6 +152,78 @@ static void test_hostile_strings(void **state)
 	learn_free(l);
 }
 
+/*
+ * Review: a name the client only put in its ClientHello or Host header (to an
+ * address it reached by another name, or by address alone) is learned, since
+ * allowlist mode checks it, but its comment says it was never looked up.
+ */
+static void test_claimed_names(void **state)
+{
+	struct learn *l = learn_new();
+	enum net_mode mode;
+	char *y, *h;
+
+	(void)state;
+	learn_add_session(l, SID, "npm install", "node", "public");
+	learn_add_conn(l, SID, "tcp", NULL, "claimed.example", "192.0.2.7", 443, true, NULL, 1);
+	learn_add_conn(l, SID, "tcp", "registry.example.org", "registry.example.org",
+		       "192.0.2.1", 443, true, NULL, 2);
+	y = learn_yaml(l, NULL);
+	h = loaded_hosts(y, &mode);
+	assert_string_equal(h, "claimed.example:443 registry.example.org:443");
+	assert_non_null(strstr(y, "    # 1 connection, first in session 01234567: named only by the "
+				  "client (TLS SNI or HTTP Host)"));
+	assert_non_null(strstr(y, "    # 2 connections, first in session 01234567\n"
+				  "    - \"registry.example.org:443\""));
+	free(h);
+	free(y);
+	learn_free(l);
+}
+
+/*
+ * Review, held: line breaks YAML 1.1 knows beyond \n (NEL, LS, PS: libyaml
+ * ends a comment at them), anchors, aliases, merge keys and tags in what the
+ * payload chose never end a comment or make a key; a command of 100,000
+ * bytes is one cut line.
+ */
+static void test_yaml_line_breaks(void **state)
+{
+	static const char *const breaks[] = { "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9", "\r" };
+	struct learn *l = learn_new();
+	enum net_mode mode;
+	char *y, *h, *big = xmalloc(100001);
+
+	(void)state;
+	memset(big, 'x', 100000);
+	big[100000] = '\0';
+	learn_add_session(l, SID, big, "node", "public");
+	for (size_t i = 0; i < sizeof(breaks) / sizeof(breaks[0]); i++) {
+		char *cmd = xasprintf("sh -c x%snetwork: {mode: public}%s  tailscale: true", breaks[i],
+				      breaks[i]);
+		char *why = xasprintf("refused%s    - \"evil.example:443\"%s<<: *a", breaks[i],
+				      breaks[i]);
+
+		learn_add_session(l, SID, cmd, "node", "public &a !!python/object:os.system");
+		learn_add_name(l, SID, "c2.example.net", false, why, 1);
+		learn_add_conn(l, SID, "tcp", NULL, NULL, "198.51.100.7", 443, false, why, 1);
+		free(cmd);
+		free(why);
+	}
+	learn_add_conn(l, SID, "tcp", "ok.example.org", NULL, "192.0.2.3", 443, true, NULL, 1);
+	y = learn_yaml(l, NULL);
+	h = loaded_hosts(y, &mode);
+	assert_int_equal(mode, NET_ALLOWLIST);
+	assert_string_equal(h, "ok.example.org:443");
+	for (size_t i = 0; i < 3; i++)
+		assert_null(strstr(y, breaks[i]));
+	assert_null(strstr(y, "\r"));
+	assert_true(strlen(y) < 8000);
+	free(h);
+	free(y);
+	free(big);
+	learn_free(l);
+}
+
 /* --extends is quoted; the sessions' own profile only when they share a NAME. */
 static void test_extends(void **state)
 {
@@ -226,6 +298,8 @@ int main(void)
 		cmocka_unit_test(test_exact_names_and_ports),
 		cmocka_unit_test(test_refusals_and_addresses_not_learned),
 		cmocka_unit_test(test_hostile_strings),
+		cmocka_unit_test(test_claimed_names),
+		cmocka_unit_test(test_yaml_line_breaks),
 		cmocka_unit_test(test_extends),
 		cmocka_unit_test(test_notes_bounded),
 		cmocka_unit_test(test_long_command_cut),

@@ -314,6 +314,66 @@ static void test_ucount_kernel(void **state)
 			 WEXITSTATUS(status));
 }
 
+/* Write text to dir/name (a stand-in for a cgroup file). */
+static void put(const char *dir, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+/*
+ * The daemon in a cgroup delegated to it (Delegate=yes): it moves into
+ * OWN/daemon only when it is OWN's one process, and runs are then made in
+ * OWN (cgroup_probe says so). A directory stands in for the cgroup: the
+ * kernel's side (the no-internal-processes rule) is systemd-user.sh's.
+ */
+static void test_delegated_leaf(void **state)
+{
+	char tmpl[] = "/tmp/test-limits-leaf.XXXXXX", *own = mkdtemp(tmpl), *leaf, *procs = NULL;
+	char *leaf_procs, *own_procs;
+	struct cgroup_info info;
+	size_t len;
+	char *err = NULL;
+
+	(void)state;
+	assert_non_null(own);
+	leaf = xasprintf("%s/" LIMITS_DAEMON_LEAF, own);
+	leaf_procs = xasprintf("%s/cgroup.procs", leaf);
+	own_procs = xasprintf("%s/cgroup.procs", own);
+	/* Shared with another process (a login scope, a terminal's): stays. */
+	put(own, "cgroup.procs", "4242\n4343\n");
+	assert_int_equal(limits_leaf_move(own, 4242, &err), 0);
+	assert_int_equal(access(leaf, F_OK), -1);
+	/* Alone, but not us: stays. */
+	put(own, "cgroup.procs", "4343\n");
+	assert_int_equal(limits_leaf_move(own, 4242, &err), 0);
+	assert_null(limits_runs_cgroup());
+	/* Alone: into the leaf; runs are made in OWN from now on. */
+	put(own, "cgroup.procs", "4242\n");
+	assert_int_equal(limits_leaf_move(own, 4242, &err), 1);
+	assert_null(err);
+	assert_int_equal(read_file(leaf_procs, 64, &procs, &len), 0);
+	assert_string_equal(procs, "4242");
+	assert_string_equal(limits_runs_cgroup(), own);
+	cgroup_probe(&info);
+	if (info.v2)
+		assert_string_equal(info.own, own);
+	cgroup_info_free(&info);
+	free(procs);
+	unlink(leaf_procs);
+	rmdir(leaf);
+	unlink(own_procs);
+	rmdir(own);
+	free(leaf_procs);
+	free(own_procs);
+	free(leaf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_ucount_table),
 		cmocka_unit_test(test_ucount_write_fake),
 		cmocka_unit_test(test_ucount_kernel),
+		cmocka_unit_test(test_delegated_leaf),      /* last: it sets where runs go */
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

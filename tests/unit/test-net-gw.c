@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -22,12 +23,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
+#include <openssl/x509v3.h>
 
+#include "common/tlsca.h"
+#include "net/flow.h"
 #include "net/gw.h"
+#include "net/http-gate.h"
 #include "net/pcap.h"
+#include "net/tls.h"
 #include "proto/msg.h"
 #include "proto/netproto.h"
 #include "proto/wire.h"
@@ -639,10 +646,84 @@ static void test_answer_addr_strict(void **state)
 	}
 }
 
+/* A NET_VERDICT for a flow boxy-net does not have: its fields are checked before the lookup. */
+struct verdict_row {
+	const char *what;
+	uint8_t verdict, flags;
+	bool no_flags;                  /* the version 4 form, without the flags byte */
+	int want;                       /* boxy-net's exit status: 0 still running, 1 ended */
+};
+
+static const struct verdict_row verdict_rows[] = {
+	{ "refused", NETV_REFUSED, 0, false, 0 },
+	{ "dialled, gated", NETV_DIALLED, NETVF_GATE, false, 0 },
+	/* inspection needs the session CA, which only NETCFG_TLS brings: a broker that asks
+	 * for it without having sent one is not speaking the protocol (this gateway has none) */
+	{ "dialled and inspected, without a session CA", NETV_DIALLED, NETVF_GATE | NETVF_TLS,
+	  false, 1 },
+	{ "refused with a gate", NETV_REFUSED, NETVF_GATE, false, 1 },
+	{ "need the name with a gate", NETV_NEED_NAME, NETVF_GATE, false, 1 },
+	{ "an unknown flag", NETV_DIALLED, 0x80, false, 1 },
+	{ "inspection without a gate", NETV_DIALLED, NETVF_TLS, false, 1 },
+	{ "no flags byte (protocol 4)", NETV_REFUSED, 0, true, 1 },
+};
+
+static int verdict_child(const struct verdict_row *r)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int sv[2], tap = open("/dev/null", O_RDWR), sock = open("/dev/null", O_RDWR);
+		struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+		struct wbuf w;
+		struct gw *gw;
+		bool dialled = r->verdict == NETV_DIALLED;
+
+		if (tap < 0 || sock < 0 || !loop || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0)
+			_exit(90);
+		gw = gw_create(loop, sv[0], tap, NULL);
+		gw_start(gw);
+		wbuf_init(&w);
+		wire_put_u32(&w, 77);
+		wire_put_u8(&w, r->verdict);
+		if (!r->no_flags)
+			wire_put_u8(&w, r->flags);
+		if (msg_send(sv[1], NET_VERDICT, w.p, w.len, dialled ? &sock : NULL,
+			     dialled ? 1 : 0) < 0)
+			_exit(91);
+		wbuf_free(&w);
+		for (int i = 0; i < 3; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		_exit(gw_exit_status(gw));
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* The verdict's flags (protocol 5): only with DIALLED, only known ones, TLS only with a gate. */
+static void test_verdict_flags(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(verdict_rows); i++) {
+		int got = verdict_child(&verdict_rows[i]);
+
+		if (got != verdict_rows[i].want)
+			fail_msg("%s: exit status %d, want %d", verdict_rows[i].what, got,
+				 verdict_rows[i].want);
+	}
+}
+
 /* ---- lockdown -------------------------------------------------------------------- */
 
 enum attempt { TRY_NOTHING, TRY_SOCKET, TRY_OPEN, TRY_EXEC, TRY_MMAP_EXEC, TRY_EPOLL_CLOEXEC,
-	       TRY_EPOLL_PLAIN };
+	       TRY_EPOLL_PLAIN, TRY_GETPID, TRY_TLS };
+
+/* TRY_TLS: the session CA boxy-net would get in NET_TLS_CA (made once, in the parent). */
+static uint8_t *lock_ca, *lock_key;
+static size_t lock_ca_len, lock_key_len;
 
 /* Lock a child down, try one thing; return how the child ended (exit code or -signal). */
 static int locked_child(enum attempt what)
@@ -653,8 +734,14 @@ static int locked_child(enum attempt what)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char *note = NULL, *err = NULL;
+		struct tls_engine *e = NULL;
 		int fd;
 
+		/* As boxy-net does: the engine (OpenSSL's files, the trust store) before. */
+		if (what == TRY_TLS &&
+		    !(e = tls_engine_create(lock_ca, lock_ca_len, lock_key, lock_key_len, &note,
+					    &err)))
+			_exit(95);
 		if (net_lockdown(&note, &err) < 0)
 			_exit(90);
 		switch (what) {
@@ -676,6 +763,12 @@ static int locked_child(enum attempt what)
 			_exit(epoll_create1(EPOLL_CLOEXEC) >= 0 ? 0 : 93);
 		case TRY_EPOLL_PLAIN:
 			_exit(epoll_create1(0) >= 0 ? 92 : 93);
+		case TRY_GETPID:                /* OpenSSL's fork check, before each random draw */
+			_exit(getpid() > 0 ? 0 : 93);
+		case TRY_TLS:
+			/* After the lockdown: mint a leaf, a whole handshake, both directions, a
+			 * chain verified — everything inspection does, with the filter's calls. */
+			_exit(tls_engine_selftest(e, &err) == 0 ? 0 : 96);
 		}
 		_exit(94);
 	}
@@ -693,6 +786,80 @@ static void test_lockdown(void **state)
 	assert_int_equal(locked_child(TRY_MMAP_EXEC), -SIGSYS);
 	assert_int_equal(locked_child(TRY_EPOLL_CLOEXEC), 0);
 	assert_int_equal(locked_child(TRY_EPOLL_PLAIN), -SIGSYS);
+	assert_int_equal(locked_child(TRY_GETPID), 0);
+}
+
+/* Leaves: one per name, minted once, kept up to TLS_MINT_CACHE, each verifying under the CA. */
+static void test_tls_leaves(void **state)
+{
+	const char *names[] = { "*.api.test" };
+	struct tls_ca ca;
+	struct tls_engine *e;
+	uint8_t *cd, *kd;
+	size_t cn, kn;
+	char *err = NULL, *note = NULL, name[64];
+	X509 *a, *b, *first;
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *vc = X509_STORE_CTX_new();
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &cd, &cn, &kd, &kn, &err), 0);
+	e = tls_engine_create(cd, cn, kd, kn, &note, &err);
+	assert_non_null(e);
+	first = tls_engine_leaf(e, "n0.api.test", &err);
+	assert_non_null(first);
+	X509_up_ref(first);             /* as an SSL would: the cache may let go of it */
+	a = tls_engine_leaf(e, "a.api.test", &err);
+	b = tls_engine_leaf(e, "a.api.test", &err);
+	assert_ptr_equal(a, b);         /* minted once */
+	assert_true(X509_check_host(a, "a.api.test", 0, 0, NULL) == 1);
+	assert_true(X509_check_host(a, "b.api.test", 0, 0, NULL) != 1);
+	/* the same leaf key for every name */
+	assert_int_equal(EVP_PKEY_eq(X509_get0_pubkey(a),
+				     X509_get0_pubkey(tls_engine_leaf(e, "c.api.test", &err))), 1);
+	X509_STORE_add_cert(st, ca.cert);
+	X509_STORE_CTX_init(vc, st, a, NULL);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(vc), "a.api.test", 0);
+	assert_int_equal(X509_verify_cert(vc), 1);
+	/* past the cache: the oldest goes (still valid for whoever holds it) */
+	for (int i = 1; i <= TLS_MINT_CACHE; i++) {
+		snprintf(name, sizeof(name), "n%d.api.test", i);
+		assert_non_null(tls_engine_leaf(e, name, &err));
+	}
+	assert_ptr_not_equal(tls_engine_leaf(e, "n0.api.test", &err), first);
+	assert_true(X509_check_host(first, "n0.api.test", 0, 0, NULL) == 1);
+	/* no leaf for a wildcard or a name with syntax in it */
+	assert_null(tls_engine_leaf(e, "*.api.test", &err));
+	free(err);
+	err = NULL;
+	assert_null(tls_engine_leaf(e, "a.api.test\nx", &err));
+	free(err);
+	X509_free(first);
+	X509_STORE_CTX_free(vc);
+	X509_STORE_free(st);
+	tls_engine_free(e);
+	free(cd);
+	tls_wipe_free(kd, kn);
+	tls_ca_clear(&ca);
+	free(note);
+}
+
+/* TLS inspection needs no call the lockdown forbids (a SIGSYS here is a crash in a session). */
+static void test_lockdown_tls(void **state)
+{
+	const char *names[] = { "api.test" };
+	struct tls_ca ca;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(tls_ca_create(names, 1, "test", time(NULL), &ca, &err), 0);
+	assert_int_equal(tls_ca_encode(&ca, &lock_ca, &lock_ca_len, &lock_key, &lock_key_len,
+				       &err), 0);
+	tls_ca_clear(&ca);
+	assert_int_equal(locked_child(TRY_TLS), 0);
+	free(lock_ca);
+	tls_wipe_free(lock_key, lock_key_len);
 }
 
 /* ---- the MSS option ---------------------------------------------------------- */
@@ -1004,6 +1171,17 @@ static void test_name_classify(void **state)
 		  -1, "", false },
 		{ "bypass: half a request head at the timeout", H_TEXT,
 		  "GET / HTTP/1.1\r\nHost: a.te", 0, true, NET_NAME_MALFORMED, "", false },
+		/* NONE is allowed on the address, ungated: node reads these as requests and keeps
+		 * the connection, so the next request would reach it unread */
+		{ "bypass: an RTSP request line node takes for a request", H_TEXT,
+		  "DESCRIBE /v1/x RTSP/1.1\r\nHost: a.test\r\n\r\n", 0, false, NET_NAME_MALFORMED,
+		  "", false },
+		{ "bypass: an ICE request line", H_TEXT, "SOURCE /x ICE/1.1\r\n", 0, false,
+		  NET_NAME_MALFORMED, "", false },
+		{ "bypass: an unknown method and half a target at the timeout", H_TEXT,
+		  "DESCRIBE rtsp:", 0, true, NET_NAME_MALFORMED, "", false },
+		{ "SSH banner with a comment: neither TLS nor HTTP", H_TEXT,
+		  "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", 0, false, NET_NAME_NONE, "", false },
 	};
 	uint8_t b[1024];
 	char name[DNS_NAME_BUF];
@@ -1042,6 +1220,269 @@ static void test_name_classify(void **state)
 	}
 }
 
+/* ---- the HTTP gate on a byte stream (net/http-gate.h) ------------------------------- */
+
+struct gate_row {
+	const char *what;
+	const char *stream;
+	const char *pass;       /* the prefix that may go upstream once all is fed */
+	enum http_gate_state state;
+	unsigned records;       /* NET_HTTP_REQUEST messages sent */
+};
+
+static const struct gate_row gate_rows[] = {
+	{ "two allowed, keep-alive",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  HTTP_GATE_OPEN, 2 },
+	{ "allowed, then refused by the rules",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v2/b HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_REFUSED, 2 },
+	{ "a second request for another host",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: other.test\r\n\r\n",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_REFUSED, 2 },
+	{ "a body passes as it comes, the hidden request in it is body",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_OPEN, 1 },
+	{ "smuggling: nothing of it passes",
+	  "POST /v1/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n"
+	  "\r\n0\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
+	{ "an incomplete head waits",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\nGET /v1/b HTTP/1.1\r\nHost: api",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n", HTTP_GATE_OPEN, 1 },
+	{ "a body on GET (python's http.server reads it as a request): nothing of it passes",
+	  "GET /v1/a HTTP/1.1\r\nHost: api.test\r\nContent-Length: 38\r\n\r\n"
+	  "GET /v2/x HTTP/1.1\r\nHost: api.test\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
+	{ "two Upgrade headers: nothing of it passes",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: h2c\r\nUpgrade: websocket\r\n\r\n"
+	  "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "", HTTP_GATE_REFUSED, 1 },
+	{ "a websocket holds what follows until the server answers",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\nframes",
+	  "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+	  HTTP_GATE_SWITCHING, 1 },
+};
+
+/* A gateway just big enough for a gate: its broker socket is our end of a socketpair. */
+static struct gw *gate_gw(int *peer)
+{
+	static const char *const texts[] = { "method=GET,POST domain=api.test path=/v1/*" };
+	struct gw *gw = xcalloc(1, sizeof(*gw));
+	struct http_rules rs;
+	size_t bad;
+	int sp[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	gw->broker_fd = sp[0];
+	*peer = sp[1];
+	gw->loop = ev_loop_new(EVFLAG_AUTO);
+	assert_int_equal(http_rules_parse(&rs, texts, 1, &bad), 0);
+	http_gate_set_rules(gw, &rs);
+	return gw;
+}
+
+static void gate_gw_free(struct gw *gw, int peer)
+{
+	http_rules_free(&gw->http_rules);
+	ev_loop_destroy(gw->loop);
+	close(gw->broker_fd);
+	close(peer);
+	free(gw);
+}
+
+/* Count the records waiting on the broker's end (and check they are requests). */
+static unsigned gate_records(int peer)
+{
+	unsigned n = 0;
+	struct msg m;
+	char *err = NULL;
+
+	for (;;) {
+		struct pollfd p = { .fd = peer, .events = POLLIN };
+
+		if (poll(&p, 1, 0) != 1 || msg_recv(peer, &m, &err) != 1)
+			break;
+		assert_int_equal(m.type, NET_HTTP_REQUEST);
+		msg_free(&m);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Each row fed whole and cut at every byte: what may pass is the same, and at
+ * no moment does it reach into a request that is refused or not yet decided.
+ */
+static void test_gate_stream(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(gate_rows); i++) {
+		const struct gate_row *row = &gate_rows[i];
+		size_t len = strlen(row->stream), plen = strlen(row->pass);
+
+		for (size_t cut = 0; cut < len; cut++) {
+			int peer;
+			struct gw *gw = gate_gw(&peer);
+			struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+			struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+			size_t k;
+			unsigned recs;
+
+			k = cut ? http_gate_feed(g, (const uint8_t *)row->stream, cut) : 0;
+			if (http_gate_allowed(g) > plen)
+				fail_msg("%s, cut %zu: %llu bytes pass before the rest came", row->what,
+					 cut, (unsigned long long)http_gate_allowed(g));
+			if (k == cut)
+				http_gate_feed(g, (const uint8_t *)row->stream + cut, len - cut);
+			if (http_gate_allowed(g) != plen || http_gate_state(g) != row->state)
+				fail_msg("%s, cut %zu: %llu bytes pass in state %d, want %zu in %d",
+					 row->what, cut, (unsigned long long)http_gate_allowed(g),
+					 (int)http_gate_state(g), plen, (int)row->state);
+			recs = gate_records(peer);
+			if (recs != row->records)
+				fail_msg("%s, cut %zu: %u records, want %u", row->what, cut, recs,
+					 row->records);
+			http_gate_free(g);
+			gate_gw_free(gw, peer);
+		}
+	}
+}
+
+/* The server's answer to a switch: 101 to a websocket hands over, anything else declines. */
+static void test_gate_switch(void **state)
+{
+	static const struct { const char *req, *answer; enum http_gate_state want; } rows[] = {
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 101 Switching Protocols\r\n", HTTP_GATE_TUNNEL },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 200 OK\r\n", HTTP_GATE_DECLINED },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: h2c\r\n\r\n",
+		  "HTTP/1.1 101 Switching Protocols\r\n", HTTP_GATE_RESET },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "SSH-2.0-OpenSSH\r\n", HTTP_GATE_DECLINED },
+		/* held: an interim answer is not the switch (what follows it is not read) */
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\n",
+		  HTTP_GATE_DECLINED },
+		{ "GET /v1/ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\n\r\n",
+		  "HTTP/2 101\r\n", HTTP_GATE_DECLINED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		int peer;
+		struct gw *gw = gate_gw(&peer);
+		struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+		struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+		const char *more = "after";
+
+		http_gate_feed(g, (const uint8_t *)rows[i].req, strlen(rows[i].req));
+		assert_int_equal(http_gate_state(g), HTTP_GATE_SWITCHING);
+		assert_int_equal(http_gate_feed(g, (const uint8_t *)more, 5), 0);
+		/* the status line in pieces */
+		for (const char *p = rows[i].answer; *p; p++)
+			http_gate_server(g, (const uint8_t *)p, 1);
+		assert_int_equal(http_gate_state(g), rows[i].want);
+		if (rows[i].want == HTTP_GATE_TUNNEL) {
+			assert_int_equal(http_gate_feed(g, (const uint8_t *)more, 5), 5);
+			assert_int_equal(http_gate_allowed(g), strlen(rows[i].req) + 5);
+		}
+		http_gate_free(g);
+		gate_gw_free(gw, peer);
+	}
+}
+
+/*
+ * Held: a server that says 101 to a request that asked for no switch does not
+ * make a tunnel; the gate reads on, and a later request for another host is
+ * refused.
+ */
+static void test_gate_unasked_switch(void **state)
+{
+	int peer;
+	struct gw *gw = gate_gw(&peer);
+	struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+	struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	const char *one = "GET /v1/a HTTP/1.1\r\nHost: api.test\r\n\r\n";
+	const char *two = "GET /v1/b HTTP/1.1\r\nHost: other.test\r\n\r\n";
+	const char *ans = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n";
+
+	(void)state;
+	assert_int_equal(http_gate_feed(g, (const uint8_t *)one, strlen(one)), strlen(one));
+	http_gate_server(g, (const uint8_t *)ans, strlen(ans));
+	assert_int_equal(http_gate_state(g), HTTP_GATE_OPEN);
+	http_gate_feed(g, (const uint8_t *)two, strlen(two));
+	assert_int_equal(http_gate_state(g), HTTP_GATE_REFUSED);
+	assert_int_equal(http_gate_allowed(g), strlen(one));
+	assert_int_equal(gate_records(peer), 2);
+	http_gate_free(g);
+	gate_gw_free(gw, peer);
+}
+
+/* The refusal's words: the rule that would allow it, or why none would. */
+static void test_gate_refusal(void **state)
+{
+	int peer;
+	struct gw *gw = gate_gw(&peer);
+	struct flow f = { .gw = gw, .id = 1, .dport = 80 };
+	struct http_gate *g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	struct http_gate_refusal r;
+	char resp[HTTP_GATE_RESPONSE_MAX];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v2/x" }), HTTP_DENY_NO_RULE);
+	http_gate_refusal(g, &r);
+	assert_int_equal(r.status, 403);
+	assert_string_equal(r.body, "boxy: GET api.test/v2/x refused; allow it with "
+			    "--allow-http 'method=GET domain=api.test path=/v2/x'\n");
+	n = http_gate_refusal_h1(&r, resp, sizeof(resp));
+	assert_true(n > 0);
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden\r\n"));
+	assert_non_null(strstr(resp, "Connection: close\r\n"));
+	/* refused once, refused for good */
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v1/x" }), HTTP_DENY_NO_RULE);
+	assert_int_equal(gate_records(peer), 1);
+	http_gate_free(g);
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "other.test", .path = "/v1/x" }), HTTP_DENY_OTHER_HOST);
+	http_gate_refusal(g, &r);
+	assert_string_equal(r.body, "boxy: GET other.test/v1/x refused (names another host than "
+			    "the connection was allowed for)\n");
+	http_gate_free(g);
+	assert_int_equal(gate_records(peer), 1);
+	/* a decoded request the broker could not take (from another parser): malformed here */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_H2);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "G T",
+		.host = "api.test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "Api.Test", .path = "/v1/x" }), HTTP_DENY_MALFORMED);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .path = "/v1/\x1b[2J" }), HTTP_DENY_MALFORMED);
+	/* HTTP/2: each stream on its own, a refused one ends alone */
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v2/x" }), HTTP_DENY_NO_RULE);
+	assert_int_equal(http_gate_check(g, &(struct http_gate_req){ .method = "GET",
+		.host = "api.test", .port = 80, .path = "/v1/x" }), HTTP_ALLOWED);
+	assert_int_equal(gate_records(peer), 5);
+	http_gate_free(g);
+	/* a head the client never finished: refused when its stream ends, nothing passes */
+	g = http_gate_create(gw, &f, "api.test", HTTP_GATE_PLAIN);
+	assert_int_equal(http_gate_feed(g, (const uint8_t *)"GET /v1/x HTTP/1.1\r\nHo", 22), 22);
+	assert_int_equal(http_gate_allowed(g), 0);
+	http_gate_client_eof(g);
+	assert_int_equal(http_gate_state(g), HTTP_GATE_REFUSED);
+	http_gate_refusal(g, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "incomplete at the end of the stream"));
+	http_gate_free(g);
+	gate_gw_free(gw, peer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1055,11 +1496,18 @@ int main(void)
 		cmocka_unit_test(test_pcap_cap),
 		cmocka_unit_test(test_pcap_write_error),
 		cmocka_unit_test(test_lockdown),
+		cmocka_unit_test(test_lockdown_tls),
+		cmocka_unit_test(test_tls_leaves),
 		cmocka_unit_test(test_answer_addr_strict),
 		cmocka_unit_test(test_mss_option),
 		cmocka_unit_test(test_raise_synack_mss),
 		cmocka_unit_test(test_checksum_partial),
 		cmocka_unit_test(test_read_name),
+		cmocka_unit_test(test_verdict_flags),
+		cmocka_unit_test(test_gate_stream),
+		cmocka_unit_test(test_gate_switch),
+		cmocka_unit_test(test_gate_unasked_switch),
+		cmocka_unit_test(test_gate_refusal),
 		cmocka_unit_test(test_name_classify),
 	};
 

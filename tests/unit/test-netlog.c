@@ -40,22 +40,30 @@ static void test_exact_document(void **state)
 		.addr = addr("169.254.169.254"), .port = 80,
 		.reason = "link-local / cloud metadata",
 	};
+	struct netlog_request q = {
+		.t_ms = 301, .seq = 1, .conn = 0, .allowed = true, .method = "GET",
+		.host = "registry.npmjs.org", .path = "/v1/x", .query = "a=1", .rule = 0,
+	};
 	char *json;
 
 	(void)state;
 	netlog_add_resolution(nl, "registry.npmjs.org", res, 2);
 	assert_int_equal(netlog_add_conn(nl, &c), 0);
 	assert_int_equal(netlog_add_conn(nl, &d), 1);
+	netlog_add_request(nl, &q);
 	json = netlog_to_json(nl);
 	assert_string_equal(json,
-		"{\"version\":1,"
+		"{\"version\":2,"
 		"\"conn_fields\":[\"t_ms\",\"proto\",\"verdict\",\"addr\",\"port\",\"host\",\"sni\","
 		"\"reason\",\"up\",\"down\"],"
 		"\"strings\":[\"registry.npmjs.org\",\"104.16.0.34\",\"104.16.1.34\","
-		"\"169.254.169.254\",\"link-local / cloud metadata\"],"
+		"\"169.254.169.254\",\"link-local / cloud metadata\",\"GET\",\"/v1/x\",\"a=1\"],"
 		"\"conns\":[[289,\"tcp\",\"allow\",2,443,0,0,-1,2941,24212],"
 		"[8002,\"tcp\",\"deny\",3,80,-1,-1,4,0,0]],"
 		"\"resolutions\":{\"registry.npmjs.org\":[\"104.16.0.34\",\"104.16.1.34\"]},"
+		"\"request_fields\":[\"t_ms\",\"seq\",\"conn\",\"method\",\"host\",\"port\","
+		"\"path\",\"query\",\"verdict\",\"reason\",\"rule\"],"
+		"\"requests\":[[301,1,0,5,0,0,6,7,\"allow\",-1,0]],\"requests_dropped\":0,"
 		"\"summary\":["
 		"{\"destination\":\"169.254.169.254\",\"conns\":1,\"denied\":1,\"addrs\":1,"
 		"\"sent\":0,\"received\":0},"

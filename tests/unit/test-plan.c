@@ -30,6 +30,8 @@
 static char *argv_full[] = { "npm", "install", "--ignore-scripts", NULL };
 static char *envp_full[] = { "PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C.UTF-8", NULL };
 static uint16_t ports_full[] = { 443, 22, 65535 };
+#define CA_PEM "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIQ\nQUJD+/0=\n" \
+	"-----END CERTIFICATE-----\n"
 
 /* A plan with every field set to something other than its zero value. */
 static void plan_fill(struct plan *p, bool with_lists)
@@ -58,6 +60,8 @@ static void plan_fill(struct plan *p, bool with_lists)
 		memcpy(p->ports, ports_full, sizeof(ports_full));
 		p->nports = ARRAY_SIZE(ports_full);
 		p->dns_search = xstrdup("tail0a1b2.ts.net");
+		p->tls_ca_pem = xstrdup(CA_PEM);
+		p->tls_ca_hash = xstrdup("0a1b2c3d");
 	}
 	p->allow_git_write = true;
 	p->net = NET_NONE;
@@ -152,7 +156,7 @@ static void mb_base(struct mb *b)
 /* Field tags, as init/plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
        T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
-       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS, T_NET_QUEUES };
+       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS, T_NET_QUEUES, T_TLS_CA };
 
 /* Offset of the value of the first field with this tag in an encoded plan, and its length. */
 static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
@@ -221,6 +225,8 @@ static void test_plan_round_trip(void **state)
 	assert_memory_equal(out.ports, ports_full, sizeof(ports_full));
 	assert_int_equal(out.landlock_abi, 7);
 	assert_string_equal(out.dns_search, "tail0a1b2.ts.net");
+	assert_string_equal(out.tls_ca_pem, CA_PEM);
+	assert_string_equal(out.tls_ca_hash, "0a1b2c3d");
 
 	plan_free(&out);
 	plan_free(&in);
@@ -687,6 +693,77 @@ static void test_plan_dns_search_oversized(void **state)
 	free(b.d);
 }
 
+/*
+ * The session CA becomes files in the sandbox's /etc/ssl/certs, one named
+ * after its hash: anything but one PEM block of base64 and eight hex
+ * digits is refused (a newline or "../" in the hash would name another file;
+ * a second block or a key would be trusted too).
+ */
+static void test_plan_tls_ca(void **state)
+{
+	static const struct {
+		const char *what, *pem, *hash;
+		const char *expect;     /* NULL: decodes */
+	} cases[] = {
+		{ "a certificate", CA_PEM, "0a1b2c3d", NULL },
+		{ "a hash with a slash", CA_PEM, "../../x", "plan: a malformed session CA" },
+		{ "a short hash", CA_PEM, "0a1b2c3", "plan: a malformed session CA" },
+		{ "an upper-case hash", CA_PEM, "0A1B2C3D", "plan: a malformed session CA" },
+		{ "an empty hash", CA_PEM, "", "plan: a malformed session CA" },
+		{ "two blocks", CA_PEM CA_PEM, "0a1b2c3d", "plan: a malformed session CA" },
+		{ "a key", "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n",
+		  "0a1b2c3d", "plan: a malformed session CA" },
+		{ "no end line", "-----BEGIN CERTIFICATE-----\nQUJD\n", "0a1b2c3d",
+		  "plan: a malformed session CA" },
+		{ "a space", "-----BEGIN CERTIFICATE-----\nQU JD\n-----END CERTIFICATE-----\n",
+		  "0a1b2c3d", "plan: a malformed session CA" },
+		{ "nothing", "", "0a1b2c3d", "plan: a malformed session CA" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct plan p, out;
+		char *buf, *err = NULL;
+		size_t len;
+
+		print_message("tls_ca: %s\n", cases[i].what);
+		plan_fill(&p, false);
+		p.tls_ca_pem = xstrdup(cases[i].pem);
+		p.tls_ca_hash = xstrdup(cases[i].hash);
+		encode_or_die(&p, &buf, &len);
+		if (cases[i].expect) {
+			assert_decode_fails(buf, len, cases[i].expect);
+		} else {
+			assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+			assert_string_equal(out.tls_ca_pem, cases[i].pem);
+			plan_free(&out);
+		}
+		free(buf);
+		plan_free(&p);
+	}
+	{
+		/* A field with bytes after its two strings, and one cut short. */
+		struct mb b;
+
+		mb_base(&b);
+		mb_u16(&b, T_TLS_CA);
+		mb_u32(&b, 4 + (uint32_t)strlen(CA_PEM) + 4 + 8 + 1);
+		mb_u32(&b, (uint32_t)strlen(CA_PEM));
+		mb_put(&b, CA_PEM, strlen(CA_PEM));
+		mb_u32(&b, 8);
+		mb_put(&b, "0a1b2c3d!", 9);
+		assert_decode_fails(b.d, b.n, "plan: a malformed session CA");
+		free(b.d);
+		mb_base(&b);
+		mb_u16(&b, T_TLS_CA);
+		mb_u32(&b, 4 + (uint32_t)strlen(CA_PEM));
+		mb_u32(&b, (uint32_t)strlen(CA_PEM));
+		mb_put(&b, CA_PEM, strlen(CA_PEM));
+		assert_decode_fails(b.d, b.n, "plan: a malformed session CA");
+		free(b.d);
+	}
+}
+
 /* More mounts than the cap: refused, and nothing leaks. */
 /* The seccomp program travels whole; a length that is not whole instructions, or too many, is refused. */
 static void test_plan_seccomp_program(void **state)
@@ -883,7 +960,7 @@ static void test_env_build(void **state)
 		size_t n = 0;
 
 		print_message("# %s\n", c->what);
-		env = env_build((char *const *)c->caller, c->specs, c->nspecs, "/home/u", "u");
+		env = env_build((char *const *)c->caller, c->specs, c->nspecs, "/home/u", "u", false);
 		while (c->expect[n]) {
 			assert_non_null(env[n]);
 			assert_string_equal(env[n], c->expect[n]);
@@ -900,9 +977,46 @@ static void test_env_null_caller(void **state)
 	char **env;
 
 	(void)state;
-	env = env_build(NULL, NULL, 0, "/home/u", "u");
+	env = env_build(NULL, NULL, 0, "/home/u", "u", false);
 	assert_int_equal(strv_len(env), 6);
 	assert_string_equal(env[0], "PATH=" SANDBOX_DEFAULT_PATH);
+	strv_free(env);
+}
+
+/* With TLS inspection every runtime's trust variable names the sandbox's files; -e still wins. */
+static void test_env_tls_trust(void **state)
+{
+	const struct env_spec own[] = { { (char *)"SSL_CERT_FILE", (char *)"/home/u/mine.pem" } };
+	const char *caller[] = { "SSL_CERT_FILE=/host/ca.pem", "NODE_EXTRA_CA_CERTS=/host/x.pem",
+				 NULL };
+	char **env;
+	size_t n = 0;
+
+	(void)state;
+	env = env_build((char *const *)caller, NULL, 0, "/home/u", "u", true);
+	for (size_t i = 0; env_tls_vars[i].name; i++, n++) {
+		char *want = xasprintf("%s=%s", env_tls_vars[i].name, env_tls_vars[i].value);
+		bool found = false;
+
+		for (size_t j = 0; env[j]; j++)
+			found = found || strcmp(env[j], want) == 0;
+		if (!found)
+			fail_msg("missing %s", want);
+		free(want);
+	}
+	assert_true(n >= 10);
+	assert_int_equal(strv_len(env), 6 + n);
+	strv_free(env);
+	/* without inspection none of them; the caller's own never pass */
+	env = env_build((char *const *)caller, NULL, 0, "/home/u", "u", false);
+	for (size_t j = 0; env[j]; j++)
+		assert_null(strstr(env[j], "CERT"));
+	strv_free(env);
+	/* -e SSL_CERT_FILE=... : the user's choice wins (and the audit log will say why TLS fails) */
+	env = env_build((char *const *)caller, own, 1, "/home/u", "u", true);
+	for (size_t j = 0; env[j]; j++)
+		if (strncmp(env[j], "SSL_CERT_FILE=", 14) == 0)
+			assert_string_equal(env[j], "SSL_CERT_FILE=/home/u/mine.pem");
 	strv_free(env);
 }
 
@@ -923,6 +1037,8 @@ int main(void)
 		cmocka_unit_test(test_plan_seccomp_program),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_env_null_caller),
+		cmocka_unit_test(test_plan_tls_ca),
+		cmocka_unit_test(test_env_tls_trust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

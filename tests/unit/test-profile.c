@@ -663,7 +663,7 @@ static void test_extends_error_in_parent(void **state)
 	runspec_init(&rs);
 	assert_int_equal(profile_load(path, &ctx, &rs, &err), -1);
 	want = xasprintf("%s/bad-parent.yaml:3:3: unknown key 'hostz' in network (expected "
-			 "mode, hosts, ports, cidrs, tailscale)", fixture_dir);
+			 "mode, hosts, ports, cidrs, tailscale, http)", fixture_dir);
 	assert_string_equal(err, want);
 	free(want);
 	drop_err(&err);

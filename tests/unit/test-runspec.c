@@ -307,7 +307,28 @@ static void empty_mount(struct runspec *rs)
 	add_mount(rs, MOUNT_RW, "", NULL);
 }
 
+static void add_rule(struct runspec *rs, const char *rule)
+{
+	*(char **)xappend(&rs->http_rules, &rs->nhttp_rules, sizeof(char *)) = xstrdup(rule);
+}
+
+static void rule_with_public(struct runspec *rs)
+{
+	add_rule(rs, "method=GET domain=api.test");
+	rs->net = NET_PUBLIC;
+}
+
+static void rule_with_none(struct runspec *rs)
+{
+	add_rule(rs, "method=GET");
+	rs->net = NET_NONE;
+}
+
 static const struct contradiction_row contradiction_rows[] = {
+	{ "--allow-http --net public", rule_with_public,
+	  "--allow-http implies --net allowlist; it contradicts --net public" },
+	{ "--allow-http --net none", rule_with_none,
+	  "--allow-http implies --net allowlist; it contradicts --net none" },
 	{ "--allow-host --net none", host_with_none,
 	  "--allow-host implies --net allowlist; it contradicts --net none" },
 	{ "--allow-host --net public", host_with_public,
@@ -390,6 +411,62 @@ static void test_finish_allowed_combinations(void **state)
 	runspec_free(&rs);
 }
 
+/*
+ * A rule's domain is an allowed host: added without ports of its own unless
+ * an entry of that name is there already (whose ports it keeps); a rule with
+ * no domain adds none; rules alone mean allowlist. Over a public profile,
+ * rules on top switch to allowlist; --net public on top drops the profile's.
+ */
+static void test_finish_rule_hosts(void **state)
+{
+	struct runspec rs, prof, flags;
+	char *err = NULL;
+
+	(void)state;
+	runspec_init(&rs);
+	set_argv(&rs, "true");
+	add_host(&rs, "api.test:8080");
+	add_rule(&rs, "method=GET domain=api.test path=/v1/*");
+	add_rule(&rs, "domain=*.github.com");
+	add_rule(&rs, "method=POST");
+	add_rule(&rs, "domain=*.github.com path=/x");
+	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
+	assert_int_equal(rs.net, NET_ALLOWLIST);
+	assert_int_equal(rs.nhosts, 2);
+	assert_string_equal(rs.hosts[0].name, "api.test");
+	assert_int_equal(rs.hosts[0].nports, 1);
+	assert_int_equal(rs.hosts[0].ports[0], 8080);
+	assert_string_equal(rs.hosts[1].name, "*.github.com");
+	assert_int_equal(rs.hosts[1].nports, 0);
+	/* finishing twice adds nothing more */
+	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
+	assert_int_equal(rs.nhosts, 2);
+	runspec_free(&rs);
+
+	runspec_init(&rs);
+	set_argv(&rs, "true");
+	add_rule(&rs, "method=GET");
+	assert_int_equal(runspec_finish(&rs, "/w", &err), 0);
+	assert_int_equal(rs.net, NET_ALLOWLIST);
+	assert_int_equal(rs.nhosts, 0);
+	runspec_free(&rs);
+
+	runspec_init(&prof);
+	runspec_init(&flags);
+	prof.net = NET_PUBLIC;
+	add_rule(&flags, "domain=api.test");
+	runspec_merge(&prof, &flags);
+	assert_int_equal(prof.net, NET_ALLOWLIST);
+	assert_int_equal(prof.nhttp_rules, 1);
+	runspec_free(&flags);
+	runspec_init(&flags);
+	flags.net = NET_PUBLIC;
+	runspec_merge(&prof, &flags);
+	assert_int_equal(prof.nhttp_rules, 0);
+	runspec_free(&prof);
+	runspec_free(&flags);
+}
+
 static void test_to_json(void **state)
 {
 	struct runspec rs;
@@ -416,7 +493,7 @@ static void test_to_json(void **state)
 		"{\"profile\":\"node\",\"argv\":[\"npm\",\"ci\"],\"workdir\":\"/w\","
 		"\"net\":{\"mode\":\"allowlist\",\"hosts\":[{\"name\":\"registry.npmjs.org\","
 		"\"ports\":[443,8443]}],\"ports\":[443],\"cidrs\":[\"192.168.4.0/24\"],"
-		"\"tailscale\":false},"
+		"\"tailscale\":false,\"http\":[]},"
 		"\"mounts\":[{\"kind\":\"copy-ro\",\"src\":\"/h/mcp.json\","
 		"\"dst\":\"/h/.claude.json\"}],\"allow_git_write\":false,"
 		"\"env\":[{\"name\":\"TOKEN\",\"set\":true},{\"name\":\"TERM\",\"set\":false}],"
@@ -459,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_finish_defaults),
 		cmocka_unit_test(test_finish_contradictions),
 		cmocka_unit_test(test_finish_allowed_combinations),
+		cmocka_unit_test(test_finish_rule_hosts),
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_names),
 	};

@@ -625,7 +625,8 @@ static void test_migrate_from_v1(void **state)
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
 				    "DROP VIEW session_summary; DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
-				    "DROP TABLE chains; DROP TABLE session_roots; DROP TABLE roots;"
+				    "DROP TABLE chains; DROP TABLE requests;"
+				    "DROP TABLE session_roots; DROP TABLE roots;"
 				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,
 				    &err), 0);
 	assert_int_equal(store_exec(st, v1_schema, NULL, NULL, &err), 0);
@@ -954,7 +955,7 @@ static int lines_row(void *ctx, int ncol, char **vals, char **names)
 	return 0;
 }
 
-/* What every session's policy names, the way the roots were read before version 5. */
+/* What every session's policy names, the way the roots were read before MIGRATION_ROOTS. */
 static const char roots_from_policies[] =
 	"SELECT path FROM ("
 	" SELECT json_extract(policy, '$.workdir') AS path, started_ms FROM sessions"
@@ -1032,7 +1033,7 @@ static void roots_sessions(struct store *st, int seed, int n)
 /*
  * The writable roots (MIGRATION_ROOTS): kept in a table of their own and
  * always what the sessions' policies name, in the same order, as sessions
- * are added and pruned; a version 4 store's roots are filled from its
+ * are added and pruned; an older store's roots are filled from its
  * sessions when it is opened; the table holds each path once, however many
  * sessions name it, so reading it does not grow with the sessions recorded.
  */
@@ -1061,15 +1062,18 @@ static void test_roots_table(void **state)
 	roots_sessions(st, 1000, 50);
 	roots_agree(st, "all pruned, 50 new");
 
-	/* a version 4 store: its roots come from the sessions already there */
-	assert_int_equal(store_exec(st, "DROP TRIGGER sessions_roots; DROP TABLE session_roots;"
-				    "DROP TABLE roots;"
-				    "PRAGMA user_version = 4", NULL, NULL, &err), 0);
+	/*
+	 * a store of the version before MIGRATION_ROOTS (the last step): its roots
+	 * come from the sessions already there
+	 */
+	snprintf(buf, sizeof(buf), "DROP TRIGGER sessions_roots; DROP TABLE session_roots;"
+		 "DROP TABLE roots; PRAGMA user_version = %d", STORE_SCHEMA_VERSION - 1);
+	assert_int_equal(store_exec(st, buf, NULL, NULL, &err), 0);
 	roots_sessions(st, 2000, 100);
 	store_close(st);
 	st = open_ok();
 	assert_int_equal(query_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	roots_agree(st, "migrated from version 4");
+	roots_agree(st, "migrated from the version before");
 	roots_sessions(st, 3000, 100);
 	roots_agree(st, "migrated, then 100 new");
 	store_close(st);

@@ -21,6 +21,7 @@
 #include "ui/dests.h"
 #include "common/util.h"
 #include "ui/watch.h"
+#include "proto/daemon-msg.h"
 #include "proto/wire.h"
 
 static void test_sanitize(void **state)
@@ -361,6 +362,43 @@ static void test_render_long(void **state)
 			render_one(hostile[i], cols);
 }
 
+/*
+ * An event the daemon sends always decodes: a payload that names a path longer
+ * than the decoder's cap (a repository planted 5,000 bytes deep) once made the
+ * alert about it undecodable, so `boxy run` neither printed it nor let its gate
+ * fail on it. The encoder cuts at a character boundary; `what` travels too.
+ */
+static void test_event_long_strings(void **state)
+{
+	char *subject = xmalloc(9001), *detail = xmalloc(5001), *strs[WATCH_EVENT_STRS];
+	struct event ev = { .kind = "audit", .verdict = "alert", .layer = "git",
+			    .session = "0123456789abcdef", .what = "finding" }, got;
+	struct wbuf w;
+
+	(void)state;
+	for (size_t i = 0; i + 2 <= 9000; i += 2)
+		memcpy(subject + i, "\xc3\xa9", 2);
+	subject[9000] = '\0';
+	memset(detail, 'x', 5000);
+	detail[5000] = '\0';
+	detail[4095] = '\xc3';   /* an "é" across the cap: cut before it, not inside */
+	detail[4096] = '\xa9';
+	ev.subject = subject;
+	ev.detail = detail;
+	wbuf_init(&w);
+	dmsg_encode_event(&w, &ev);
+	assert_int_equal(watch_event_decode(w.p, w.len, &got, strs), 0);
+	assert_int_equal(strlen(got.subject), DMSG_EVENT_TEXT_MAX);
+	assert_memory_equal(got.subject, subject, DMSG_EVENT_TEXT_MAX);
+	assert_int_equal(strlen(got.detail), 4095);
+	assert_string_equal(got.what, "finding");
+	assert_string_equal(got.verdict, "alert");
+	watch_event_strs_free(strs);
+	wbuf_free(&w);
+	free(subject);
+	free(detail);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot),
 		cmocka_unit_test(test_render_hostile),
 		cmocka_unit_test(test_render_long),
+		cmocka_unit_test(test_event_long_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
