@@ -305,6 +305,32 @@ grep -qx 0 "$C/out" && grep -q 'No such file' "$C/err" && ! grep -q 'net.tls' "$
 check "a run whose rules restrict no method or path inspects nothing: no CA, no variables, the server's own certificate" $? \
 	"want none of them, and the page through the server's own certificate"
 
+## ---- tap0 with four queues: each boxy-net gets the rules and the CA ------------------------------
+# 12 connections allowed and 12 refused, over four boxy-nets (BOXY_NET_QUEUES=4: their
+# source ports spread them over the queues); each boxy-net numbers its own requests, and
+# the session's record numbers them 1..24, each once (doc/internals-net.md, "Queues").
+C=$TN/cases/queues
+mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
+(cd "$C" && tn_user env BOXY_NET_QUEUES=4 HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" \
+	XDG_STATE_HOME="$TN/state" "$BOXY" run --audit-log "$C/audit" --allow-http "$RULE" -- sh -c \
+	'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		(curl -sS -m 20 https://api.test/v1/q-$i;
+		 curl -sS -m 20 -o /dev/null -w "refused %{http_code}\n" https://api.test/v2/q-$i) &
+	 done; wait' >"$C/out" 2>"$C/err" </dev/null)
+RC=$?
+DB=$TN/state/boxy/sessions.db
+sid=$(sqlite3 "$DB" "SELECT session_id FROM requests WHERE path = '/v1/q-1'" 2>/dev/null | head -n 1)
+seqs=$(sqlite3 "$DB" "SELECT seq FROM requests WHERE session_id = '$sid' ORDER BY seq" 2>/dev/null |
+	tr '\n' ' ')
+[ "$RC" -eq 0 ] && [ "$(grep -c '^ok GET /v1/q-' "$C/out")" = 12 ] &&
+	[ "$(grep -cx 'refused 403' "$C/out")" = 12 ] && ! arrived "/v2/q-" &&
+	[ "$(grep -F '"layer":"net.http"' "$C/audit" | grep -cF '"verdict":"allow"')" = 12 ] &&
+	[ "$(grep -F '"layer":"net.http"' "$C/audit" | grep -cF '"verdict":"deny"')" = 12 ] &&
+	[ "$seqs" = "$(seq 1 24 | tr '\n' ' ')" ]
+check "four queues: every boxy-net inspects with the session CA and gates by the rules; requests numbered 1..24 once" $? \
+	"rc $RC, $(grep -c '^ok GET' "$C/out") answered, $(grep -c 'refused 403' "$C/out") refused; seqs: $seqs" \
+	"err: $(head -c 600 "$C/err")"
+
 ## ---- the CA's key is in boxy-net's memory only -----------------------------------------------------
 # The session CA's public point (the key's DER, and any certificate, would carry it).
 point=$(openssl x509 -in "$TN/cases/session-ca.pem" -noout -pubkey 2>/dev/null |
