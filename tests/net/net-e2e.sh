@@ -220,8 +220,17 @@ while time.time() < end and socks:
         except OSError: socks.remove(c)
 print("flood sent", sent, "bytes on", len(socks), "connections")' >"$T/flood.out" 2>&1
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$floodnet/status" 2>/dev/null)
-check "upload flood (600 connections never read upstream): boxy-net peak RSS ${hwm:-?} kB < 16 MiB" \
-	sh -c "[ -n '$hwm' ] && [ '$hwm' -lt 16384 ] && grep -q '^flood sent [1-9]' '$T/flood.out'"
+if ldd "$NET" 2>/dev/null | grep -q libasan; then
+	# AddressSanitizer keeps what boxy-net frees in its quarantine and pads every
+	# allocation (31 MiB here with the budget): the bound is the plain build's to
+	# check; here the flood must run and boxy-net live through it, held by the budget.
+	limit=$((1024 * 1024)) what="boxy-net lives (sanitized: its quarantine keeps freed memory)"
+else
+	limit=16384 what="boxy-net peak RSS ${hwm:-?} kB < 16 MiB"
+fi
+check "upload flood (600 connections never read upstream): $what" \
+	sh -c "[ -n '$hwm' ] && [ '$hwm' -lt $limit ] && kill -0 $floodnet &&
+		grep -q '^flood sent [1-9]' '$T/flood.out'"
 check "... the budget was what held it (said once in the log)" \
 	grep -q 'upload budget reached' "$T/flood.log"
 # The server goes away: its connections end, the queued bytes are dropped with
