@@ -13,6 +13,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Who made an event (sandbox/attrib.h finds it): the process as the sandbox
+ * sees it and, when a package manager ran it, the package. Every string is
+ * the payload's (bounded, sanitized) and only ever shown: a payload can lie
+ * about its package, and claimed says when nothing but its own word backs it.
+ */
+struct event_who {
+	bool found;             /* false: looked for and not found ("unknown"): nothing below */
+	uint32_t pid;           /* in the sandbox's pid namespace */
+	const char *comm;       /* the kernel's command name */
+	const char *argv0;
+	const char *cmdline;    /* argv joined by spaces, cut */
+	const char *package;    /* NULL or "": no package manager ran it */
+	const char *version;    /* may be NULL */
+	const char *script;     /* "postinstall", "build" (pip); may be NULL */
+	bool claimed;           /* the package is only the process's own claim */
+};
+
 struct event {
 	uint64_t t_ms;          /* CLOCK_REALTIME, milliseconds */
 	const char *session;    /* session id, or NULL before there is one */
@@ -32,6 +50,7 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+	const struct event_who *who;    /* who made it; NULL: not attributed (not looked for) */
 };
 
 struct event_sink {
@@ -52,6 +71,16 @@ struct event event_audit_make(const char *layer, const char *verdict, const char
  * refusal table and the store keep the first of each kind past their caps).
  */
 size_t event_reason_kind_len(const char *reason);
+
+/*
+ * A person's words for who (malloc'd, sanitized, at most about 200 bytes):
+ * "postinstall of evil-pkg@1.2.3 (node, pid 812)", "node (pid 90) claims
+ * postinstall of innocent@1.0.0", "python3 fetch.py (pid 77)", "unknown".
+ * NULL for NULL.
+ */
+char *event_who_words(const struct event_who *who);
+/* The package part alone: "postinstall of evil-pkg@1.2.3", "claims …"; NULL without one. */
+char *event_who_package_words(const struct event_who *who);
 
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,
