@@ -259,12 +259,11 @@ static void data_live(void *ctx, struct top_model *m)
 		if (msg.type == MSG_SNAPSHOT) {
 			watch_model_snapshot(&d->wm, msg.payload, msg.len);
 		} else if (msg.type == MSG_EVENT) {
-			struct event ev;
-			char *strs[10];
+			struct event_copy ec;
 
-			if (watch_event_decode(msg.payload, msg.len, &ev, strs) == 0) {
-				watch_model_event(&d->wm, &ev);
-				watch_event_strs_free(strs);
+			if (watch_event_decode(msg.payload, msg.len, &ec) == 0) {
+				watch_model_event(&d->wm, &ec.ev);
+				event_copy_free(&ec);
 			}
 		} else if (msg.type == MSG_LOSS) {
 			d->wm.lost = dmsg_decode_loss(msg.payload, msg.len);

@@ -28,6 +28,7 @@ struct event_who {
 	const char *package;    /* NULL or "": no package manager ran it */
 	const char *version;    /* may be NULL */
 	const char *script;     /* "postinstall", "build" (pip); may be NULL */
+	const char *via;        /* an outer package's script that ran this one's manager; may be NULL */
 	bool claimed;           /* the package is only the process's own claim */
 };
 
@@ -79,8 +80,23 @@ size_t event_reason_kind_len(const char *reason);
  * NULL for NULL.
  */
 char *event_who_words(const struct event_who *who);
+#define EVENT_WHO_CMD_MAX 60     /* a command line in event_who_words, in bytes */
 /* The package part alone: "postinstall of evil-pkg@1.2.3", "claims …"; NULL without one. */
 char *event_who_package_words(const struct event_who *who);
+
+/*
+ * An event that outlives the call that emitted it (the bus's queues, the
+ * broker's events held for their attribution): a copy owning its strings
+ * and its who's. event_copy_init fixes c->ev to point into c: do not move c.
+ */
+#define EVENT_COPY_STRS 16
+struct event_copy {
+	struct event ev;
+	struct event_who who;
+	char *strs[EVENT_COPY_STRS];
+};
+void event_copy_init(struct event_copy *c, const struct event *src);
+void event_copy_free(struct event_copy *c);
 
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,

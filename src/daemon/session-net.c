@@ -21,6 +21,7 @@
 #include "sandbox/assemble.h"
 #include "daemon/daemon.h"
 #include "daemon/session-net.h"
+#include "daemon/session-attrib.h"
 #include "common/util.h"
 
 /* One "audit" event about the session's network (layer net). */
@@ -63,6 +64,7 @@ void session_net_start(struct session *s, const char *tailnet)
 	}
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
+	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
 	if (!b)
 		goto fail;

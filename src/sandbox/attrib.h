@@ -61,6 +61,7 @@
 #define ATTRIB_PACKAGE_MAX  215     /* npm caps a package name at 214 bytes */
 #define ATTRIB_VERSION_MAX  65
 #define ATTRIB_SCRIPT_MAX   33      /* "postinstall", "build" */
+#define ATTRIB_VIA_MAX      320     /* "postinstall of evil-pkg@1.2.3" */
 
 /* The package manager a process is (by its argv), or whose package a process runs for. */
 enum attrib_manager {
@@ -86,6 +87,8 @@ struct attrib_proc {
 	char package[ATTRIB_PACKAGE_MAX];       /* "" without a package */
 	char version[ATTRIB_VERSION_MAX];       /* "" when unknown */
 	char script[ATTRIB_SCRIPT_MAX];         /* "postinstall", "build"; "" when unknown */
+	char via[ATTRIB_VIA_MAX];       /* an outer package whose script ran the package
+					 * manager that ran this one ("postinstall of x@1"), or "" */
 	bool claimed;                   /* only the process's own word: see above */
 };
 
