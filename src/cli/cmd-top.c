@@ -94,8 +94,8 @@ static void add_denial(void *ctx, const struct store_top_denial *r)
 {
 	struct top_model *m = ctx;
 	struct top_denial_row *row = xappend(&m->denials, &m->ndenials, sizeof(*m->denials));
-	struct refusal_group g = { (char *)r->subject, (char *)r->layer, (char *)r->reason,
-				   r->count };
+	struct refusal_group g = { .subject = (char *)r->subject, .layer = (char *)r->layer,
+				   .reason = (char *)r->reason, .count = r->count };
 
 	row->t_ms = r->t_ms;
 	snprintf(row->id, sizeof(row->id), "%s", r->session_id);

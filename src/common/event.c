@@ -137,3 +137,23 @@ void event_copy_free(struct event_copy *c)
 		free(c->strs[i]);
 	memset(c, 0, sizeof(*c));
 }
+
+bool event_who_from_row(struct event_who *w, const char *const *v)
+{
+	memset(w, 0, sizeof(*w));
+	if (!v[0])
+		return false;
+	w->pid = (uint32_t)strtoul(v[0], NULL, 10);
+	w->found = w->pid != 0;
+	if (!w->found)
+		return true;
+	w->comm = v[1];
+	w->argv0 = v[2];
+	w->cmdline = v[3];
+	w->package = v[4];
+	w->version = v[5];
+	w->script = v[6];
+	w->via = v[7];
+	w->claimed = v[8] && strcmp(v[8], "1") == 0;
+	return true;
+}

@@ -85,6 +85,14 @@ char *event_who_words(const struct event_who *who);
 char *event_who_package_words(const struct event_who *who);
 
 /*
+ * A store row's who (store's STORE_WHO_COLUMNS: pid, comm, argv0, cmdline,
+ * package, package_version, package_script, package_via, package_claimed, as
+ * strings, NULL for SQL NULL) into w, whose strings point into v. false when
+ * the row was not looked for (pid NULL).
+ */
+bool event_who_from_row(struct event_who *w, const char *const *v);
+
+/*
  * An event that outlives the call that emitted it (the bus's queues, the
  * broker's events held for their attribution): a copy owning its strings
  * and its who's. event_copy_init fixes c->ev to point into c: do not move c.
