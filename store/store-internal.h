@@ -24,6 +24,16 @@
 	" package_claimed"
 
 /*
+ * A row's package in words, as event_who_package_words writes them ("claims "
+ * when claimed, then "SCRIPT of NAME@VERSION"; no "via"), or NULL without one.
+ */
+#define STORE_PKG_WORDS \
+	"CASE WHEN package IS NULL THEN NULL ELSE" \
+	" CASE WHEN package_claimed = 1 THEN 'claims ' ELSE '' END ||" \
+	" coalesce(package_script || ' of ', '') || package || coalesce('@' || package_version, '')" \
+	" END"
+
+/*
  * Every refusal of session P (an SQL parameter such as "?1") as rows of
  * subject, layer, reason, count, t_ms and who made it (STORE_WHO_COLUMNS) —
  * the rows `boxy show` groups (git and limits have sections of their own,
