@@ -37,7 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -978,47 +981,88 @@ size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max)
 
 /* ---- can it work here? ------------------------------------------------------------------ */
 
+/*
+ * The probe's child: a user and network namespace of its own (as a sandbox
+ * has), with a socket; it says "ready" and waits for its pipe to close. (A
+ * sandbox's process that makes itself not dumpable stays readable: its
+ * memory belongs to the user namespace the daemon made, in which the daemon
+ * holds every capability; tests/e2e/attrib.sh checks it. This child's, made
+ * before its unshare, belongs to the caller's, so it stays dumpable here.)
+ */
+static void probe_child(int ready, int hold)
+{
+	char b = 'r';
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		b = 'u';        /* no user namespaces: still a process of the same user */
+	if (socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) < 0)
+		b = 's';
+	if (write(ready, &b, 1) != 1)
+		_exit(1);
+	while (read(hold, &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 int attrib_check(char **line)
 {
 	struct ctx c;
-	char buf[512];
-	bool hide = false;
-	FILE *m;
-	int rc = 0;
+	char buf[512], got = 0;
+	int ready[2], hold[2], rc = 0;
 	const char *why = NULL;
-	ssize_t n;
-	bool cut;
+	bool hide = false, cut;
+	pid_t child;
+	FILE *m;
 
-	/* What a look-up reads, on this process (the same rules apply to a sandbox's). */
-	if (ctx_open(&c, getpid()) < 0) {
-		why = "cannot read this process's /proc entry";
-	} else if ((n = read_at(c.init_dir, "net/tcp", c.buf, ATTRIB_BUF, NULL)) <= 0) {
-		why = "cannot read /proc/PID/net/tcp";
-	} else if (readlinkat(c.init_dir, "fd/0", buf, sizeof(buf)) < 0 && errno != ENOENT) {
-		why = "cannot read /proc/PID/fd links";
-	} else if (read_at(c.init_dir, "environ", c.envbuf, ATTRIB_ENV_READ, &cut) < 0) {
-		why = "cannot read /proc/PID/environ";
-	} else {
-		char path[64];
-
-		snprintf(path, sizeof(path), "task/%d/children", (int)getpid());
-		if (read_at(c.init_dir, path, c.buf, ATTRIB_BUF, NULL) < 0)
-			why = "the kernel has no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)";
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
+		*line = xasprintf("cannot probe: %s", strerror(errno));
+		return -1;
 	}
-	ctx_close(&c);
+	child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		probe_child(ready[1], hold[0]);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	if (child < 0 || read(ready[0], &got, 1) != 1) {
+		why = "cannot start a probe process";
+	} else if (ctx_open(&c, child) < 0) {
+		why = "cannot read a process's /proc entry";
+		ctx_close(&c);
+	} else {
+		/* What a look-up reads: the namespace's socket table, descriptors, environment. */
+		if (read_at(c.init_dir, "net/udp", c.buf, ATTRIB_BUF, NULL) <= 0)
+			why = "cannot read /proc/PID/net/udp of a process in its own namespaces";
+		else if (readlinkat(c.init_dir, "fd/0", buf, sizeof(buf)) < 0)
+			why = "cannot read /proc/PID/fd links";
+		else if (read_at(c.init_dir, "environ", c.envbuf, ATTRIB_ENV_READ, &cut) < 0)
+			why = "cannot read /proc/PID/environ";
+		if (!why && read_at(AT_FDCWD, "/proc/thread-self/children", c.buf, ATTRIB_BUF,
+				    NULL) < 0)
+			why = "the kernel has no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)";
+		ctx_close(&c);
+	}
+	close(hold[1]);
+	close(ready[0]);
+	if (child > 0)
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
 	m = fopen("/proc/self/mountinfo", "re");
 	while (m && fgets(buf, sizeof(buf), m))
-		if (strstr(buf, " /proc ") && (strstr(buf, "hidepid=2") || strstr(buf, "hidepid=invisible") ||
-					       strstr(buf, "hidepid=1") || strstr(buf, "hidepid=noaccess")))
+		if (strstr(buf, " /proc ") && strstr(buf, "hidepid="))
 			hide = true;
 	if (m)
 		fclose(m);
 	if (why) {
-		*line = xasprintf("%s: connections and refusals will say \"unknown\"", why);
+		*line = xasprintf("%s", why);
 		rc = -1;
 	} else {
-		*line = xasprintf("/proc: socket tables, descriptors, environments, children readable%s",
-				  hide ? " (hidepid: a user's own processes stay visible)" : "");
+		*line = xasprintf("/proc of a process in its own namespaces: socket table, "
+				  "descriptors, environment readable%s%s",
+				  got == 'u' ? " (no user namespace: checked without one)" : "",
+				  hide ? "; hidepid keeps a user's own processes visible" : "");
 	}
 	return rc;
 }
