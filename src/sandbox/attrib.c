@@ -42,6 +42,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -394,10 +396,79 @@ static bool inode_still(struct ctx *c, const struct inode_ent *e)
 	snprintf(name, sizeof(name), "fd/%d", e->fd);
 	if (proc_stat(c, dir, &st) && st.start == e->start) {
 		n = readlinkat(dir, name, link, sizeof(link));
-		ok = n > 0 && attrib_socket_link(link, (size_t)n) == e->inode;
+		if (n < 0 && errno == EACCES) {
+			/* Not dumpable: its one slot, through a pidfd (scan_proc_pidfd). */
+			int pidfd = (int)syscall(SYS_pidfd_open, e->host_pid, 0), copy = -1;
+			struct stat fs;
+
+			if (pidfd >= 0 && proc_stat(c, dir, &st) && st.start == e->start)
+				copy = (int)syscall(SYS_pidfd_getfd, pidfd, e->fd, 0);
+			ok = copy >= 0 && fstat(copy, &fs) == 0 && S_ISSOCK(fs.st_mode) &&
+			     fs.st_ino == e->inode;
+			if (copy >= 0)
+				close(copy);
+			if (pidfd >= 0)
+				close(pidfd);
+		} else {
+			ok = n > 0 && attrib_socket_link(link, (size_t)n) == e->inode;
+		}
 	}
 	close(dir);
 	return ok;
+}
+
+/* FDSize of /proc/PID/status: how many descriptors its table has room for; 0 if unknown. */
+static size_t fd_table_size(struct ctx *c, int dir)
+{
+	ssize_t n = read_at(dir, "status", c->buf, ATTRIB_BUF - 1, NULL);
+	char *p;
+
+	if (n <= 0)
+		return 0;
+	c->buf[n] = '\0';
+	p = strstr(c->buf, "\nFDSize:");
+	return p ? (size_t)strtoul(p + 8, NULL, 10) : 0;
+}
+
+/*
+ * A process that made itself not dumpable (prctl, or exec of a file it may
+ * not read) has its /proc/PID/fd owned by root, closed to the daemon's
+ * reads — though the daemon, owner of the sandbox's user namespace, may
+ * still inspect the process: pidfd_getfd() each slot of its table, fstat
+ * the copy, close it. Only sockets are kept, by inode; the pidfd is this
+ * process's for good (the directory, still readable after pidfd_open,
+ * proves the pid was not reused in between). true when one is inode.
+ */
+static bool scan_proc_pidfd(struct ctx *c, pid_t pid, int dir, uint64_t start, uint64_t inode)
+{
+	struct attrib_stat st;
+	size_t size = fd_table_size(c, dir);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool found = false;
+
+	if (pidfd < 0)
+		return false;
+	if (!proc_stat(c, dir, &st) || st.start != start) {
+		close(pidfd);
+		return false;
+	}
+	for (size_t fd = 0; fd < size && !found; fd++) {
+		struct stat fs;
+		int copy;
+
+		if (++c->fds_read > ATTRIB_FDS_MAX || ((c->fds_read & 255) == 0 && out_of_time(c)))
+			break;
+		copy = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+		if (copy < 0)
+			continue;
+		if (fstat(copy, &fs) == 0 && S_ISSOCK(fs.st_mode)) {
+			inode_note(c, fs.st_ino, pid, start, (int)fd);
+			found = fs.st_ino == inode;
+		}
+		close(copy);
+	}
+	close(pidfd);
+	return found;
 }
 
 /*
@@ -419,7 +490,13 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		close(dir);
 		return false;
 	}
+	*start = st.start;
 	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fdd < 0 && errno == EACCES) {
+		found = scan_proc_pidfd(c, pid, dir, st.start, inode);
+		close(dir);
+		return found;
+	}
 	if (fdd < 0 || !(d = fdopendir(fdd))) {
 		if (fdd >= 0)
 			close(fdd);
@@ -583,6 +660,36 @@ static void read_pipdir(struct ctx *c, int dir, struct attrib_link *l)
 	}
 }
 
+/*
+ * The environment of a process that is not dumpable (its /proc/PID/environ
+ * is root's): read from its memory, where stat says it is, with
+ * process_vm_readv — permitted to the owner of the sandbox's user namespace.
+ * By pid: the read counts only when the process behind dir is still alive
+ * after it (a pid cannot be reused while its process lives). -1 when not.
+ */
+static ssize_t read_environ_vm(struct ctx *c, pid_t pid, int dir, const struct attrib_stat *st,
+			       bool *cut)
+{
+	struct attrib_stat again;
+	struct iovec local, remote;
+	uint64_t len;
+	ssize_t n;
+
+	if (!st->env_start || st->env_end <= st->env_start)
+		return -1;
+	len = st->env_end - st->env_start;
+	*cut = len > ATTRIB_ENV_READ;
+	local = (struct iovec){ .iov_base = c->envbuf, .iov_len = *cut ? ATTRIB_ENV_READ : len };
+	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)st->env_start,
+				 .iov_len = local.iov_len };
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0 || !proc_stat(c, dir, &again) || again.start != st->start)
+		return -1;
+	if ((size_t)n < local.iov_len)
+		*cut = true;
+	return n;
+}
+
 /* The details of (pid, start), read once; NULL when that process is gone (or not the sandbox's). */
 static struct info *info_get(struct ctx *c, pid_t pid, uint64_t start)
 {
@@ -614,6 +721,8 @@ static struct info *info_get(struct ctx *c, pid_t pid, uint64_t start)
 	attrib_cmdline_parse(c->buf, n > 0 ? (size_t)n : 0, &p->argv);
 	p->link.manager = attrib_manager_of(p->comm, &p->argv);
 	n = read_at(dir, "environ", c->envbuf, ATTRIB_ENV_READ, &cut);
+	if (n < 0 && errno == EACCES)
+		n = read_environ_vm(c, pid, dir, &st, &cut);
 	if (n > 0)
 		attrib_environ_parse(c->envbuf, (size_t)n, cut, &p->link.env);
 	read_pipdir(c, dir, &p->link);
