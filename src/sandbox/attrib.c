@@ -1151,6 +1151,22 @@ int attrib_who_pid(pid_t init_host_pid, pid_t host_pid, struct attrib_proc *out)
 	return rc;
 }
 
+int attrib_who_process(pid_t init_host_pid, pid_t host_pid, uint64_t start,
+		       struct attrib_proc *out)
+{
+	struct ctx c;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (ctx_open(&c, init_host_pid) == 0) {
+		c.deadline_ms = now_mono_ms() + ATTRIB_LOOKUP_MS;
+		describe(&c, host_pid, start, out);
+		rc = 0;
+	}
+	ctx_close(&c);
+	return rc;
+}
+
 int attrib_who_socket(pid_t init_host_pid, const struct attrib_query *q, struct attrib_proc *out)
 {
 	struct ctx c;

@@ -15,13 +15,22 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common/event.h"
 #include "common/util.h"
+#include "sandbox/attrib.h"
 #include "sandbox/attrib-proc.h"
 
 /* The kernel's "%08X" of an IPv4 address's bytes read as a host-order word. */
@@ -671,6 +680,181 @@ static void test_from_row(void **state)
 	assert_false(event_who_from_row(&w, none));
 }
 
+/* ---- a live sandbox: the I/O half against real processes -------------------------- */
+
+/*
+ * A small sandbox of the test's own: a child in new user, pid and network
+ * namespaces whose first child is its init (pid 1), which starts a
+ * "payload" (pid 2) holding a UDP socket bound to port 4242 and waiting.
+ * Their host pids come back through a pipe.
+ */
+struct live {
+	pid_t outer, init, payload;
+	int hold;               /* closing it ends them */
+};
+
+static void live_payload(int report, int hold)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(4242) };
+	pid_t me = getpid();
+	char b;
+
+	if (s < 0 || bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		_exit(3);
+	(void)me;
+	if (write(report, "r", 1) != 1)
+		_exit(4);
+	while (read(hold, &b, 1) < 0)
+		;
+	_exit(0);
+}
+
+static void live_start(struct live *l)
+{
+	int rep[2], hold[2], pids[2];
+	pid_t got[2];
+	char b;
+
+	assert_int_equal(pipe(rep), 0);
+	assert_int_equal(pipe(hold), 0);
+	assert_int_equal(pipe(pids), 0);
+	l->outer = fork();
+	assert_true(l->outer >= 0);
+	if (l->outer == 0) {
+		pid_t init;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET) < 0)
+			_exit(2);
+		init = fork();
+		if (init == 0) {
+			/* pid 1 of the new namespace: it starts the payload and waits. */
+			pid_t payload = fork();
+
+			if (payload == 0) {
+				close(hold[1]);
+				live_payload(rep[1], hold[0]);
+			}
+			close(hold[1]);
+			while (read(hold[0], &b, 1) < 0)
+				;
+			_exit(0);
+		}
+		close(hold[1]);
+		while (read(hold[0], &b, 1) < 0)
+			;
+		waitpid(init, NULL, 0);
+		_exit(0);
+	}
+	close(hold[0]);
+	close(rep[1]);
+	l->hold = hold[1];
+	assert_int_equal(read(rep[0], &b, 1), 1);
+	close(rep[0]);
+	close(pids[0]);
+	close(pids[1]);
+	/* The host pids: the outer child's child is init, init's child the payload. */
+	{
+		char path[64], buf[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", l->outer, l->outer);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%d", &got[0]), 1);
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", got[0], got[0]);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%d", &got[1]), 1);
+		fclose(f);
+		(void)buf;
+	}
+	l->init = got[0];
+	l->payload = got[1];
+}
+
+static void live_stop(struct live *l)
+{
+	close(l->hold);
+	waitpid(l->outer, NULL, 0);
+}
+
+/* The host's start time of pid (stat field 22). */
+static uint64_t start_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct attrib_stat st;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_true(n > 0);
+	assert_true(attrib_stat_parse(buf, (size_t)n, &st));
+	return st.start;
+}
+
+static void test_live(void **state)
+{
+	struct live l;
+	struct attrib_proc p;
+	struct attrib_query q = { .kind = ATTRIB_Q_SOCKET, .proto = 17, .lport = 4242, .rport = 53 };
+	uint64_t start;
+
+	(void)state;
+	live_start(&l);
+	q.local = A("10.0.2.15");
+	q.remote = A("10.0.2.2");
+	/* The socket's owner, from the sandbox's own tables: pid 2, as the sandbox sees it. */
+	assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+	assert_true(p.found);
+	assert_int_equal(p.pid, 2);
+	assert_int_equal(p.host_pid, l.payload);
+	/* Another port: nobody. */
+	q.lport = 4243;
+	assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+	assert_false(p.found);
+	/* By pid. */
+	assert_int_equal(attrib_who_pid(l.init, l.payload, &p), 0);
+	assert_true(p.found);
+	assert_int_equal(p.pid, 2);
+	/* A pid outside the sandbox (this test, or whatever a reused pid became): nobody. */
+	assert_int_equal(attrib_who_pid(l.init, getpid(), &p), 0);
+	assert_false(p.found);
+	/* The same pid with another start time — a pid reused since it was seen: nobody. */
+	start = start_of(l.payload);
+	assert_int_equal(attrib_who_process(l.init, l.payload, start, &p), 0);
+	assert_true(p.found);
+	assert_int_equal(attrib_who_process(l.init, l.payload, start + 1, &p), 0);
+	assert_false(p.found);
+	/* The worker, asked the same, answers on its eventfd. */
+	{
+		char *err = NULL;
+		struct attrib *a = attrib_create(l.init, &err);
+		struct attrib_result r;
+		struct pollfd pfd;
+
+		assert_non_null(a);
+		q.lport = 4242;
+		q.token = 77;
+		assert_true(attrib_ask(a, &q));
+		pfd = (struct pollfd){ .fd = attrib_fd(a), .events = POLLIN };
+		assert_int_equal(poll(&pfd, 1, 5000), 1);
+		assert_int_equal(attrib_take(a, &r, 1), 1);
+		assert_int_equal(r.token, 77);
+		assert_true(r.who.found);
+		assert_int_equal(r.who.pid, 2);
+		attrib_free(a);
+	}
+	live_stop(&l);
+	/* Gone: not a live init any more. */
+	assert_int_equal(attrib_who_pid(l.init, l.payload, &p), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_words),
 		cmocka_unit_test(test_from_row),
+		cmocka_unit_test(test_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
