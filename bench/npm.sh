@@ -149,7 +149,9 @@ one() {
 		exit 1
 	fi
 	echo $(((t1 - t0) / 1000000)) >>"$OUT/$v.ms"
-	echo $(($(daemon_cpu_ms) - c0)) >>"$OUT/$v.cpu"
+	c1=$(daemon_cpu_ms)
+	# A daemon that changed meanwhile (or none): no figure rather than a wrong one.
+	[ "$c0" -gt 0 ] && [ "$c1" -ge "$c0" ] && echo $((c1 - c0)) >>"$OUT/$v.cpu"
 	rm -rf "$p"
 }
 
