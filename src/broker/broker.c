@@ -113,6 +113,7 @@ struct query {
 	bool upstream;              /* a lookup is in flight (counted in nlookups) */
 	struct who_q *wq;           /* its attribution, NULL without */
 	bool held;                  /* the answer below waits for the attribution */
+	uint64_t held_at;           /* since when (monotonic ms) */
 	bool refused;               /* that answer refuses the name (for the net-log) */
 	uint8_t rcode;
 	uint32_t ttl;
@@ -199,6 +200,9 @@ struct broker {
 	size_t nwho;                /* waiting */
 	uint64_t who_seq;
 	ev_timer who_t;             /* the first waiting one's deadline */
+	/* What attribution cost the session, for one line in the daemon's log at its end. */
+	uint64_t who_found, who_unknown;        /* answers: a process, or none (or too late) */
+	uint64_t held_answers, held_answer_ms;  /* permitted names' answers that waited, how long */
 
 	bool dead;
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
@@ -512,8 +516,10 @@ static struct who_q *who_ask(struct broker *b, enum who_owner kind, void *owner,
 	wq->owner = owner;
 	wq->nl_conn = SIZE_MAX;
 	wq->held_tail = &wq->held;
-	if (!b->attrib.ask(b->attrib.ctx, wq->token, proto, src, sport, dst, dport))
+	if (!b->attrib.ask(b->attrib.ctx, wq->token, proto, src, sport, dst, dport)) {
+		b->who_unknown++;
 		return wq;
+	}
 	wq->waiting = true;
 	wq->deadline = now_mono_ms() + b->attrib.hold_ms;
 	*who_slot(b, wq->token) = wq;
@@ -551,6 +557,10 @@ static void who_resolve(struct broker *b, struct who_q *wq, const struct event_w
 	wq->wprev = wq->wnext = NULL;
 	wq->waiting = false;
 	b->nwho--;
+	if (who && who->found)
+		b->who_found++;
+	else
+		b->who_unknown++;
 	if (who && who->found) {
 		struct event just_who = { .who = who };
 
@@ -1365,6 +1375,10 @@ static void query_send(struct broker *b, struct query *q)
 		snprintf(type, sizeof(type), "TYPE%u", q->qtype);
 	netlog_add_query(b->log, rel_ms(b), q->name[0] ? q->name : ".", type, !q->refused,
 			 q->wq ? &q->wq->answer.who : NULL);
+	if (q->held && !q->refused) {
+		b->held_answers++;
+		b->held_answer_ms += now_mono_ms() - q->held_at;
+	}
 	{
 		uint8_t rcode = q->rcode;
 		uint32_t ttl = q->ttl;
@@ -1393,6 +1407,7 @@ static void query_answer(struct broker *b, struct query *q, bool refused, int rc
 	memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
 	if (q->wq && q->wq->waiting) {
 		q->held = true;
+		q->held_at = now_mono_ms();
 		if (!refused)
 			who_shorten(b, q->wq, b->attrib.answer_hold_ms);
 		return;
@@ -1976,6 +1991,11 @@ void broker_free(struct broker *b)
 		return;
 	/* What waits for its attribution goes out now, "unknown" (answers held included). */
 	who_flush_all(b);
+	if (b->attrib.ask && (b->who_found || b->who_unknown))
+		fprintf(stderr, "boxy-daemon: session %.8s: attribution: %llu found, %llu unknown; "
+			"%llu answers to permitted names waited %llu ms in all\n", b->session,
+			(unsigned long long)b->who_found, (unsigned long long)b->who_unknown,
+			(unsigned long long)b->held_answers, (unsigned long long)b->held_answer_ms);
 	/* Queries next: the resolver drops their callbacks, then their memory goes. */
 	resolver_free(b->res);
 	b->res = NULL;
