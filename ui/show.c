@@ -208,20 +208,22 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 	}
 }
 
+/* The packages table as it is read: its lines, printed only when a package manager ran something. */
+struct packages {
+	char **lines;           /* rows and their destinations, sanitized */
+	bool *red;              /* per line: a row with refusals */
+	size_t n;
+	bool any_package;
+};
+
 /* One row of the packages table, and the destinations it reached. */
 static void package_cb(void *ctx, int ncol, const char *const *v)
 {
-	struct lines *l = ctx;
-	char *name, *cut, *dests;
+	struct packages *p = ctx;
+	char *name, *cut, *line;
 
 	if (ncol < 11)
 		return;
-	if (!l->n++) {
-		fprintf(l->out, "%s\n", _("packages  by what ran them: a package's script, else the "
-					  "command (a package name is the process's claim)"));
-		fprintf(l->out, "  %-46s %6s %6s %7s %5s\n", "PACKAGE", "CONNS", "DENIED", "LOOKUPS",
-			"DESTS");
-	}
 	if (v[0]) {
 		struct event_who w = {
 			.found = true, .package = v[0], .version = v[1], .script = v[2], .via = v[4],
@@ -229,23 +231,47 @@ static void package_cb(void *ctx, int ncol, const char *const *v)
 		};
 
 		name = event_who_package_words(&w);
+		p->any_package = true;
 	} else {
 		name = xstrdup(v[5] ? v[5] : _("unknown"));
 	}
 	cut = summary_cut(name, 46);
-	fprintf(l->out, "%s  %-46s %6llu %6llu %7llu %5llu%s\n",
-		l->color && num(v[7]) ? "\033[31m" : "", cut, (unsigned long long)num(v[6]),
-		(unsigned long long)num(v[7]), (unsigned long long)num(v[8]),
-		(unsigned long long)num(v[9]), l->color && num(v[7]) ? "\033[0m" : "");
+	line = xasprintf("  %-46s %6llu %6llu %7llu %5llu", cut, (unsigned long long)num(v[6]),
+			 (unsigned long long)num(v[7]), (unsigned long long)num(v[8]),
+			 (unsigned long long)num(v[9]));
+	strv_push(&p->lines, line);
+	p->red = xrealloc(p->red, (p->n + 2) * sizeof(*p->red));
+	p->red[p->n++] = num(v[7]) > 0;
+	free(line);
 	if (v[10] && v[10][0]) {
-		dests = summary_cut(v[10], LINE_MAX_CHARS - 6);
-		fprintf(l->out, "    → %s\n", dests);
+		char *dests = summary_cut(v[10], LINE_MAX_CHARS - 6);
+
+		line = xasprintf("    → %s", dests);
+		strv_push(&p->lines, line);
+		p->red[p->n++] = false;
+		free(line);
 		free(dests);
 	}
 	free(cut);
 	free(name);
 }
 
+/*
+ * The packages section: what ran the session's processes, with their
+ * counts and destinations — when a package manager ran any (a session of
+ * commands alone has its commands on the refusals already).
+ */
+static void print_packages(FILE *out, const struct packages *p, bool color)
+{
+	if (!p->any_package)
+		return;
+	fprintf(out, "%s\n", _("packages  by what ran them: a package's script, else the command "
+			       "(a package name is the process's claim)"));
+	fprintf(out, "  %-46s %6s %6s %7s %5s\n", "PACKAGE", "CONNS", "DENIED", "LOOKUPS", "DESTS");
+	for (size_t i = 0; i < p->n; i++)
+		fprintf(out, "%s%s%s\n", color && p->red[i] ? "\033[31m" : "", p->lines[i],
+			color && p->red[i] ? "\033[0m" : "");
+}
 
 /* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
 static char *network_line(const struct policy_row *p)
@@ -267,8 +293,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct lines lim = { out, "limits", 0, false, 0, color },
 		     git = { out, "git", 0, false, 0, color },
 		     alerts = { out, "alerts", 0, false, 1, color },
-		     news = { out, "new", 0, false, 0, color },
-		     pkgs = { out, "packages", 0, false, 0, color };
+		     news = { out, "new", 0, false, 0, color };
+	struct packages pkgs = { 0 };
 	struct refusals t;
 	char when[32], *cmd, *line;
 	time_t start = (time_t)(s->started_ms / 1000);
@@ -334,6 +360,7 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	}
 	if (store_show_query(st, STORE_SHOW_PACKAGES, s->id, 0, package_cb, &pkgs, err) < 0)
 		goto out;
+	print_packages(out, &pkgs, color);
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;
 	refusals_merge_unfixable(&t);
@@ -349,6 +376,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	fprintf(out, _("every event: boxy show %.8s --events\n"), s->id);
 	rc = 0;
 out:
+	strv_free(pkgs.lines);
+	free(pkgs.red);
 	refusals_free(&t);
 	free(p.mode);
 	free(p.hosts);

@@ -1942,7 +1942,18 @@ size_t broker_flows(const struct broker *b)
  * comes until EOF, for at most BROKER_FINISH_MS: only counters, nothing is
  * asked of boxy-net or answered any more.
  */
+static void finish_read(struct broker *b);
+
 void broker_finish(struct broker *b)
+{
+	finish_read(b);
+	/* The sandbox is gone: what still waits for who is answered now, "unknown", so
+	 * the net-log and the store get every event before the session's record closes. */
+	who_flush_all(b);
+}
+
+/* broker_finish's reading of boxy-net's last counts. */
+static void finish_read(struct broker *b)
 {
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
 

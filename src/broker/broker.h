@@ -110,7 +110,8 @@ const struct netlog *broker_netlog(const struct broker *b);
  * At the session's end, before the net-log and the store's rows are
  * written: ask boxy-net for its final byte counts (it reports every open
  * flow closed, then exits) and take them in, waiting at most
- * BROKER_FINISH_MS. After this the broker asks and answers nothing.
+ * BROKER_FINISH_MS. After this the broker asks and answers nothing, and
+ * whatever still waits for its attribution has gone out, "unknown".
  */
 void broker_finish(struct broker *b);
 

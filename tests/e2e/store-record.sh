@@ -67,7 +67,7 @@ def rows(sql, *args):
         fails.append("%s: %s" % (sql, e))
         return []
 
-check("schema version 4", rows("PRAGMA user_version") == [(4,)], rows("PRAGMA user_version"))
+check("schema version 5", rows("PRAGMA user_version") == [(5,)], rows("PRAGMA user_version"))
 sessions = rows("SELECT id, argv, state, exit_code, started_ms, ended_ms FROM sessions"
                 " ORDER BY started_ms")
 rec = [s for s in sessions if "big.bin" in s[1]]
