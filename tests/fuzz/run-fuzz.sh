@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify}
+targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify attrib}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -89,6 +89,7 @@ srcs_of() {
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
 	verify) echo "cli/verify common/chain common/sign common/util common/json common/buf" ;;
+	attrib) echo "sandbox/attrib-proc common/netaddr common/util" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -99,6 +100,7 @@ max_of() {
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
 	plan) echo 16384 ;;
 	verify) echo 65536 ;;
+	attrib) echo 8192 ;;
 	esac
 }
 for t in $targets; do
