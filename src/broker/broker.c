@@ -1385,7 +1385,8 @@ static void query_send(struct broker *b, struct query *q)
 		struct net_addr addrs[DNS_ANSWER_MAX];
 		size_t n = q->naddrs;
 
-		memcpy(addrs, q->addrs, n * sizeof(*addrs));
+		if (n)
+			memcpy(addrs, q->addrs, n * sizeof(*addrs));
 		query_free(b, q);
 		/* Last: a send that overflows ends the network. */
 		send_answer(b, id, rcode, ttl, addrs, n);
@@ -1404,7 +1405,8 @@ static void query_answer(struct broker *b, struct query *q, bool refused, int rc
 	q->rcode = (uint8_t)rcode;
 	q->ttl = ttl;
 	q->naddrs = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
-	memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
+	if (q->naddrs)
+		memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
 	if (q->wq && q->wq->waiting) {
 		q->held = true;
 		q->held_at = now_mono_ms();

@@ -849,7 +849,8 @@ static bool inode_owner(struct ctx *c, uint64_t inode, pid_t *pid, uint64_t *sta
 			pid_t *all = xmalloc((nfresh + c->nprocs) * sizeof(*all));
 
 			memcpy(all, fresh, nfresh * sizeof(*all));
-			memcpy(all + nfresh, c->procs, c->nprocs * sizeof(*all));
+			if (c->nprocs)
+				memcpy(all + nfresh, c->procs, c->nprocs * sizeof(*all));
 			free(c->procs);
 			c->procs = all;
 			c->nprocs += nfresh;
@@ -1375,9 +1376,11 @@ size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max)
 	}
 	pthread_mutex_lock(&a->mu);
 	n = a->ndone < max ? a->ndone : max;
-	memcpy(out, a->done, n * sizeof(*out));
-	memmove(a->done, a->done + n, (a->ndone - n) * sizeof(*a->done));
-	a->ndone -= n;
+	if (n) {
+		memcpy(out, a->done, n * sizeof(*out));
+		memmove(a->done, a->done + n, (a->ndone - n) * sizeof(*a->done));
+		a->ndone -= n;
+	}
 	if (a->ndone) {
 		uint64_t one = 1;
 
