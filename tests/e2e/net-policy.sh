@@ -504,7 +504,8 @@ for c in d["conns"]:
 for q in d["queries"]:
     assert len(q) == 12 and q[3] in ("allow", "deny"), "query"
     who(q[4:])
-assert makers == {"curl"}, "who made the connections: %r" % makers
+# Best effort (doc/attribution.md): a short permitted connection may be unknown, never another's.
+assert "curl" in makers and makers <= {"curl", None}, "who made the connections: %r" % makers
 assert ("allow", "93.184.216.34") in seen and ("deny", "93.184.216.34") in seen, "conns %r" % seen
 assert "www.example.test" in d["resolutions"], "resolutions"
 for row in d["summary"]:
