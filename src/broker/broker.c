@@ -486,6 +486,17 @@ static void who_timer_arm(struct broker *b)
 	ev_timer_start(b->loop, &b->who_t);
 }
 
+/* Let wq wait up to ms from now (a permitted flow's events: attrib's record_hold_ms). */
+static void who_extend(struct broker *b, struct who_q *wq, unsigned ms)
+{
+	uint64_t by = now_mono_ms() + ms;
+
+	if (!wq || !wq->waiting || wq->deadline >= by)
+		return;
+	wq->deadline = by;
+	who_timer_arm(b);
+}
+
 /* Make wq wait at most ms from now (a permitted name's answer: attrib's answer_hold_ms). */
 static void who_shorten(struct broker *b, struct who_q *wq, unsigned ms)
 {
@@ -823,6 +834,8 @@ static void flow_dialled(struct broker *b, struct flow *f)
 	ev_timer_stop(b->loop, &f->dial_t);
 	f->fd = -1;
 	f->state = FLOW_OPEN;
+	/* Dialled: what still waits for who is the record alone, which can wait longer. */
+	who_extend(b, f->wq, b->attrib.record_hold_ms);
 	if (f->exception)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);

@@ -49,7 +49,9 @@ struct broker;
  * a refusal (a refused name's NXDOMAIN included) never longer than hold_ms,
  * an answer to a permitted name never longer than answer_hold_ms, which is
  * short: that wait is the payload's, on a busy machine it would slow every
- * install. A permitted flow's verdict never waits.
+ * install. A permitted flow's verdict never waits; its events (allow, sni,
+ * bytes, close) wait up to record_hold_ms, since nothing of the payload's
+ * waits with them.
  */
 struct broker_attrib {
 	/* Ask who owns the socket proto src:sport → dst:dport; false when it cannot be asked
@@ -59,6 +61,8 @@ struct broker_attrib {
 	void *ctx;
 	unsigned hold_ms;           /* the longest a refusal (and events) wait for an answer */
 	unsigned answer_hold_ms;    /* the longest a permitted name's DNS answer waits */
+	unsigned record_hold_ms;    /* the longest a permitted flow's events wait: nothing of
+				     * the payload's waits with them, so they may wait longer */
 };
 
 struct broker_opts {

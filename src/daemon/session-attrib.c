@@ -27,6 +27,8 @@
  */
 #define SESSION_ATTRIB_HOLD_MS        250
 #define SESSION_ATTRIB_ANSWER_HOLD_MS 20
+/* A permitted flow's events wait longer: nothing of the payload's waits with them. */
+#define SESSION_ATTRIB_RECORD_HOLD_MS 2000
 #define OTHER_TOKEN            (1ULL << 63)
 #define TAKE_BATCH             64
 
@@ -120,6 +122,7 @@ void session_attrib_start(struct session *s)
 	sa->hook = (struct broker_attrib){
 		.ask = broker_ask, .ctx = s, .hold_ms = SESSION_ATTRIB_HOLD_MS,
 		.answer_hold_ms = SESSION_ATTRIB_ANSWER_HOLD_MS,
+		.record_hold_ms = SESSION_ATTRIB_RECORD_HOLD_MS,
 	};
 	ev_io_init(&sa->w, answers_ready, attrib_fd(sa->a), EV_READ);
 	sa->w.data = s;

@@ -395,6 +395,7 @@ cat >"$S/v2/package.json" <<'EOF'
 EOF
 cat >"$S/v2/phone.js" <<'EOF'
 require('http').get('http://www.example.test/hello.txt', r => r.resume()).on('error', () => {});
+setTimeout(() => {}, 1000);     // the connection lives a moment (attribution is best effort)
 EOF
 chmod -R a+rwX "$S"
 pack "$S/v1" && pack "$S/v2"

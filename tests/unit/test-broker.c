@@ -292,7 +292,7 @@ static bool fake_ask(void *ctx, uint64_t token, uint8_t proto, const struct net_
 }
 
 static struct broker_attrib fake_attrib = {
-	.ask = fake_ask, .hold_ms = 300, .answer_hold_ms = 40,
+	.ask = fake_ask, .hold_ms = 300, .answer_hold_ms = 40, .record_hold_ms = 1500,
 };
 
 static void fx_open(struct fx *x, enum net_mode mode)
@@ -1746,6 +1746,20 @@ static void test_attrib_allow_never_waits(void **state)
 	assert_non_null(find_rec("tcp", "allow"));
 	assert_int_equal(find_rec("tcp", "allow")->pid, 7);
 	vl_head = vl_tail;      /* the allow announced a verdict already read */
+
+	/* A late answer, past hold_ms but within record_hold_ms: its events still named. */
+	recs_clear();
+	flow_open(&x, 2, NET_PROTO_TCP, "127.0.0.1", x.lport);
+	recv_frame(&x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	msg_free(&m);
+	pump(&x, fake_attrib.hold_ms + 200);
+	assert_null(find_rec("tcp", "allow"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[1].token, &curl);
+	assert_non_null(find_rec("tcp", "allow"));
+	assert_true(find_rec("tcp", "allow")->found);
+	vl_head = vl_tail;
 	fx_close(&x);
 	fx_attrib = false;
 }
