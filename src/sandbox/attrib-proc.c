@@ -9,6 +9,10 @@
  */
 #include <config.h>
 
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +168,79 @@ bool attrib_sock_parse(const char *line, size_t len, int family, struct attrib_s
 		return false;
 	out->inode = inode;
 	return true;
+}
+
+
+/* addr as family asks for it: itself, or IPv4-mapped in a v6 request. */
+static void diag_addr(uint32_t out[4], int family, const struct net_addr *a)
+{
+	uint8_t *b = (uint8_t *)out;
+
+	memset(out, 0, 16);
+	if (family == AF_INET6 && a->family == AF_INET) {
+		b[10] = b[11] = 0xff;
+		memcpy(b + 12, a->a, 4);
+	} else {
+		memcpy(b, a->a, a->family == AF_INET ? 4 : 16);
+	}
+}
+
+size_t attrib_diag_request(void *buf, uint32_t seq, uint8_t proto, int family,
+			   const struct net_addr *local, uint16_t lport,
+			   const struct net_addr *remote, uint16_t rport)
+{
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} m;
+	bool udp = proto == IPPROTO_UDP;
+
+	_Static_assert(sizeof(m) == ATTRIB_DIAG_REQ, "ATTRIB_DIAG_REQ");
+	memset(&m, 0, sizeof(m));
+	m.h.nlmsg_len = sizeof(m);
+	m.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	m.h.nlmsg_flags = NLM_F_REQUEST;
+	m.h.nlmsg_seq = seq;
+	m.r.sdiag_family = (uint8_t)family;
+	m.r.sdiag_protocol = proto;
+	m.r.idiag_states = ~0u;
+	diag_addr(m.r.id.idiag_src, family, udp ? remote : local);
+	diag_addr(m.r.id.idiag_dst, family, udp ? local : remote);
+	m.r.id.idiag_sport = htons(udp ? rport : lport);
+	m.r.id.idiag_dport = htons(udp ? lport : rport);
+	m.r.id.idiag_cookie[0] = m.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	memcpy(buf, &m, sizeof(m));
+	return sizeof(m);
+}
+
+int attrib_diag_parse(const void *buf, size_t len, uint32_t seq, uint64_t *inode)
+{
+	struct nlmsghdr h;
+
+	*inode = 0;
+	if (len < sizeof(h))
+		return -1;
+	memcpy(&h, buf, sizeof(h));
+	if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > len || h.nlmsg_seq != seq)
+		return -1;
+	if (h.nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		if (h.nlmsg_len < NLMSG_LENGTH(sizeof(e)))
+			return -1;
+		memcpy(&e, (const char *)buf + NLMSG_HDRLEN, sizeof(e));
+		return e.error == -ENOENT ? 0 : -1;
+	}
+	if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+		struct inet_diag_msg d;
+
+		if (h.nlmsg_len < NLMSG_LENGTH(sizeof(d)))
+			return -1;
+		memcpy(&d, (const char *)buf + NLMSG_HDRLEN, sizeof(d));
+		*inode = d.idiag_inode;
+		return 1;
+	}
+	return -1;
 }
 
 /* Is a the unspecified address of its family? */

@@ -58,6 +58,31 @@ bool attrib_sock_parse(const char *line, size_t len, int family, struct attrib_s
 int attrib_sock_match(const struct attrib_sock *s, uint8_t proto, const struct net_addr *local,
 		      uint16_t lport, const struct net_addr *remote, uint16_t rport);
 
+/*
+ * The same question asked of the kernel (sock_diag, NETLINK_SOCK_DIAG): one
+ * request naming the flow's socket exactly, which the kernel answers with a
+ * hash look-up — where a table of /proc walks every bucket of the host's
+ * whole connection hash (milliseconds each on a large machine). The request
+ * is written to buf (ATTRIB_DIAG_REQ bytes); family AF_INET6 asks for a v4
+ * flow by its IPv4-mapped addresses. UDP's look-up takes the remote side as
+ * its source (the kernel's "historical reasons"): done here.
+ */
+#define ATTRIB_DIAG_REQ 72
+size_t attrib_diag_request(void *buf, uint32_t seq, uint8_t proto, int family,
+			   const struct net_addr *local, uint16_t lport,
+			   const struct net_addr *remote, uint16_t rport);
+/*
+ * The reply to request seq: 1 with *inode (0: a socket with no file, an
+ * embryo), 0 when the kernel has no such socket, -1 for anything else
+ * (another error, another message, a truncated one).
+ */
+int attrib_diag_parse(const void *buf, size_t len, uint32_t seq, uint64_t *inode);
+
+/* attrib.c's, for tests: false makes look-ups read the socket tables alone;
+ * how many look-ups sock_diag answered, process-wide. */
+extern volatile bool attrib_diag_enabled;
+extern volatile unsigned long attrib_diag_answered;
+
 /* "socket:[12345]" (a /proc/PID/fd link) → 12345; 0 for anything else. */
 uint64_t attrib_socket_link(const char *link, size_t len);
 

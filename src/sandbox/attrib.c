@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/netlink.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -139,7 +141,15 @@ struct ctx {
 	uint64_t deadline_ms;           /* this look-up's */
 	size_t fds_read, procs_read;
 	const volatile int *stop;       /* attrib_free asked the worker to stop */
+	int diag;                       /* sock_diag in the sandbox's netns; DIAG_UNTRIED, -1 none */
+	uint32_t diag_seq;
+	uint64_t diag_asked;            /* look-ups the kernel answered */
 };
+
+#define DIAG_UNTRIED (-2)
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 /* ---- small I/O helpers ------------------------------------------------------------ */
 
@@ -437,12 +447,251 @@ static uint64_t table_find(struct ctx *c, const char *name, int family,
 	return best;
 }
 
+/* ---- sock_diag: the kernel's own look-up, in the sandbox's network namespace -------- */
+
+/*
+ * The helper forked to make the socket: it joins the sandbox's user
+ * namespace (whose owner holds every capability in it: a single-threaded
+ * process may enter it, so a fork of the multi-threaded daemon) and its
+ * network namespace, makes a NETLINK_SOCK_DIAG socket there — a netlink
+ * socket asks about the namespace it was made in, whoever holds it — tries
+ * it on a TCP and a UDP socket of its own (the kernel answers ENOENT alike
+ * for "no such socket" and "no diag module", so an untried socket would make
+ * every flow "unknown"), and hands it back. System calls only, then _exit.
+ */
+static void diag_helper(int userns, int netns, int back)
+{
+	struct {
+		char ok;
+	} r = { 0 };
+	char req[ATTRIB_DIAG_REQ], ans[4096], cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &r, sizeof(r) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	struct net_addr any = { .family = AF_INET };
+	int nl, t, u, ok = 0;
+
+	/* The owner first takes a pidfd of this process, then says go. */
+	if (read(back, &r.ok, 1) != 1 || (userns >= 0 && setns(userns, CLONE_NEWUSER) < 0) ||
+	    (netns >= 0 && setns(netns, CLONE_NEWNET) < 0))
+		_exit(1);
+	nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (nl < 0 || t < 0 || u < 0)
+		_exit(1);
+	/* A listener on any port (listen binds it), a UDP socket bound to any. */
+	if (listen(t, 1) == 0 && getsockname(t, (struct sockaddr *)&sin, &len) == 0) {
+		struct stat st;
+		uint64_t ino = 0;
+		ssize_t n;
+
+		attrib_diag_request(req, 1, IPPROTO_TCP, AF_INET, &any, ntohs(sin.sin_port), &any, 0);
+		if (fstat(t, &st) == 0 && send(nl, req, sizeof(req), 0) == (ssize_t)sizeof(req) &&
+		    (n = recv(nl, ans, sizeof(ans), MSG_DONTWAIT)) > 0 &&
+		    attrib_diag_parse(ans, (size_t)n, 1, &ino) == 1 && ino == st.st_ino)
+			ok++;
+	}
+	sin.sin_port = 0;
+	len = sizeof(sin);
+	if (bind(u, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
+	    getsockname(u, (struct sockaddr *)&sin, &len) == 0) {
+		struct stat st;
+		uint64_t ino = 0;
+		ssize_t n;
+
+		attrib_diag_request(req, 2, IPPROTO_UDP, AF_INET, &any, ntohs(sin.sin_port), &any, 0);
+		if (fstat(u, &st) == 0 && send(nl, req, sizeof(req), 0) == (ssize_t)sizeof(req) &&
+		    (n = recv(nl, ans, sizeof(ans), MSG_DONTWAIT)) > 0 &&
+		    attrib_diag_parse(ans, (size_t)n, 2, &ino) == 1 && ino == st.st_ino)
+			ok++;
+	}
+	r.ok = ok == 2 ? 'y' : 'n';
+	if (ok == 2) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &nl, sizeof(int));
+	}
+	_exit(sendmsg(back, &mh, 0) == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+/* ns/NAME of the process dir is, or -1 when it is the caller's own (nothing to join), -2
+ * when unreadable. (Through its /proc directory: a pid reused since is not read.) */
+static int ns_fd(int dir, const char *name)
+{
+	char path[64];
+	struct stat mine, theirs;
+	int fd;
+
+	snprintf(path, sizeof(path), "ns/%s", name);
+	fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+	if (fstat(fd, &theirs) == 0 && stat(path, &mine) == 0 && mine.st_ino == theirs.st_ino &&
+	    mine.st_dev == theirs.st_dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A sock_diag socket in the network namespace of the process dir is, tried; -1 when there
+ * is none to be had. */
+static int diag_open(int dir)
+{
+	int userns = ns_fd(dir, "user"), netns = ns_fd(dir, "net"), sp[2] = { -1, -1 };
+	int fd = -1;
+	pid_t pid = -1;
+
+	if (userns == -2 || netns == -2 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		/* Keep nothing of the daemon's (a client's socket held here would keep its
+		 * peer from seeing it close): the three it needs at 0, 1, 2, the rest closed. */
+		int a = fcntl(userns, F_DUPFD, 10), b = fcntl(netns, F_DUPFD, 10);
+		int c = fcntl(sp[1], F_DUPFD, 10);
+
+		if (c < 0 || (userns >= 0 && (a < 0 || dup2(a, 0) < 0)) ||
+		    (netns >= 0 && (b < 0 || dup2(b, 1) < 0)) || dup2(c, 2) < 0 ||
+		    syscall(SYS_close_range, 3, ~0U, 0) < 0)
+			_exit(1);
+		diag_helper(userns >= 0 ? 0 : -1, netns >= 0 ? 1 : -1, 2);
+	}
+	if (pid > 0) {
+		struct pollfd p = { .fd = sp[0], .events = POLLIN };
+		char ok = 0, cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &ok, 1 };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			.msg_controllen = sizeof(cbuf),
+		};
+		/*
+		 * The helper waits for go until it has a pidfd here: the daemon's loop
+		 * reaps any child that exits (libev waits for all), after which its
+		 * pid may be another's — a kill or wait by pid could hit that one.
+		 */
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+		close(sp[1]);
+		sp[1] = -1;
+		if (pidfd >= 0 && write(sp[0], "g", 1) == 1 && poll(&p, 1, 2000) == 1 &&
+		    recvmsg(sp[0], &mh, MSG_CMSG_CLOEXEC) == 1) {
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+			if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+			if (fd >= 0 && ok != 'y') {
+				close(fd);
+				fd = -1;
+			}
+		}
+		/* Without a pidfd it got no go: the closed socket ends it. */
+		close(sp[0]);
+		sp[0] = -1;
+		if (pidfd >= 0) {
+			siginfo_t si;
+
+			syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+			while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
+			       errno == EINTR)
+				;
+			close(pidfd);
+		} else {
+			/* A kernel without pidfds (before 5.3): it ends now, waited for at once. */
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	}
+out:
+	for (int i = 0; i < 2; i++)
+		if (sp[i] >= 0)
+			close(sp[i]);
+	if (userns >= 0)
+		close(userns);
+	if (netns >= 0)
+		close(netns);
+	return fd;
+}
+
+volatile bool attrib_diag_enabled = true;
+volatile unsigned long attrib_diag_answered;
+
+/* Ask the kernel: 1 with *inode, 0 when it has no such socket, -1 when it cannot say. */
+static int diag_ask(struct ctx *c, int family, const struct attrib_query *q, uint64_t *inode)
+{
+	char req[ATTRIB_DIAG_REQ], *ans = c->buf;      /* (nothing else is read meanwhile) */
+	uint32_t seq = ++c->diag_seq;
+	ssize_t n;
+
+	attrib_diag_request(req, seq, q->proto, family, &q->local, q->lport, &q->remote,
+			    q->rport);
+	if (send(c->diag, req, sizeof(req), MSG_DONTWAIT) != (ssize_t)sizeof(req))
+		return -1;
+	/* The kernel answers before send returns; an old answer (never, but) is skipped. */
+	for (int i = 0; i < 4; i++) {
+		int r;
+
+		n = recv(c->diag, ans, ATTRIB_BUF, MSG_DONTWAIT);
+		if (n <= 0)
+			return -1;
+		r = attrib_diag_parse(ans, (size_t)n, seq, inode);
+		if (r >= 0)
+			return r;
+	}
+	return -1;
+}
+
+/*
+ * The socket's inode by sock_diag: 1 (*inode, 0 for none), or -1 when the
+ * kernel cannot say and the tables must. A flow of v4 addresses is asked
+ * as v4 (which finds a v6 socket's IPv4-mapped flow too), then as v6.
+ */
+static int diag_inode(struct ctx *c, const struct attrib_query *q, uint64_t *inode)
+{
+	int r;
+
+	if (!attrib_diag_enabled)
+		return -1;
+	if (c->diag == DIAG_UNTRIED)
+		c->diag = diag_open(c->init_dir);
+	if (c->diag < 0)
+		return -1;
+	r = diag_ask(c, q->local.family, q, inode);
+	/* (A kernel without IPv6 says EINVAL to that: as good as none.) */
+	if (r == 0 && q->local.family == AF_INET && diag_ask(c, AF_INET6, q, inode) != 1)
+		*inode = 0;
+	if (r < 0) {
+		/* Something broke: the tables from now on. */
+		close(c->diag);
+		c->diag = -1;
+		return -1;
+	}
+	c->diag_asked++;
+	__atomic_add_fetch(&attrib_diag_answered, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* The inode of the socket behind a flow, or 0. */
 static uint64_t socket_inode(struct ctx *c, const struct attrib_query *q)
 {
 	bool tcp = q->proto == 6;
 	int s4 = 0, s6 = 0;
 	uint64_t i4 = 0, i6;
+
+	if (diag_inode(c, q, &i4) == 1)
+		return i4;
 
 	if (q->local.family == AF_INET) {
 		i4 = table_find(c, tcp ? "net/tcp" : "net/udp", AF_INET, q, &s4);
@@ -1090,6 +1339,7 @@ static int ctx_open(struct ctx *c, pid_t init)
 
 	memset(c, 0, sizeof(*c));
 	c->init = init;
+	c->diag = DIAG_UNTRIED;
 	c->buf = xmalloc(ATTRIB_BUF);
 	c->envbuf = xmalloc(ATTRIB_ENV_READ);
 	c->init_dir = proc_open(init);
@@ -1106,6 +1356,8 @@ static void ctx_close(struct ctx *c)
 {
 	if (c->init_dir >= 0)
 		close(c->init_dir);
+	if (c->diag >= 0)
+		close(c->diag);
 	inodes_clear(c);
 	infos_clear(c);
 	for (size_t i = 0; i < ATTRIB_MRU; i++)
@@ -1424,7 +1676,7 @@ int attrib_check(char **line)
 	char buf[512], got = 0;
 	int ready[2], hold[2], rc = 0;
 	const char *why = NULL;
-	bool hide = false, cut;
+	bool hide = false, cut, diag = false;
 	pid_t child;
 	FILE *m;
 
@@ -1456,6 +1708,13 @@ int attrib_check(char **line)
 		if (!why && read_at(AT_FDCWD, "/proc/thread-self/children", c.buf, ATTRIB_BUF,
 				    NULL) < 0)
 			why = "the kernel has no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)";
+		if (!why) {
+			int d = diag_open(c.init_dir);
+
+			diag = d >= 0;
+			if (d >= 0)
+				close(d);
+		}
 		ctx_close(&c);
 	}
 	close(hold[1]);
@@ -1474,9 +1733,12 @@ int attrib_check(char **line)
 		rc = -1;
 	} else {
 		*line = xasprintf("/proc of a process in its own namespaces: socket table, "
-				  "descriptors, environment readable%s%s",
+				  "descriptors, environment readable%s%s; %s",
 				  got == 'u' ? " (no user namespace: checked without one)" : "",
-				  hide ? "; hidepid keeps a user's own processes visible" : "");
+				  hide ? "; hidepid keeps a user's own processes visible" : "",
+				  diag ? "sockets found by the kernel's sock_diag"
+				       : "no sock_diag in its namespace: each look-up reads the "
+					 "socket tables (milliseconds on a large machine)");
 	}
 	return rc;
 }

@@ -16,6 +16,10 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <net/if.h>
 #include <poll.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -24,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,6 +180,90 @@ static void test_sock_match(void **state)
 		if (got != rows[i].want)
 			fail_msg("row %zu: %d, want %d", i, got, rows[i].want);
 	}
+}
+
+/* The kernel's look-up: the request names the flow's socket; the reply gives its inode. */
+static void test_diag(void **state)
+{
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} m;
+	struct {
+		struct nlmsghdr h;
+		union {
+			struct inet_diag_msg d;
+			struct nlmsgerr e;
+		} u;
+	} a;
+	unsigned char buf[ATTRIB_DIAG_REQ];
+	struct net_addr l4 = A("10.0.2.15"), r4 = A("93.184.216.34"), l6 = A("fd00::2"),
+			r6 = A("2001:db8::1");
+	const unsigned char mapped[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
+	uint64_t ino = 7;
+
+	(void)state;
+	/* TCP: the socket's own side as the source. */
+	assert_int_equal(attrib_diag_request(buf, 9, 6, AF_INET, &l4, 40000, &r4, 443),
+			 sizeof(m));
+	memcpy(&m, buf, sizeof(m));
+	assert_int_equal(m.h.nlmsg_type, SOCK_DIAG_BY_FAMILY);
+	assert_int_equal(m.h.nlmsg_flags, NLM_F_REQUEST);       /* one socket, not a dump */
+	assert_int_equal(m.h.nlmsg_seq, 9);
+	assert_int_equal(m.r.sdiag_family, AF_INET);
+	assert_int_equal(m.r.sdiag_protocol, 6);
+	assert_int_equal(ntohs(m.r.id.idiag_sport), 40000);
+	assert_int_equal(ntohs(m.r.id.idiag_dport), 443);
+	assert_memory_equal(m.r.id.idiag_src, l4.a, 4);
+	assert_memory_equal(m.r.id.idiag_dst, r4.a, 4);
+	assert_int_equal(m.r.id.idiag_cookie[0], INET_DIAG_NOCOOKIE);
+	/* UDP: the other way round. */
+	attrib_diag_request(buf, 9, 17, AF_INET, &l4, 40000, &r4, 53);
+	memcpy(&m, buf, sizeof(m));
+	assert_int_equal(ntohs(m.r.id.idiag_sport), 53);
+	assert_int_equal(ntohs(m.r.id.idiag_dport), 40000);
+	assert_memory_equal(m.r.id.idiag_src, r4.a, 4);
+	assert_memory_equal(m.r.id.idiag_dst, l4.a, 4);
+	/* A v4 flow asked as v6: IPv4-mapped. A v6 one as itself. */
+	attrib_diag_request(buf, 9, 6, AF_INET6, &l4, 40000, &r4, 443);
+	memcpy(&m, buf, sizeof(m));
+	assert_int_equal(m.r.sdiag_family, AF_INET6);
+	assert_memory_equal(m.r.id.idiag_src, mapped, 16);
+	attrib_diag_request(buf, 9, 6, AF_INET6, &l6, 40000, &r6, 443);
+	memcpy(&m, buf, sizeof(m));
+	assert_memory_equal(m.r.id.idiag_src, l6.a, 16);
+	assert_memory_equal(m.r.id.idiag_dst, r6.a, 16);
+
+	/* Replies. */
+	memset(&a, 0, sizeof(a));
+	a.h.nlmsg_len = NLMSG_LENGTH(sizeof(a.u.d));
+	a.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	a.h.nlmsg_seq = 9;
+	a.u.d.idiag_inode = 123456;
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 9, &ino), 1);
+	assert_int_equal(ino, 123456);
+	/* Another request's, truncated, longer than it says: not an answer. */
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 10, &ino), -1);
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len - 1, 9, &ino), -1);
+	assert_int_equal(attrib_diag_parse(&a, 8, 9, &ino), -1);
+	a.h.nlmsg_len = NLMSG_HDRLEN + 4;
+	assert_int_equal(attrib_diag_parse(&a, sizeof(a), 9, &ino), -1);
+	/* An embryo (no file yet): inode 0, answered. */
+	a.h.nlmsg_len = NLMSG_LENGTH(sizeof(a.u.d));
+	a.u.d.idiag_inode = 0;
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 9, &ino), 1);
+	assert_int_equal(ino, 0);
+	/* No such socket; another error; another message. */
+	memset(&a, 0, sizeof(a));
+	a.h.nlmsg_len = NLMSG_LENGTH(sizeof(a.u.e));
+	a.h.nlmsg_type = NLMSG_ERROR;
+	a.h.nlmsg_seq = 9;
+	a.u.e.error = -ENOENT;
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 9, &ino), 0);
+	a.u.e.error = -EPERM;
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 9, &ino), -1);
+	a.h.nlmsg_type = NLMSG_DONE;
+	assert_int_equal(attrib_diag_parse(&a, a.h.nlmsg_len, 9, &ino), -1);
 }
 
 static void test_socket_link(void **state)
@@ -691,6 +781,7 @@ static void test_from_row(void **state)
 struct live {
 	pid_t outer, init, payload;
 	int hold;               /* closing it ends them */
+	bool tcp;               /* it holds TCP connections too */
 };
 
 static void live_payload(int report, int hold)
@@ -700,10 +791,39 @@ static void live_payload(int report, int hold)
 	pid_t me = getpid();
 	char b;
 
+	char said = 'r';
+
 	if (s < 0 || bind(s, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 		_exit(3);
 	(void)me;
-	if (write(report, "r", 1) != 1)
+	/*
+	 * TCP too, on lo (brought up: this process holds every capability in
+	 * its user namespace): a listener on 4300, a v4 client from 4301, a
+	 * dual-stack v6 client from 4302 to ::ffff:127.0.0.1 (a v4 flow).
+	 */
+	{
+		struct ifreq ifr = { .ifr_flags = IFF_UP };
+		struct sockaddr_in ls = { .sin_family = AF_INET, .sin_port = htons(4300),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		struct sockaddr_in c4 = ls;
+		struct sockaddr_in6 c6 = { .sin6_family = AF_INET6, .sin6_port = htons(4302) };
+		struct sockaddr_in6 to6 = { .sin6_family = AF_INET6, .sin6_port = htons(4300) };
+		int io = socket(AF_INET, SOCK_DGRAM, 0), l = socket(AF_INET, SOCK_STREAM, 0);
+		int t4 = socket(AF_INET, SOCK_STREAM, 0), t6 = socket(AF_INET6, SOCK_STREAM, 0);
+
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+		to6.sin6_addr.s6_addr[10] = to6.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&to6.sin6_addr.s6_addr[12], &ls.sin_addr, 4);
+		c4.sin_port = htons(4301);
+		if (ioctl(io, SIOCSIFFLAGS, &ifr) == 0 &&
+		    bind(l, (struct sockaddr *)&ls, sizeof(ls)) == 0 && listen(l, 4) == 0 &&
+		    bind(t4, (struct sockaddr *)&c4, sizeof(c4)) == 0 &&
+		    connect(t4, (struct sockaddr *)&ls, sizeof(ls)) == 0 &&
+		    bind(t6, (struct sockaddr *)&c6, sizeof(c6)) == 0 &&
+		    connect(t6, (struct sockaddr *)&to6, sizeof(to6)) == 0)
+			said = 't';
+	}
+	if (write(report, &said, 1) != 1)
 		_exit(4);
 	while (read(hold, &b, 1) < 0)
 		;
@@ -750,6 +870,7 @@ static void live_start(struct live *l)
 	close(rep[1]);
 	l->hold = hold[1];
 	assert_int_equal(read(rep[0], &b, 1), 1);
+	l->tcp = b == 't';
 	close(rep[0]);
 	close(pids[0]);
 	close(pids[1]);
@@ -807,17 +928,51 @@ static void test_live(void **state)
 
 	(void)state;
 	live_start(&l);
-	q.local = A("10.0.2.15");
-	q.remote = A("10.0.2.2");
-	/* The socket's owner, from the sandbox's own tables: pid 2, as the sandbox sees it. */
-	assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
-	assert_true(p.found);
-	assert_int_equal(p.pid, 2);
-	assert_int_equal(p.host_pid, l.payload);
-	/* Another port: nobody. */
-	q.lport = 4243;
-	assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
-	assert_false(p.found);
+	/*
+	 * The socket's owner, by the kernel's sock_diag in the sandbox's network
+	 * namespace, then by its socket tables: the same answer, pid 2 as the
+	 * sandbox sees it.
+	 */
+	for (int way = 0; way < 2; way++) {
+		unsigned long before = attrib_diag_answered;
+
+		attrib_diag_enabled = way == 0;
+		q = (struct attrib_query){ .kind = ATTRIB_Q_SOCKET, .proto = 17, .lport = 4242,
+					   .rport = 53, .local = A("10.0.2.15"),
+					   .remote = A("10.0.2.2") };
+		assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+		assert_true(p.found);
+		assert_int_equal(p.pid, 2);
+		assert_int_equal(p.host_pid, l.payload);
+		/* Another port: nobody. */
+		q.lport = 4243;
+		assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+		assert_false(p.found);
+		if (l.tcp) {
+			/* A connection (the listener's side of it is nobody's yet), and a v6
+			 * socket's v4 flow. */
+			q = (struct attrib_query){ .kind = ATTRIB_Q_SOCKET, .proto = 6, .lport = 4301,
+						   .rport = 4300, .local = A("127.0.0.1"),
+						   .remote = A("127.0.0.1") };
+			assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+			assert_true(p.found);
+			assert_int_equal(p.pid, 2);
+			q.lport = 4302;
+			assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+			assert_true(p.found);
+			q.lport = 4300;
+			q.rport = 4301;
+			assert_int_equal(attrib_who_socket(l.init, &q, &p), 0);
+			assert_false(p.found);
+		}
+		if (way == 0)
+			assert_true(attrib_diag_answered - before >= 2);
+		else
+			assert_int_equal(attrib_diag_answered, before);
+	}
+	attrib_diag_enabled = true;
+	q = (struct attrib_query){ .kind = ATTRIB_Q_SOCKET, .proto = 17, .lport = 4242,
+				   .rport = 53, .local = A("10.0.2.15"), .remote = A("10.0.2.2") };
 	/* By pid. */
 	assert_int_equal(attrib_who_pid(l.init, l.payload, &p), 0);
 	assert_true(p.found);
@@ -861,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_sock_parse),
 		cmocka_unit_test(test_sock_parse_refuses),
 		cmocka_unit_test(test_sock_match),
+		cmocka_unit_test(test_diag),
 		cmocka_unit_test(test_socket_link),
 		cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_nspid),
