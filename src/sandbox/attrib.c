@@ -73,6 +73,7 @@
 #define ATTRIB_HOST_PIDS_MAX 262144         /* /proc names read for newcomers */
 #define ATTRIB_CPU_SHARE     4              /* a quarter of a core, on average */
 #define ATTRIB_CPU_BURST_MS  1000
+#define ATTRIB_STALE_MS      2500           /* past this nobody waits for the answer */
 #define ATTRIB_BUF           (64u << 10)
 
 /* A process of the sandbox, read once: what the rules and the answer need. */
@@ -1467,7 +1468,10 @@ struct attrib {
 	volatile int stop;
 	struct ctx c;                   /* the worker's alone */
 
-	struct attrib_query *queue;     /* ATTRIB_QUEUE_MAX, a ring */
+	struct queued {
+		struct attrib_query q;
+		uint64_t at_ms;         /* when it was asked */
+	} *queue;                       /* ATTRIB_QUEUE_MAX, a ring: oldest at qhead */
 	size_t qhead, qlen;
 	struct attrib_result *done;     /* answers not taken yet, a growing list */
 	size_t ndone;
@@ -1510,18 +1514,53 @@ static void *worker_main(void *arg)
 		int64_t t0;
 		uint64_t one = 1;
 
+		bool stale;
+
 		while (!a->stop && a->qlen == 0)
 			pthread_cond_wait(&a->cv, &a->mu);
 		if (a->stop)
 			break;
-		q = a->queue[a->qhead];
-		a->qhead = (a->qhead + 1) % ATTRIB_QUEUE_MAX;
+		/*
+		 * Out of budget: wait for it to refill — the questions wait, and so do
+		 * the refusals held for them (each at most its hold), so a flood slows
+		 * itself instead of making every answer "unknown", which would let a
+		 * payload flood first and then act unseen.
+		 */
+		budget_refill(a);
+		if (a->budget_ms <= 0) {
+			struct timespec until;
+			uint64_t ms = (uint64_t)(1 - a->budget_ms) * ATTRIB_CPU_SHARE;
+
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += (time_t)(ms / 1000);
+			until.tv_nsec += (long)(ms % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&a->cv, &a->mu, &until);
+			continue;
+		}
+		/*
+		 * Newest first: the socket of a question just asked is surely still
+		 * there, an old one's may be gone (and its asker given up: past
+		 * ATTRIB_STALE_MS it is answered "unknown" without a look-up).
+		 */
+		{
+			struct queued *e = &a->queue[(a->qhead + a->qlen - 1) % ATTRIB_QUEUE_MAX];
+
+			q = e->q;
+			stale = now_mono_ms() - e->at_ms > ATTRIB_STALE_MS;
+		}
 		a->qlen--;
 		pthread_mutex_unlock(&a->mu);
 
 		t0 = thread_cpu_ms();
 		r.token = q.token;
-		lookup(&a->c, &q, &r.who);
+		if (stale)
+			memset(&r.who, 0, sizeof(r.who));
+		else
+			lookup(&a->c, &q, &r.who);
 		t0 = thread_cpu_ms() - t0;
 
 		pthread_mutex_lock(&a->mu);
@@ -1560,7 +1599,14 @@ struct attrib *attrib_create(pid_t init_host_pid, char **err)
 	a->budget_ms = ATTRIB_CPU_BURST_MS;
 	a->refilled_ms = now_mono_ms();
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&a->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	rc = pthread_create(&a->thread, NULL, worker_main, a);
 	if (rc != 0) {
 		errno = rc;
@@ -1607,10 +1653,25 @@ bool attrib_ask(struct attrib *a, const struct attrib_query *q)
 	bool ok;
 
 	pthread_mutex_lock(&a->mu);
-	budget_refill(a);
-	ok = a->qlen < ATTRIB_QUEUE_MAX && a->budget_ms > 0;
+	ok = !a->stop;
+	if (ok && a->qlen == ATTRIB_QUEUE_MAX) {
+		/* Full: the oldest makes room, answered "unknown" now (its asker stops waiting). */
+		struct attrib_result *slot = xappend(&a->done, &a->ndone, sizeof(*a->done));
+		uint64_t one = 1;
+
+		memset(slot, 0, sizeof(*slot));
+		slot->token = a->queue[a->qhead].q.token;
+		a->qhead = (a->qhead + 1) % ATTRIB_QUEUE_MAX;
+		a->qlen--;
+		if (write(a->efd, &one, sizeof(one)) < 0) {
+			/* full: readable anyway */
+		}
+	}
 	if (ok) {
-		a->queue[(a->qhead + a->qlen) % ATTRIB_QUEUE_MAX] = *q;
+		struct queued *e = &a->queue[(a->qhead + a->qlen) % ATTRIB_QUEUE_MAX];
+
+		e->q = *q;
+		e->at_ms = now_mono_ms();
 		a->qlen++;
 		pthread_cond_signal(&a->cv);
 	}

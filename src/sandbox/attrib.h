@@ -37,7 +37,8 @@
  *   inode → process map is refreshed on a miss; every look-up is bounded
  *   (processes, descriptors, time) and the worker's CPU has a budget, so a
  *   payload with ten thousand processes or sockets costs a bounded share of
- *   a core and gets "unknown".
+ *   a core; past the budget the questions wait for it (newest first), they
+ *   are not answered "unknown" wholesale.
  * - attrib_who_pid() / attrib_who_socket(): the same look-up in the caller's
  *   thread, with no cache: it reads /proc, so keep it off the daemon's loop.
  *
@@ -129,9 +130,11 @@ void attrib_free(struct attrib *a);
 int attrib_fd(const struct attrib *a);
 
 /*
- * Queue a look-up; never blocks. false when the queue is full
- * (ATTRIB_QUEUE_MAX) or the worker is out of its CPU budget: the answer is
- * "unknown", now, and nothing comes back for q->token.
+ * Queue a look-up; never blocks. Newest first: when ATTRIB_QUEUE_MAX wait,
+ * the oldest is answered "unknown" at once to make room; one older than
+ * a few seconds is answered "unknown" without a look-up. false only when
+ * the worker is stopping: the answer is "unknown", now, and nothing comes
+ * back for q->token.
  */
 bool attrib_ask(struct attrib *a, const struct attrib_query *q);
 #define ATTRIB_QUEUE_MAX 1024

@@ -14,7 +14,9 @@
 #   * escape sequences in comm, argv and the package name: never on a screen raw;
 #   * a process that runs its own npm on a package.json of its making, to pass its
 #     connection off as an innocent package's: the package it claims to be is named,
-#     and so is the script that ran it ("via").
+#     and so is the script that ran it ("via");
+#   * a flood of refusals from many processes, to spend the worker's budget and then
+#     connect unseen: what is made during the flood is still named.
 #
 # Inside the hermetic test network, as the test user, with the suite's own daemon.
 set -u
@@ -256,6 +258,54 @@ if [ "$row" = "innocent@1.0.0 postinstall via postinstall of evil-pkg@6.6.6 0" ]
 else
 	fail_case "a package's script that runs npm on a package of its own making is named as its via" \
 		"row: $row"
+fi
+
+## ---- flooding first, to act unseen -------------------------------------------------------------
+# Sixteen shells dial a refused address as fast as they can for 8 s; three seconds in, a
+# python3 makes five refused connections. When the worker's CPU budget ran out its
+# questions were answered "unknown" at once, and a socket table read cost 2.5 ms of kernel
+# time each: the flood spent the budget in a second or two, and the python3 went unnamed.
+# Now sockets are found by sock_diag (microseconds) and past the budget the questions
+# wait, newest first: the python3's connections are named.
+cat >"$TN/blind.sh" <<'EOF'
+for k in $(seq 1 16); do
+	(end=$((SECONDS + 8)); n=0
+	while [ $SECONDS -lt $end ]; do : 3<>/dev/tcp/169.254.169.254/80; n=$((n + 1)); done 2>/dev/null
+	echo flood $n) &
+done
+sleep 3
+for j in 1 2 3 4 5; do
+	python3 -c 'import socket
+try: socket.create_connection(("169.254.169.254", 95), timeout=3)
+except OSError: pass'
+	sleep 0.3
+done
+wait
+echo done
+EOF
+give blind blind.sh
+c0=$(cpu_ticks "$DPID")
+w0=$(date +%s%N)
+run_case blind --net public -- bash blind.sh
+w1=$(date +%s%N)
+c1=$(cpu_ticks "$DPID")
+ID=$(last_id)
+cpu_ms=$(((c1 - c0) * 1000 / TICK))
+wall_ms=$(((w1 - w0) / 1000000))
+flood=$(awk '/^flood / { n += $2 } END { print n + 0 }' "$C/out")
+named=$(sql "SELECT coalesce(sum(count), 0) FROM connections WHERE session_id = '$ID' AND port = 95
+	AND comm = 'python3'")
+other=$(sql "SELECT coalesce(sum(count), 0) FROM connections WHERE session_id = '$ID' AND port = 95
+	AND pid IS NOT NULL AND pid <> 0 AND comm <> 'python3'")
+flood_named=$(sql "SELECT coalesce(sum(count), 0) FROM connections WHERE session_id = '$ID'
+	AND port = 80 AND pid > 0")
+diag "flood: $flood refusals from 16 shells ($flood_named named); daemon CPU ${cpu_ms} ms in" \
+	"${wall_ms} ms; python3's 5: $named named, $other as another's"
+if grep -q '^done' "$C/out" && [ "$flood" -gt 1000 ] && [ "$named" -ge 4 ] && [ "$other" = 0 ] &&
+	[ $((cpu_ms * 2)) -lt "$wall_ms" ]; then
+	ok "a flood of refusals from 16 processes does not hide the connections made during it"
+else
+	fail_case "a flood of refusals from 16 processes does not hide the connections made during it"
 fi
 
 done_testing
