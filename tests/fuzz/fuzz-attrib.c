@@ -64,6 +64,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			(void)attrib_sock_match(&s, data[0] & 0x20 ? 17 : 6, &a, s.lport, &a, s.rport);
 		}
+		/* The same bytes as a sock_diag reply (the kernel's, but read with bounds). */
+		{
+			uint64_t ino;
+			uint32_t seq = 0;
+			int r;
+
+			if (n >= 12)
+				memcpy(&seq, in + 8, sizeof(seq));
+			r = attrib_diag_parse(in, n, seq, &ino);
+			if (r < -1 || r > 1 || (r != 1 && ino != 0))
+				abort();
+		}
 		break;
 	}
 	case 1: {
