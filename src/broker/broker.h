@@ -40,6 +40,33 @@
 struct broker;
 struct tls_ca;
 
+/*
+ * Attribution (doc/attribution.md): who in the sandbox made a flow or asked a
+ * name. The broker asks when a flow opens and when a query comes, and goes
+ * on deciding; the answer comes back through broker_attributed. Meanwhile
+ * the events about that flow or query wait (so each carries its who), and
+ * so do the two things that would destroy the evidence if sent first: a
+ * refusal (the RST makes the sandbox's kernel drop the socket from its
+ * table) and a DNS answer (the client closes its socket once it has one) —
+ * a refusal (a refused name's NXDOMAIN included) never longer than hold_ms,
+ * an answer to a permitted name never longer than answer_hold_ms, which is
+ * short: that wait is the payload's, on a busy machine it would slow every
+ * install. A permitted flow's verdict never waits; its events (allow, sni,
+ * bytes, close) wait up to record_hold_ms, since nothing of the payload's
+ * waits with them.
+ */
+struct broker_attrib {
+	/* Ask who owns the socket proto src:sport → dst:dport; false when it cannot be asked
+	 * (the answer is "unknown" at once). */
+	bool (*ask)(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
+		    uint16_t sport, const struct net_addr *dst, uint16_t dport);
+	void *ctx;
+	unsigned hold_ms;           /* the longest a refusal (and events) wait for an answer */
+	unsigned answer_hold_ms;    /* the longest a permitted name's DNS answer waits */
+	unsigned record_hold_ms;    /* the longest a permitted flow's events wait: nothing of
+				     * the payload's waits with them, so they may wait longer */
+};
+
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
@@ -50,6 +77,7 @@ struct broker_opts {
 	struct tls_ca *tls_ca;      /* TLS inspection: the session CA (common/tlsca.h), taken by
 				     * broker_create (also on failure); its key goes to boxy-net
 				     * (NET_TLS_CA) and is then forgotten. NULL: nothing inspected */
+	const struct broker_attrib *attrib;     /* NULL: no attribution (copied) */
 };
 
 /*
@@ -93,12 +121,23 @@ const struct netlog *broker_netlog(const struct broker *b);
  * At the session's end, before the net-log and the store's rows are
  * written: ask boxy-net for its final byte counts (it reports every open
  * flow closed, then exits) and take them in, waiting at most
- * BROKER_FINISH_MS. After this the broker asks and answers nothing.
+ * BROKER_FINISH_MS. After this the broker asks and answers nothing, and
+ * whatever still waits for its attribution has gone out, "unknown".
  */
 void broker_finish(struct broker *b);
 
 /* Write the net-log JSON to fd (the client's --net-log). Returns 0 or -1 with *err. */
 int broker_write_netlog(const struct broker *b, int fd, char **err);
+
+/*
+ * The answer to the broker's question token (struct broker_attrib): who is
+ * borrowed for the call (NULL or not found: "unknown"). An answer that came
+ * too late, or for a question never asked, is ignored.
+ */
+void broker_attributed(struct broker *b, uint64_t token, const struct event_who *who);
+
+/* Questions of attribution not answered yet (tests). */
+size_t broker_attrib_waiting(const struct broker *b);
 
 /* Flows open now (dialling, waiting for a name or spliced). */
 size_t broker_flows(const struct broker *b);

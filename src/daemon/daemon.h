@@ -39,6 +39,7 @@
 
 struct server;
 struct session;
+struct session_attrib;
 
 enum client_role {
 	CLIENT_NEW,         /* has not said hello */
@@ -76,11 +77,6 @@ struct dest {
 	char *name;
 	uint64_t conns, denied, up, down;
 	char **addrs;               /* distinct addresses */
-};
-
-struct recent_event {
-	struct event ev;            /* strings owned below */
-	char *strs[EVENT_STRS];
 };
 
 struct session {
@@ -122,12 +118,13 @@ struct session {
 	struct tls_ca *tls_ca;      /* TLS inspection: the session CA until the broker takes it */
 	char *tls_ca_pem;           /* ... its certificate, for the sandbox's trust bundle */
 	char tls_ca_hash[9];        /* ... and its subject hash */
+	struct session_attrib *attrib;  /* who did what (daemon/session-attrib.c), or NULL */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
 	size_t ndests;
 	uint64_t conns, denied, up, down;
-	struct recent_event recent[SESSION_RECENT];
+	struct event_copy recent[SESSION_RECENT];     /* the last events, for a new watcher */
 	size_t nrecent, recent_next;
 };
 

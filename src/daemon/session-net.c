@@ -23,6 +23,7 @@
 #include "daemon/daemon.h"
 #include "daemon/session-net.h"
 #include "common/tlsca.h"
+#include "daemon/session-attrib.h"
 #include "common/util.h"
 #include "policy/decide.h"
 #include "policy/http-rules.h"
@@ -169,6 +170,7 @@ void session_net_start(struct session *s, const char *tailnet)
 	opts.lang = s->lang;
 	opts.tls_ca = s->tls_ca;        /* the broker takes it (and hands the key to boxy-net) */
 	s->tls_ca = NULL;
+	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
 	if (!b)
 		goto fail;

@@ -38,6 +38,7 @@
 #include "daemon/bus.h"
 #include "daemon/clients.h"
 #include "daemon/session.h"
+#include "daemon/session-attrib.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
@@ -100,6 +101,7 @@ void session_free(struct session *s)
 	refusals_free(&s->refusals);
 	session_net_end(s);
 	session_net_ca_free(s);
+	session_attrib_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -113,8 +115,7 @@ void session_free(struct session *s)
 	}
 	free(s->dests);
 	for (size_t i = 0; i < SESSION_RECENT; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
-			free(s->recent[i].strs[j]);
+		event_copy_free(&s->recent[i]);
 	free(s);
 }
 
@@ -228,6 +229,7 @@ static void session_ended(struct session *s, int status)
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
 	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	session_attrib_end(s);
 	since_report(s);        /* what this run did that the last one did not */
 	bus_publish(s, &ev);
 	bus_session_end(s);
@@ -368,6 +370,7 @@ void session_run_started(struct session *s, struct client *c, bool tty, const ch
 {
 	struct server *srv = s->srv;
 
+	session_attrib_start(s);        /* first: the network's broker asks it from the start */
 	session_net_start(s, tailnet);
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);

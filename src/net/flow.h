@@ -263,7 +263,15 @@ void send_flow_counts(struct gw *gw, struct flow *f, uint16_t type);
 void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool ech,
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
-void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
+/* Where a DNS query came from: the sandbox's socket (NET_RESOLVE carries it). */
+struct dns_source {
+	uint8_t proto;                  /* 6 or 17 */
+	int family;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+};
+void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype,
+		  const struct dns_source *from);
 /* NET_TLS_FAIL: why an inspected flow failed (NETTLS_*), with OpenSSL's or an alert's words. */
 void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail);
 /* One request a gate decided (NET_HTTP_REQUEST); the strings are the gate's, checked there. */

@@ -317,6 +317,22 @@ void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 	wire_put_u64(w, ev->down);
 	put_str_cut(w, ev->what, DMSG_EVENT_WORD_MAX);
 	put_str_cut(w, ev->told, DMSG_EVENT_TEXT_MAX);
+	/* Who made it (common/event.h): a byte saying whether it was looked for, then its fields. */
+	wire_put_u8(w, ev->who ? 1 : 0);
+	if (ev->who) {
+		const struct event_who *who = ev->who;
+
+		wire_put_u8(w, who->found);
+		wire_put_u32(w, who->pid);
+		put_str_cut(w, who->comm, DMSG_EVENT_WORD_MAX);
+		put_str_cut(w, who->argv0, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->cmdline, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->package, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->version, DMSG_EVENT_WHO_SHORT_MAX);
+		put_str_cut(w, who->script, DMSG_EVENT_WHO_SHORT_MAX);
+		put_str_cut(w, who->via, DMSG_EVENT_WHO_VIA_MAX);
+		wire_put_u8(w, who->claimed);
+	}
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */

@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req}
+targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req attrib}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -97,6 +97,7 @@ srcs_of() {
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
 	verify) echo "cli/verify common/chain common/sign common/util common/json common/buf" ;;
+	attrib) echo "sandbox/attrib-proc common/netaddr common/util" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -108,6 +109,7 @@ max_of() {
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
 	plan) echo 16384 ;; alpn) echo 512 ;; h2req) echo 2048 ;;
 	verify) echo 65536 ;;
+	attrib) echo 8192 ;;
 	esac
 }
 for t in $targets; do
