@@ -93,6 +93,7 @@ struct session {
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (daemon/session.c) */
 	ev_io gitcheck_w;           /* the after-run git check is done (sandbox/gitcheck.c) */
+	ev_io trip_w;               /* the decoys' watch has findings (sandbox/tripwatch.h) */
 	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */

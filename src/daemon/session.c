@@ -89,6 +89,7 @@ void session_free(struct session *s)
 	ev_timer_stop(s->srv->loop, &s->grace_w);
 	ev_timer_stop(s->srv->loop, &s->resume_w);
 	ev_io_stop(s->srv->loop, &s->gitcheck_w);
+	ev_io_stop(s->srv->loop, &s->trip_w);
 	session_launch_end(s);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
@@ -255,6 +256,7 @@ void session_child_exited(struct session *s, int st)
 	ev_child_stop(loop, &s->child_w);
 	ev_timer_stop(loop, &s->timeout_w);
 	ev_timer_stop(loop, &s->grace_w);
+	ev_io_stop(loop, &s->trip_w);   /* sandbox_reap emits what the decoys' watch saw last */
 	fd = sandbox_gitcheck_start(s->sb);
 	if (fd < 0) {
 		session_ended(s, st);
@@ -351,11 +353,28 @@ void session_run_failed(struct session *s, struct client *c, char *err)
 	session_free(s);
 }
 
+/* The decoys' watch has findings: they become events now, on the loop. */
+static void trip_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_tripwire_drain(s->sb);
+}
+
 /* boxy-init reported ready: the session runs, and c (NULL when it left) is bound to it. */
 void session_run_started(struct session *s, struct client *c, bool tty, const char *tailnet)
 {
 	struct server *srv = s->srv;
+	int tfd = sandbox_tripwire_fd(s->sb);
 
+	if (tfd >= 0) {
+		ev_io_init(&s->trip_w, trip_readable, tfd, EV_READ);
+		s->trip_w.data = s;
+		ev_io_start(srv->loop, &s->trip_w);
+		sandbox_tripwire_drain(s->sb);  /* what came before the loop watched */
+	}
 	session_net_start(s, tailnet);
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);

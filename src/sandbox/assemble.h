@@ -43,6 +43,7 @@ struct sandbox_ctx {
 
 struct path_roots;
 struct sandbox;
+struct tripwatch_proc;
 
 /*
  * Start a sandbox. On success *out owns the running sandbox, whose payload
@@ -115,6 +116,21 @@ int sandbox_gitcheck_start(struct sandbox *sb);
  * The direct path of `boxy run`.
  */
 int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
+
+struct decoy_set;
+/* --tripwires: the session's decoy credentials and their tokens (sandbox/decoys.h), or NULL. */
+const struct decoy_set *sandbox_decoys(const struct sandbox *sb);
+/*
+ * Readable while the decoys' watch has findings waiting (-1: no watch);
+ * sandbox_tripwire_drain emits them through the sandbox's sink (the caller's
+ * thread). sandbox_reap emits what is left.
+ */
+int sandbox_tripwire_fd(const struct sandbox *sb);
+void sandbox_tripwire_drain(struct sandbox *sb);
+/* The reaction at an opened decoy, called in the watch's thread (sandbox/tripwatch.h). */
+void sandbox_set_tripwire_hook(struct sandbox *sb,
+			       void (*fn)(void *ctx, const char *decoy,
+					  const struct tripwatch_proc *who), void *ctx);
 
 struct plan;
 /*

@@ -347,6 +347,17 @@ int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
 	return 0;
 }
 
+int parse_onoff(const char *s, enum onoff *out, char **err)
+{
+	if (strcmp(s, "on") == 0)
+		*out = ONOFF_ON;
+	else if (strcmp(s, "off") == 0)
+		*out = ONOFF_OFF;
+	else
+		return fail(err, _("value"), s, _(": expected on or off"));
+	return 0;
+}
+
 /* The gate's words, in their canonical order. */
 static const struct { const char *word; unsigned bit; } fail_on_words[] = {
 	{ "deny", FAIL_ON_DENY },

@@ -29,6 +29,8 @@ int parse_port(const char *s, uint16_t *out, char **err);
 int parse_net_mode(const char *s, enum net_mode *out, char **err);
 /* "strict" | "compat". */
 int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err);
+/* "on" | "off". */
+int parse_onoff(const char *s, enum onoff *out, char **err);
 /* --fail-on's words: what fails the CI gate (doc/ci.md). */
 #define FAIL_ON_DENY  1u        /* a refusal */
 #define FAIL_ON_NEW   2u        /* a destination or port the last run did not reach */

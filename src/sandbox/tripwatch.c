@@ -1,0 +1,894 @@
+/*
+ * sandbox/tripwatch.c — the watch on a session's decoy credentials (see
+ * sandbox/tripwatch.h for what it does and why a lease).
+ *
+ * One thread per session with tripwires. It owns every decoy's descriptor
+ * (boxy-init's O_RDONLY open, the struct file the lease hangs on), one
+ * inotify instance with a watch on each decoy's inode, and a signalfd for
+ * the lease-break signal, which the kernel sends to this thread alone
+ * (F_SETOWN_EX, F_OWNER_TID). A lease break means: a process of the sandbox
+ * is in open() of a decoy, blocked until the lease is given up. The thread
+ * looks for it among the sandbox's processes (same pid namespace as its
+ * init, wait channel __break_lease), reads what it is (/proc: comm, argv,
+ * npm's package and script from its environment, its pid in the sandbox),
+ * calls the reaction hook, then gives the lease up; the open completes, and
+ * the lease is taken again once the file is closed (inotify IN_CLOSE). An
+ * open inotify reports that no lease break announced (a second reader while
+ * the first still had it open, or no leases on this system) is named by
+ * who holds the file open when the thread looks, if anyone still does.
+ *
+ * Everything the thread reads about a process was written by the payload
+ * (its argv, its environment: a script can give itself any package name,
+ * though never another process's) and is bounded and stripped of control
+ * bytes here; the screens sanitise it again.
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "sandbox/gitwatch.h"
+#include "sandbox/tripwatch.h"
+
+#define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
+#define TW_READ_MAX     (128u << 10)    /* bytes of a /proc file read, at most */
+#define TW_CMD_MAX      160             /* characters of a command line kept */
+#define TW_WAIT_US      25000           /* how long a signalled opener may take to be seen waiting */
+#define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
+#define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
+			 IN_MOVE_SELF | IN_DELETE_SELF)
+
+struct tw_decoy {
+	int fd;                 /* boxy-init's O_RDONLY descriptor: the lease's file; -1 none */
+	int wd;
+	char *path;             /* "~/.aws/credentials", for messages */
+	const char *what;       /* "AWS credentials" */
+	const char *base;       /* the file's name, to tell which decoy an open is for */
+	struct stat st;         /* as handed over: what a change is measured against */
+	bool leased;
+	unsigned breaks;        /* lease breaks so far */
+	unsigned expect;        /* opens a lease break already named (their IN_OPEN is coming) */
+	uint64_t opens, changes;
+	bool alerted_open, alerted_change;
+};
+
+struct tw_finding {
+	char *verdict, *subject, *detail;
+};
+
+struct tripwatch {
+	struct tw_decoy *v;
+	size_t n;
+	pid_t init_pid;
+	char pidns[64];         /* readlink of init's /proc/PID/ns/pid */
+	int ino, sfd, stop_efd, ready_efd;
+	pthread_t thr;
+	bool started;
+	bool leases;            /* the leases could be taken: openers are named */
+	pthread_mutex_t mu;     /* guards the queue below, the counters and the hook */
+	struct tw_finding *q;
+	size_t nq;
+	int q_efd;              /* readable while q is not empty */
+	unsigned alerts;
+	uint64_t over_cap;      /* alerts past TRIPWATCH_ALERTS_MAX, counted */
+	tripwatch_hook hook;
+	void *hook_ctx;
+	pid_t *procs;           /* the thread's scratch: the sandbox's processes */
+};
+
+static void tw_on_break(struct tripwatch *w, struct tw_decoy *d);
+
+/* ---- reading a process ----------------------------------------------------------- */
+
+/* A /proc file of pid, at most max bytes, NUL-terminated; NULL when it cannot be read. */
+static char *tw_proc_read(pid_t pid, const char *file, size_t max, size_t *len)
+{
+	char path[64], *buf;
+	size_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(max + 1);
+	while (n < max) {
+		ssize_t r = read(fd, buf + n, max - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Bytes that could move a terminal, as '?'; at most max characters (s is cut in place). */
+static void tw_clean(char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n] && n < max; n++)
+		if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7f)
+			s[n] = '?';
+	s[n] = '\0';
+}
+
+/* A malloc'd, cleaned copy of the value after "NAME=" when entry is that variable. */
+static char *tw_env_value(const char *entry, const char *name, size_t max)
+{
+	size_t n = strlen(name);
+	char *v;
+
+	if (strncmp(entry, name, n) != 0 || entry[n] != '=' || !entry[n + 1])
+		return NULL;
+	v = xstrdup(entry + n + 1);
+	tw_clean(v, max);
+	return v;
+}
+
+void tripwatch_npm_of_environ(const char *env, size_t len, char **package, char **script)
+{
+	char *name = NULL, *version = NULL;
+
+	*package = *script = NULL;
+	for (size_t off = 0; off < len; off += strnlen(env + off, len - off) + 1) {
+		const char *e = env + off;
+		char *v;
+
+		if (strnlen(e, len - off) == len - off)
+			break;          /* the last entry is cut: not one to believe */
+		if (!name && (v = tw_env_value(e, "npm_package_name", 214)))
+			name = v;
+		else if (!version && (v = tw_env_value(e, "npm_package_version", 64)))
+			version = v;
+		else if (!*script && (v = tw_env_value(e, "npm_lifecycle_event", 64)))
+			*script = v;
+	}
+	if (name)
+		*package = version ? xasprintf("%s@%s", name, version) : xstrdup(name);
+	free(name);
+	free(version);
+}
+
+/* What the process is, read now (it may be gone: then only its pid). */
+static void tw_proc_describe(pid_t pid, struct tripwatch_proc *p)
+{
+	char *s;
+	size_t len = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	if ((s = tw_proc_read(pid, "comm", 64, NULL))) {
+		s[strcspn(s, "\n")] = '\0';
+		tw_clean(s, 16);
+		snprintf(p->comm, sizeof(p->comm), "%s", s);
+		free(s);
+	}
+	if ((s = tw_proc_read(pid, "cmdline", 4096, &len))) {
+		for (size_t i = 0; i + 1 < len; i++)
+			if (s[i] == '\0')
+				s[i] = ' ';
+		tw_clean(s, TW_CMD_MAX);
+		p->cmdline = s;
+	}
+	if ((s = tw_proc_read(pid, "status", 8192, NULL))) {
+		char *l = strstr(s, "\nNSpid:");
+
+		if (l) {
+			char *end = l + 7 + strcspn(l + 7, "\n"), *last;
+
+			*end = '\0';
+			last = strrchr(l + 7, '\t');
+			p->nspid = (pid_t)atoi(last ? last + 1 : l + 7);
+		}
+		free(s);
+	}
+	if ((s = tw_proc_read(pid, "environ", TW_READ_MAX, &len))) {
+		tripwatch_npm_of_environ(s, len, &p->package, &p->script);
+		free(s);
+	}
+}
+
+static void tw_proc_free(struct tripwatch_proc *p)
+{
+	free(p->cmdline);
+	free(p->package);
+	free(p->script);
+}
+
+/* "postinstall of evil-pkg@1.2.3 (node, pid 17 in the sandbox: node index.js)" */
+static char *tw_proc_words(const struct tripwatch_proc *p)
+{
+	char pid[48];
+
+	if (p->nspid)
+		snprintf(pid, sizeof(pid), "pid %d in the sandbox", (int)p->nspid);
+	else
+		snprintf(pid, sizeof(pid), "pid %d", (int)p->pid);
+	if (p->package)
+		return xasprintf("%s of %s (%s, %s: %s)", p->script ? p->script : "a script",
+				 p->package, p->comm[0] ? p->comm : "?", pid,
+				 p->cmdline ? p->cmdline : "?");
+	return xasprintf("%s (%s: %s)", p->comm[0] ? p->comm : "?", pid,
+			 p->cmdline ? p->cmdline : "?");
+}
+
+/*
+ * The sandbox's processes, as pids of our namespace: every /proc entry of
+ * our uid whose pid namespace is init's. At most max.
+ */
+static size_t tw_procs(const struct tripwatch *w, pid_t *out, size_t max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+	uid_t me = geteuid();
+
+	if (!d)
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		char link[64], path[300];
+		struct stat st;
+		ssize_t l;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strlen(de->d_name) > 10)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || st.st_uid != me)
+			continue;
+		snprintf(path, sizeof(path), "%s/ns/pid", de->d_name);
+		l = readlinkat(dirfd(d), path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (strcmp(link, w->pidns) == 0)
+			out[n++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Is pid blocked in open() on a lease (its wait channel)? */
+static bool tw_in_lease_break(pid_t pid)
+{
+	char *s = tw_proc_read(pid, "wchan", 128, NULL);
+	bool yes = s && strcmp(s, "__break_lease") == 0;
+
+	free(s);
+	return yes;
+}
+
+/*
+ * The file name pid's blocked open() asks for ("" when it cannot be read):
+ * open's first argument, openat's and openat2's second, read from its memory.
+ */
+static void tw_open_path(pid_t pid, char *out, size_t cap)
+{
+	char *s = tw_proc_read(pid, "syscall", 512, NULL), mem[64];
+	unsigned long long nr = 0, a0 = 0, a1 = 0, at;
+	int fd;
+	ssize_t r;
+
+	out[0] = '\0';
+	if (!s || sscanf(s, "%llu %llx %llx", &nr, &a0, &a1) != 3) {
+		free(s);
+		return;
+	}
+	free(s);
+	if (nr == SYS_openat || nr == SYS_openat2)
+		at = a1;
+#ifdef SYS_open
+	else if (nr == SYS_open)
+		at = a0;
+#endif
+	else
+		return;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	r = pread(fd, out, cap - 1, (off_t)at);
+	close(fd);
+	out[r > 0 ? (size_t)r : 0] = '\0';
+	out[cap - 1] = '\0';
+}
+
+/* Does pid hold a descriptor on the decoy's inode? */
+static bool tw_holds(pid_t pid, const struct tw_decoy *d)
+{
+	char path[64];
+	DIR *dir;
+	struct dirent *de;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!yes && (de = readdir(dir))) {
+		struct stat st;
+
+		/* stat through the magic link: no open, so no lease break and no event */
+		if (de->d_name[0] != '.' && fstatat(dirfd(dir), de->d_name, &st, 0) == 0)
+			yes = st.st_dev == d->st.st_dev && st.st_ino == d->st.st_ino;
+	}
+	closedir(dir);
+	return yes;
+}
+
+/* ---- findings ---------------------------------------------------------------------- */
+
+/* Queue a finding for tripwatch_drain; an alert past the cap is only counted. */
+static void tw_queue(struct tripwatch *w, const char *verdict, const char *subject, char *detail)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->mu);
+	if (strcmp(verdict, "alert") == 0 && w->alerts >= TRIPWATCH_ALERTS_MAX) {
+		w->over_cap++;
+		pthread_mutex_unlock(&w->mu);
+		free(detail);
+		return;
+	}
+	if (strcmp(verdict, "alert") == 0)
+		w->alerts++;
+	{
+		struct tw_finding *f = xappend(&w->q, &w->nq, sizeof(*f));
+
+		f->verdict = xstrdup(verdict);
+		f->subject = xstrdup(subject);
+		f->detail = detail;
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (write(w->q_efd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow at these numbers */
+	}
+}
+
+static uint64_t tw_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * Take the write lease on d (again, once its file was closed); false when it
+ * is open elsewhere. Taking a lease makes the whole process the file's
+ * signal owner (the kernel's lease_setup), so the owner is set back to this
+ * thread right after; a break in between is process-directed, ignored (see
+ * tw_ignore_strays) and found by the next look at the lease (TW_LOOK_MS).
+ */
+static bool tw_lease(struct tripwatch *w, struct tw_decoy *d)
+{
+	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
+
+	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX)
+		return d->leased;
+	d->leased = fcntl(d->fd, F_SETLEASE, F_WRLCK) == 0;
+	if (d->leased)
+		fcntl(d->fd, F_SETOWN_EX, &own);
+	return d->leased;
+}
+
+/*
+ * A lease break whose signal went astray: the kernel reports the type a
+ * lease is being broken to (F_RDLCK, F_UNLCK) instead of F_WRLCK.
+ */
+static void tw_look_at_leases(struct tripwatch *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_decoy *d = &w->v[i];
+
+		if (d->leased && fcntl(d->fd, F_GETLEASE) != F_WRLCK)
+			tw_on_break(w, d);
+	}
+}
+
+/*
+ * The lease signal is meant for the watch's thread alone; a process-wide one
+ * (the window above), or the plain SIGIO the kernel falls back to when it
+ * cannot queue it, would end the process by default. Ignored process-wide,
+ * they are dropped, while the thread, which blocks the signal, still gets its
+ * own (a blocked signal is never ignored).
+ */
+static void tw_ignore_strays(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(TW_SIGNAL, &sa, NULL);
+	sigaction(SIGIO, &sa, NULL);
+}
+
+/* ---- the thread ---------------------------------------------------------------------- */
+
+/*
+ * A lease break on d: someone is in open() of it. Name the blocked opener,
+ * let the hook react, then give the lease up so the open goes on.
+ */
+static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
+{
+	pid_t *procs = w->procs;
+	uint64_t t0 = tw_now_us(), held;
+	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
+	struct tripwatch_proc who = { 0 };
+	char *by = NULL, *also = NULL;
+
+	/*
+	 * The kernel signals before the opener goes to sleep: look again, a
+	 * little longer each time, until one is seen waiting (or TW_WAIT_US has
+	 * passed: an O_NONBLOCK open never waits). Blocked openers are moved to
+	 * the front of procs.
+	 */
+	for (unsigned us = 20; !blocked && tw_now_us() - t0 < TW_WAIT_US; us *= 2) {
+		for (size_t i = 0; i < n; i++)
+			if (tw_in_lease_break(procs[i])) {
+				pid_t t = procs[blocked];
+
+				procs[blocked++] = procs[i];
+				procs[i] = t;
+			}
+		if (!blocked)
+			usleep(us > 2000 ? 2000 : us);
+	}
+	for (size_t i = 0; i < blocked; i++) {
+		char path[512];
+		const char *base;
+
+		tw_open_path(procs[i], path, sizeof(path));
+		base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		/* another decoy's opener is blocked too: its own break names it */
+		if (path[0] && strcmp(base, d->base) != 0) {
+			bool other = false;
+
+			for (size_t k = 0; k < w->n; k++)
+				other = other || (&w->v[k] != d && strcmp(base, w->v[k].base) == 0);
+			if (other)
+				continue;
+		}
+		if (found++ == 0)
+			tw_proc_describe(procs[i], &who);
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->hook)
+		w->hook(w->hook_ctx, d->path, found ? &who : NULL);
+	pthread_mutex_unlock(&w->mu);
+	fcntl(d->fd, F_SETLEASE, F_UNLCK);
+	d->leased = false;
+	d->breaks++;
+	held = tw_now_us() - t0;
+	d->opens++;
+	if (found)
+		d->expect++;
+	else
+		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
+	if (!d->alerted_open) {
+		d->alerted_open = true;
+		if (found) {
+			by = tw_proc_words(&who);
+			if (found > 1)
+				also = xasprintf(" and %zu other process(es) at once", found - 1);
+			tw_queue(w, "alert", d->path,
+				 xasprintf("the decoy %s was opened by %s%s: no legitimate step reads "
+					   "it; a credential stealer does (the open was held %llu.%02llu "
+					   "ms while its process was named)", d->what, by,
+					   also ? also : "", (unsigned long long)(held / 1000),
+					   (unsigned long long)(held % 1000 / 10)));
+		} else {
+			tw_queue(w, "alert", d->path,
+				 xasprintf("the decoy %s was about to be opened, but the process "
+					   "had stopped waiting before it could be named (an open "
+					   "with O_NONBLOCK, which the lease refused, or a process "
+					   "killed meanwhile): unattributed", d->what));
+		}
+	}
+	free(by);
+	free(also);
+	tw_proc_free(&who);
+}
+
+/* An open no lease break announced: name whoever holds the file open now, if anyone. */
+static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
+{
+	pid_t *procs = w->procs;
+	size_t n;
+	struct tripwatch_proc who = { 0 };
+	bool found = false;
+	char *by;
+
+	d->opens++;
+	if (d->alerted_open)
+		return;
+	d->alerted_open = true;
+	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
+	for (size_t i = 0; i < n && !found; i++)
+		if (tw_holds(procs[i], d)) {
+			tw_proc_describe(procs[i], &who);
+			found = true;
+		}
+	pthread_mutex_lock(&w->mu);
+	if (w->hook)
+		w->hook(w->hook_ctx, d->path, found ? &who : NULL);
+	pthread_mutex_unlock(&w->mu);
+	if (found) {
+		by = tw_proc_words(&who);
+		tw_queue(w, "alert", d->path,
+			 xasprintf("the decoy %s was opened; %s held it open when the watch looked "
+				   "(the opener itself was not held: %s)", d->what, by,
+				   w->leases ? "another process had it open already" :
+				   "leases are unavailable here"));
+		free(by);
+	} else {
+		tw_queue(w, "alert", d->path,
+			 xasprintf("the decoy %s was opened and closed again before its process "
+				   "could be named (%s): unattributed", d->what,
+				   w->leases ? "another process had it open already" :
+				   "leases are unavailable here"));
+	}
+	tw_proc_free(&who);
+}
+
+/* Something changed d itself: written, renamed, removed, linked, chmod'ed, touched. */
+static void tw_on_change(struct tripwatch *w, struct tw_decoy *d, uint32_t mask)
+{
+	struct stat st;
+	const char *how = "changed";
+
+	d->changes++;
+	if (mask & IN_DELETE_SELF)
+		how = "removed";
+	else if (mask & IN_MOVE_SELF)
+		how = "renamed or moved";
+	else if (mask & (IN_MODIFY | IN_CLOSE_WRITE))
+		how = "written to";
+	else if (fstat(d->fd, &st) == 0) {
+		if (st.st_nlink != d->st.st_nlink)
+			how = st.st_nlink > d->st.st_nlink ? "given another name (a hard link)" :
+			      "unlinked";
+		else if ((st.st_mode & 07777) != (d->st.st_mode & 07777) || st.st_uid != d->st.st_uid)
+			how = "given other permissions";
+		else
+			how = "given other times (touched)";
+		d->st = st;
+	}
+	if (d->alerted_change)
+		return;
+	d->alerted_change = true;
+	tw_queue(w, "alert", d->path,
+		 xasprintf("the decoy %s was %s: nothing legitimate touches it", d->what, how));
+}
+
+static struct tw_decoy *tw_by_wd(struct tripwatch *w, int wd)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].fd >= 0 && w->v[i].wd == wd)
+			return &w->v[i];
+	return NULL;
+}
+
+static struct tw_decoy *tw_by_fd(struct tripwatch *w, int fd)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].fd >= 0 && w->v[i].fd == fd)
+			return &w->v[i];
+	return NULL;
+}
+
+/* Every lease-break signal waiting (the hook must not call back into the watch). */
+static void tw_drain_signals(struct tripwatch *w)
+{
+	struct signalfd_siginfo si;
+
+	while (read(w->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		struct tw_decoy *d = tw_by_fd(w, (int)si.ssi_fd);
+
+		if (d && d->leased)
+			tw_on_break(w, d);
+	}
+}
+
+/* Every inotify event waiting. */
+static void tw_drain_events(struct tripwatch *w)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(w->ino, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
+			struct tw_decoy *d = tw_by_wd(w, ev->wd);
+
+			off += (ssize_t)sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				tw_queue(w, "info", "decoys", xstrdup("the watch on the decoys lost "
+								    "events (its queue overflowed): "
+								    "counts are low"));
+				continue;
+			}
+			if (!d)
+				continue;
+			if (ev->mask & IN_OPEN) {
+				if (d->expect)
+					d->expect--;
+				else
+					tw_on_unannounced_open(w, d);
+			}
+			if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF))
+				tw_on_change(w, d, ev->mask);
+			if (ev->mask & (IN_CLOSE_WRITE | IN_CLOSE_NOWRITE))
+				tw_lease(w, d);
+		}
+	}
+}
+
+static void *tw_thread(void *arg)
+{
+	struct tripwatch *w = arg;
+	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
+	sigset_t set;
+	uint64_t one = 1;
+
+	/* The lease signal for this thread alone: every signal is blocked here already. */
+	sigemptyset(&set);
+	sigaddset(&set, TW_SIGNAL);
+	w->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	w->leases = w->sfd >= 0;
+	for (size_t i = 0; i < w->n && w->leases; i++) {
+		struct tw_decoy *d = &w->v[i];
+
+		if (d->fd < 0)
+			continue;
+		if (fcntl(d->fd, F_SETSIG, TW_SIGNAL) < 0 || fcntl(d->fd, F_SETOWN_EX, &own) < 0 ||
+		    !tw_lease(w, d))
+			w->leases = false;
+	}
+	if (!w->leases)
+		for (size_t i = 0; i < w->n; i++)
+			if (w->v[i].leased && fcntl(w->v[i].fd, F_SETLEASE, F_UNLCK) == 0)
+				w->v[i].leased = false;
+	if (write(w->ready_efd, &one, sizeof(one)) < 0) {
+		/* tripwatch_start reads it; it cannot be full */
+	}
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = w->sfd, .events = POLLIN },
+			{ .fd = w->ino, .events = POLLIN },
+			{ .fd = w->stop_efd, .events = POLLIN },
+		};
+
+		int r = poll(p, 3, w->leases ? TW_LOOK_MS : -1);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		/* Signals first: the blocked opener must be named before its IN_OPEN is read. */
+		if (p[0].revents & POLLIN)
+			tw_drain_signals(w);
+		if (r == 0)
+			tw_look_at_leases(w);
+		if (p[1].revents & POLLIN)
+			tw_drain_events(w);
+		if (p[2].revents & POLLIN)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- the owner's side ---------------------------------------------------------------- */
+
+struct tripwatch *tripwatch_create(const struct decoy_set *set, pid_t init_pid, char **err)
+{
+	struct tripwatch *w = xcalloc(1, sizeof(*w));
+	char path[64];
+	ssize_t l;
+
+	w->init_pid = init_pid;
+	w->sfd = w->stop_efd = w->ready_efd = w->q_efd = -1;
+	tw_ignore_strays();
+	w->procs = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
+	pthread_mutex_init(&w->mu, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init_pid);
+	l = readlink(path, w->pidns, sizeof(w->pidns) - 1);
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->stop_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	w->ready_efd = eventfd(0, EFD_CLOEXEC);
+	w->q_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (l <= 0 || w->ino < 0 || w->stop_efd < 0 || w->ready_efd < 0 || w->q_efd < 0) {
+		set_err_errno(err, "the decoys cannot be watched");
+		tripwatch_stop(w, NULL, NULL);
+		return NULL;
+	}
+	w->pidns[l] = '\0';
+	w->n = set->n;
+	w->v = xcalloc(w->n ? w->n : 1, sizeof(*w->v));
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_decoy *d = &w->v[i];
+
+		d->fd = d->wd = -1;
+		d->path = xasprintf("~/%s", set->v[i].path);
+		d->what = set->v[i].what;
+		d->base = strrchr(d->path, '/') + 1;
+	}
+	return w;
+}
+
+int tripwatch_adopt(struct tripwatch *w, size_t i, int fd, char **err)
+{
+	struct tw_decoy *d;
+	char proc[64];
+
+	if (i >= w->n || w->v[i].fd >= 0 || w->started) {
+		close(fd);
+		return set_err(err, "decoy %zu handed over twice, or unknown", i);
+	}
+	d = &w->v[i];
+	if (fstat(fd, &d->st) < 0 || !S_ISREG(d->st.st_mode)) {
+		close(fd);
+		return set_err(err, "decoy %zu is not a regular file", i);
+	}
+	/* Through the descriptor, not a path: nothing in the sandbox resolves it for us. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	d->wd = inotify_add_watch(w->ino, proc, TW_WATCH_MASK);
+	if (d->wd < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return set_err_errno(err, "watching %s", d->path);
+	}
+	d->fd = fd;
+	return 0;
+}
+
+int tripwatch_start(struct tripwatch *w, char **note, char **err)
+{
+	uint64_t v;
+
+	if (git_thread_start(&w->thr, tw_thread, w) != 0)
+		return set_err(err, "no thread for the decoys' watch");
+	w->started = true;
+	/* The leases are taken before boxy-init is told to go on. */
+	while (read(w->ready_efd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+	if (!w->leases)
+		*note = xstrdup("leases cannot be taken here (fs.leases-enable is 0?): an opened "
+				"decoy is reported, its opener named only if it still holds the file");
+	return 0;
+}
+
+int tripwatch_fd(const struct tripwatch *w)
+{
+	return w ? w->q_efd : -1;
+}
+
+size_t tripwatch_count(const struct tripwatch *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; w && i < w->n; i++)
+		n += w->v[i].fd >= 0;
+	return n;
+}
+
+void tripwatch_set_hook(struct tripwatch *w, tripwatch_hook fn, void *ctx)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->hook = fn;
+	w->hook_ctx = ctx;
+	pthread_mutex_unlock(&w->mu);
+}
+
+void tripwatch_drain(struct tripwatch *w, const struct event_sink *sink, const char *session)
+{
+	struct tw_finding *q;
+	size_t n;
+	uint64_t v;
+
+	if (!w)
+		return;
+	if (read(w->q_efd, &v, sizeof(v)) < 0) {
+		/* nothing counted: the queue may still have been filled meanwhile */
+	}
+	pthread_mutex_lock(&w->mu);
+	q = w->q;
+	n = w->nq;
+	w->q = NULL;
+	w->nq = 0;
+	pthread_mutex_unlock(&w->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct event ev = event_audit_make("tripwire", q[i].verdict, q[i].subject,
+						   q[i].detail);
+
+		ev.session = session;
+		event_emit(sink, &ev);
+		free(q[i].verdict);
+		free(q[i].subject);
+		free(q[i].detail);
+	}
+	free(q);
+}
+
+void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const char *session)
+{
+	uint64_t one = 1;
+
+	if (!w)
+		return;
+	if (w->started) {
+		if (write(w->stop_efd, &one, sizeof(one)) < 0) {
+			/* an eventfd far from full */
+		}
+		pthread_join(w->thr, NULL);
+		w->started = false;
+		/* What happened while the sandbox died. */
+		tw_drain_signals(w);
+		tw_drain_events(w);
+	}
+	tripwatch_drain(w, sink, session);
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_decoy *d = &w->v[i];
+
+		if (d->opens > 1 || (d->changes > 1 && d->alerted_change)) {
+			char *s = xasprintf("the decoy %s was opened %llu time(s) and changed %llu "
+					    "time(s) in all", d->what, (unsigned long long)d->opens,
+					    (unsigned long long)d->changes);
+			struct event ev = event_audit_make("tripwire", "info", d->path, s);
+
+			ev.session = session;
+			event_emit(sink, &ev);
+			free(s);
+		}
+		if (d->leased)
+			fcntl(d->fd, F_SETLEASE, F_UNLCK);
+	}
+	if (w->over_cap) {
+		char *s = xasprintf("%llu more tripwire alert(s) past the %d a session shows were "
+				    "counted, not kept", (unsigned long long)w->over_cap,
+				    TRIPWATCH_ALERTS_MAX);
+		struct event ev = event_audit_make("tripwire", "info", "decoys", s);
+
+		ev.session = session;
+		event_emit(sink, &ev);
+		free(s);
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		free(w->v[i].path);
+		if (w->v[i].fd >= 0)
+			close(w->v[i].fd);
+	}
+	free(w->v);
+	free(w->procs);
+	{
+		const int fds[] = { w->ino, w->sfd, w->stop_efd, w->ready_efd, w->q_efd };
+
+		for (size_t k = 0; k < ARRAY_SIZE(fds); k++)
+			if (fds[k] >= 0)
+				close(fds[k]);
+	}
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
