@@ -32,6 +32,7 @@
 #define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
 #define SESSION_RING        (64u << 10)     /* terminal output kept for a later attach */
 #define SESSION_RECENT      64              /* recent events kept for a new watcher */
+#define SESSION_ALERTS      8               /* ... and its first alerts, however old */
 #define SESSION_DESTS_MAX   1024            /* destinations counted apart; the rest share one */
 #define DEST_OTHER          "(other destinations)"
 #define STOP_GRACE_S        10.0
@@ -123,6 +124,8 @@ struct session {
 	uint64_t conns, denied, up, down;
 	struct recent_event recent[SESSION_RECENT];
 	size_t nrecent, recent_next;
+	struct recent_event alerts[SESSION_ALERTS];    /* a watcher that comes late sees them */
+	size_t nalerts;
 };
 
 struct pending_event;

@@ -112,6 +112,9 @@ void session_free(struct session *s)
 	for (size_t i = 0; i < SESSION_RECENT; i++)
 		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
 			free(s->recent[i].strs[j]);
+	for (size_t i = 0; i < s->nalerts; i++)
+		for (size_t j = 0; j < ARRAY_SIZE(s->alerts[i].strs); j++)
+			free(s->alerts[i].strs[j]);
 	free(s);
 }
 
@@ -688,6 +691,19 @@ void session_handle_watch(struct client *c, const struct msg *m)
 	c->role = CLIENT_WATCHING;
 	c->session = s;
 	session_snapshot(s, c);
+	/* The first alerts, whatever came after them (the recent ring may have lost them). */
+	for (size_t i = 0; i < s->nalerts; i++) {
+		bool in_recent = false;
+
+		for (size_t k = 0; k < s->nrecent && !in_recent; k++)
+			in_recent = s->recent[k].ev.t_ms == s->alerts[i].ev.t_ms &&
+				    s->recent[k].ev.verdict && s->alerts[i].ev.detail &&
+				    strcmp(s->recent[k].ev.verdict, "alert") == 0 &&
+				    s->recent[k].ev.detail &&
+				    strcmp(s->recent[k].ev.detail, s->alerts[i].ev.detail) == 0;
+		if (!in_recent)
+			bus_send_event(c, &s->alerts[i].ev);
+	}
 	for (size_t i = 0; i < s->nrecent; i++) {
 		size_t at = (s->recent_next + SESSION_RECENT - s->nrecent + i) % SESSION_RECENT;
 

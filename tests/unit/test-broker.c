@@ -327,7 +327,7 @@ static void hello(struct fx *x, uint8_t want_mode)
 {
 	struct wbuf w;
 	struct msg m;
-	struct rbuf r;
+	struct net_config cfg;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, NETPROTO_VERSION);
@@ -335,11 +335,12 @@ static void hello(struct fx *x, uint8_t want_mode)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), want_mode);
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, want_mode);
 	/* Public mode asks boxy-net to name flows for the record; allowlist names them anyway. */
-	assert_int_equal(wire_get_u8(&r), want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
-	assert_true(wire_done(&r));
+	assert_int_equal(cfg.flags, want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
+	assert_int_equal(cfg.ntokens, 0);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 }
 
@@ -1203,7 +1204,7 @@ static void test_name_refusals(void **state)
 	fx_close(&x);
 }
 
-/* --pcap-max reaches boxy-net as NET_CONFIG's optional u64; unset, it is left out. */
+/* --pcap-max reaches boxy-net in NET_CONFIG; unset, or without a capture, it is 0. */
 static void test_config_pcap_max(void **state)
 {
 	static const struct {
@@ -1213,7 +1214,7 @@ static void test_config_pcap_max(void **state)
 	} rows[] = {
 		{ true, 12345, true },          /* --pcap-max 12345 */
 		{ true, 1ull << 30, true },     /* runspec_finish's default, sent as given */
-		{ true, 0, false },             /* unset: boxy-net's own 1 GiB */
+		{ true, 0, false },             /* unset: 0, boxy-net's own 1 GiB */
 		{ false, 12345, false },        /* no capture, nothing to limit */
 	};
 
@@ -1225,7 +1226,7 @@ static void test_config_pcap_max(void **state)
 		int sp[2];
 		struct wbuf w;
 		struct msg m;
-		struct rbuf r;
+		struct net_config cfg;
 
 		fx_open(&x, NET_PUBLIC);
 		broker_free(x.b);
@@ -1246,12 +1247,11 @@ static void test_config_pcap_max(void **state)
 		wbuf_free(&w);
 		recv_frame(&x, &m);
 		assert_int_equal(m.type, NET_CONFIG);
-		rbuf_init(&r, m.payload, m.len);
-		assert_int_equal(wire_get_u8(&r), NET_PUBLIC);
-		assert_int_equal(wire_get_u8(&r), (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
-		if (rows[i].sent)
-			assert_int_equal(wire_get_u64(&r), rows[i].max);
-		assert_true(wire_done(&r));
+		assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+		assert_int_equal(cfg.mode, NET_PUBLIC);
+		assert_int_equal(cfg.flags, (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
+		assert_int_equal(cfg.pcap_max, rows[i].sent ? rows[i].max : 0);
+		netproto_config_free(&cfg);
 		msg_free(&m);
 		fx_close(&x);
 	}
