@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "store/store.h"
-#include "store/store-top.h"
+#include "common/event.h"
 #include "common/util.h"
+#include "store/store.h"
+#include "store/store-internal.h"
+#include "store/store-top.h"
 
 struct store_top {
 	sqlite3 *db;
@@ -337,11 +339,49 @@ static void fmt_dest(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 format_size(u64(q, 5), b, sizeof(b)));
 }
 
+/* The words for the who in columns from.. (STORE_WHO_COLUMNS), or NULL when not looked for. */
+static char *who_words(sqlite3_stmt *q, int from)
+{
+	const char *v[9];
+	struct event_who w;
+
+	for (int i = 0; i < 9; i++)
+		v[i] = (const char *)sqlite3_column_text(q, from + i);
+	return event_who_from_row(&w, v) ? event_who_words(&w) : NULL;
+}
+
 static void fmt_denial(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 {
+	char *by = who_words(q, 5);
+
 	*deny = true;
-	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.400s", text(q, 0),
-		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3));
+	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.300s%s%.200s", text(q, 0),
+		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3), by ? "  by " : "",
+		 by ? by : "");
+	free(by);
+}
+
+/* A package of the record: its words (or its command), counts, where it went. */
+static void fmt_package(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	char *name;
+
+	*deny = sqlite3_column_int64(q, 7) > 0;
+	if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
+		struct event_who w = {
+			.found = true, .package = text(q, 0), .version = text(q, 1),
+			.script = text(q, 2), .via = text(q, 4),
+			.claimed = sqlite3_column_int(q, 3) == 1,
+		};
+
+		name = event_who_package_words(&w);
+	} else {
+		name = xstrdup(sqlite3_column_type(q, 5) != SQLITE_NULL ? text(q, 5) : "unknown");
+	}
+	snprintf(buf, len, "  %-40.200s %6lld %6lld %7lld  %.300s", name,
+		 (long long)sqlite3_column_int64(q, 6), (long long)sqlite3_column_int64(q, 7),
+		 (long long)sqlite3_column_int64(q, 8), text(q, 10));
+	free(name);
 }
 
 static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
@@ -426,10 +466,23 @@ int store_top_record(struct store_top *st, const char *id,
 			fmt_dest, line, ctx, err) == 0)
 		line(ctx, "  (no connection)", false);
 	line(ctx, "", false);
+	line(ctx, "PACKAGES (by what ran them; a package name is the process's claim)", false);
+	snprintf(buf, sizeof(buf), "  %-40s %6s %6s %7s  %s", "PACKAGE", "CONNS", "DENIED",
+		 "LOOKUPS", "DESTINATIONS");
+	line(ctx, buf, false);
+	if (record_part(st, id, "SELECT package, version, script, claimed, via, comm, conns, denied,"
+			" lookups, destinations, dest_list FROM packages WHERE session_id = ?1"
+			" ORDER BY package IS NULL, denied DESC, conns DESC LIMIT 200", fmt_package,
+			line, ctx, err) == 0)
+		line(ctx, "  (no process was looked for: --no-attribution, or nothing on the network)",
+		     false);
+	line(ctx, "", false);
 	line(ctx, "REFUSED", false);
-	if (record_part(st, id, "SELECT subject, sum(count), layer, reason FROM denials"
-			" WHERE session_id = ?1 GROUP BY subject, layer, reason"
-			" ORDER BY sum(count) DESC LIMIT 200", fmt_denial, line, ctx, err) == 0)
+	/* The who of each group's first (SQLite takes bare columns from min()'s row). */
+	if (record_part(st, id, "SELECT subject, sum(count), layer, reason, min(t_ms), "
+			STORE_WHO_COLUMNS " FROM denials WHERE session_id = ?1"
+			" GROUP BY subject, layer, reason ORDER BY sum(count) DESC LIMIT 200",
+			fmt_denial, line, ctx, err) == 0)
 		line(ctx, "  (nothing)", false);
 	line(ctx, "", false);
 	line(ctx, "NEW SINCE THE LAST RUN", false);

@@ -65,9 +65,10 @@ void top_live_lines(struct top_model *m, const struct watch_model *w, const char
 			const struct refusal_group *g = &w->refusals.v[i];
 			char *fix = refusal_fix(g);
 
-			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s",
+			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s%s%.200s%s",
 				 g->subject, (unsigned long long)g->count, g->layer, g->reason,
-				 fix ? "  fix: " : "", fix ? fix : "");
+				 fix ? "  fix: " : "", fix ? fix : "", g->who ? "  by " : "",
+				 g->who ? g->who : "", g->who && g->who_more ? " and others" : "");
 			top_model_detail_add(m, buf, TOP_A_RED);
 			free(fix);
 		}

@@ -135,13 +135,14 @@ int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
 	return 0;
 }
 
-int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs)
+int watch_event_decode(const void *payload, size_t len, struct event_copy *out)
 {
+	struct event *ev = &out->ev;
+	char **strs = out->strs;
 	struct rbuf r;
+	uint8_t has_who;
 
-	memset(ev, 0, sizeof(*ev));
-	for (size_t i = 0; i < 10; i++)
-		strs[i] = NULL;
+	memset(out, 0, sizeof(*out));
 	rbuf_init(&r, payload, len);
 	ev->t_ms = wire_get_u64(&r);
 	ev->t_rel_ms = wire_get_u64(&r);
@@ -158,19 +159,29 @@ int watch_event_decode(const void *payload, size_t len, struct event *ev, char *
 	ev->ttl = wire_get_u32(&r);
 	ev->up = wire_get_u64(&r);
 	ev->down = wire_get_u64(&r);
+	has_who = wire_get_u8(&r);
+	if (has_who == 1) {
+		struct event_who *w = &out->who;
+
+		w->found = wire_get_u8(&r) != 0;
+		w->pid = wire_get_u32(&r);
+		w->comm = strs[9] = wire_get_str(&r, 64);
+		w->argv0 = strs[10] = wire_get_str(&r, 1024);
+		w->cmdline = strs[11] = wire_get_str(&r, 1024);
+		w->package = strs[12] = wire_get_str(&r, 1024);
+		w->version = strs[13] = wire_get_str(&r, 256);
+		w->script = strs[14] = wire_get_str(&r, 256);
+		w->via = strs[15] = wire_get_str(&r, 2048);
+		w->claimed = wire_get_u8(&r) != 0;
+		ev->who = w;
+	} else if (has_who != 0) {
+		r.failed = true;
+	}
 	if (!wire_done(&r) || !ev->kind || !ev->verdict) {
-		watch_event_strs_free(strs);
+		event_copy_free(out);
 		return -1;
 	}
 	return 0;
-}
-
-void watch_event_strs_free(char **strs)
-{
-	for (size_t i = 0; i < 10; i++) {
-		free(strs[i]);
-		strs[i] = NULL;
-	}
 }
 
 bool watch_event_is_deny(const struct event *ev)
@@ -187,7 +198,7 @@ char *watch_format_event(const struct event *ev)
 {
 	uint64_t t = ev->t_rel_ms;
 	const char *tag = ev->kind;
-	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict;
+	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict, *who;
 
 	/* Audit decisions are tagged with the layer that made them. */
 	if (strcmp(ev->kind, "audit") == 0 || (watch_event_is_deny(ev) && ev->layer &&
@@ -215,9 +226,11 @@ char *watch_format_event(const struct event *ev)
 	}
 	stag = watch_sanitize(tag);
 	verdict = watch_sanitize(ev->verdict);
-	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s",
+	who = event_who_words(ev->who);
+	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s%s%s",
 			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
-			 stag, verdict, subject, detail);
+			 stag, verdict, subject, detail, who ? "  by " : "", who ? who : "");
+	free(who);
 	free(stag);
 	free(verdict);
 	/* Trailing spaces are noise in a pipe. */

@@ -57,9 +57,11 @@ void watch_model_init(struct watch_model *m);
 void watch_model_free(struct watch_model *m);
 /* Apply a MSG_SNAPSHOT payload; -1 if malformed. */
 int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len);
-/* Decode a MSG_EVENT payload into ev (strings owned by strs[10]); -1 if malformed. */
-int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs);
-void watch_event_strs_free(char **strs);
+/*
+ * Decode a MSG_EVENT payload into out (out->ev, whose strings and who out
+ * owns: event_copy_free); -1 if malformed (nothing to free).
+ */
+int watch_event_decode(const void *payload, size_t len, struct event_copy *out);
 /* Add an event to the recent list. */
 void watch_model_event(struct watch_model *m, const struct event *ev);
 

@@ -48,11 +48,31 @@
 
 struct broker;
 
+/*
+ * Attribution (doc/attribution.md): who in the sandbox made a flow or asked a
+ * name. The broker asks when a flow opens and when a query comes, and goes
+ * on deciding; the answer comes back through broker_attributed. Meanwhile
+ * the events about that flow or query wait (so each carries its who), and
+ * so do the two things that would destroy the evidence if sent first: a
+ * refusal (the RST makes the sandbox's kernel drop the socket from its
+ * table) and a DNS answer (the client closes its socket once it has one) —
+ * never longer than hold_ms. A permitted flow's verdict never waits.
+ */
+struct broker_attrib {
+	/* Ask who owns the socket proto src:sport → dst:dport; false when it cannot be asked
+	 * (the answer is "unknown" at once). */
+	bool (*ask)(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
+		    uint16_t sport, const struct net_addr *dst, uint16_t dport);
+	void *ctx;
+	unsigned hold_ms;           /* the longest anything waits for an answer */
+};
+
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
 	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+	const struct broker_attrib *attrib;     /* NULL: no attribution (copied) */
 	char *const *tokens;        /* --tripwires: the session's decoy tokens (parse/tripwire.h), */
 	char *const *token_labels;  /* what each is ("AWS secret access key in ~/.aws/credentials") */
 	size_t ntokens;             /* copied; 0: none */
@@ -105,6 +125,16 @@ void broker_finish(struct broker *b);
 
 /* Write the net-log JSON to fd (the client's --net-log). Returns 0 or -1 with *err. */
 int broker_write_netlog(const struct broker *b, int fd, char **err);
+
+/*
+ * The answer to the broker's question token (struct broker_attrib): who is
+ * borrowed for the call (NULL or not found: "unknown"). An answer that came
+ * too late, or for a question never asked, is ignored.
+ */
+void broker_attributed(struct broker *b, uint64_t token, const struct event_who *who);
+
+/* Questions of attribution not answered yet (tests). */
+size_t broker_attrib_waiting(const struct broker *b);
 
 /* Flows open now (dialling, waiting for a name or spliced). */
 size_t broker_flows(const struct broker *b);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/doctor.h"
+#include "sandbox/attrib.h"
 #include "common/json.h"
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
@@ -355,6 +356,40 @@ void doctor_check_tun(struct doctor_check *c)
 	free(who);
 }
 
+/* ---- attribution ---------------------------------------------------------- */
+
+/*
+ * Can the daemon tell who made a connection (doc/attribution.md)? Probed
+ * for real on a child in namespaces of its own (sandbox/attrib.h,
+ * attrib_check). Yama's ptrace_scope limits attaching, never reading /proc,
+ * and hidepid hides other users' processes, never one's own: both are said
+ * when present, so that a host with either is not suspected for nothing.
+ */
+void doctor_check_attrib(struct doctor_check *c)
+{
+	char *line = NULL, scope[16] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, scope, sizeof(scope) - 1);
+
+		scope[n > 0 ? n : 0] = '\0';
+		scope[strcspn(scope, "\n")] = '\0';
+		close(fd);
+	}
+	if (attrib_check(&line) == 0) {
+		check_set(c, "attrib", DOCTOR_OK, line);
+	} else {
+		check_set(c, "attrib", DOCTOR_WARN, line);
+		check_note(c, _("connections and refusals are still decided and recorded; they say "
+				"\"unknown\" for the process and package that made them"));
+	}
+	if (scope[0])
+		check_note(c, scope[0] == '0' ? _("Yama ptrace_scope 0") :
+			   _("Yama restricts ptrace (attaching); attribution only reads /proc, which "
+			     "it does not restrict"));
+}
+
 /* ---- cgroup v2 --------------------------------------------------------- */
 
 /* On a hybrid host a controller bound to a v1 hierarchy can never reach v2: say so. */
@@ -623,7 +658,7 @@ void doctor_run(struct doctor_report *r)
 	void (*const probes[DOCTOR_NCHECKS])(struct doctor_check *) = {
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
 		doctor_check_userns, doctor_check_apparmor, doctor_check_tun, doctor_check_cgroup,
-		doctor_check_memory,
+		doctor_check_memory, doctor_check_attrib,
 	};
 
 	memset(r, 0, sizeof(*r));

@@ -39,6 +39,7 @@
 
 struct server;
 struct session;
+struct session_attrib;
 
 enum client_role {
 	CLIENT_NEW,         /* has not said hello */
@@ -77,11 +78,6 @@ struct dest {
 	char **addrs;               /* distinct addresses */
 };
 
-struct recent_event {
-	struct event ev;            /* strings owned below */
-	char *strs[10];
-};
-
 struct session {
 	struct session *next;
 	struct server *srv;
@@ -117,14 +113,15 @@ struct session {
 	bool verbose;
 
 	struct broker *net;         /* the session's network (daemon/session-net.c), or NULL */
+	struct session_attrib *attrib;  /* who did what (daemon/session-attrib.c), or NULL */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
 	size_t ndests;
 	uint64_t conns, denied, up, down;
-	struct recent_event recent[SESSION_RECENT];
+	struct event_copy recent[SESSION_RECENT];     /* the last events, for a new watcher */
 	size_t nrecent, recent_next;
-	struct recent_event alerts[SESSION_ALERTS];    /* a watcher that comes late sees them */
+	struct event_copy alerts[SESSION_ALERTS];      /* a watcher that comes late sees them */
 	size_t nalerts;
 };
 

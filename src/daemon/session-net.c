@@ -22,6 +22,7 @@
 #include "sandbox/decoys.h"
 #include "daemon/daemon.h"
 #include "daemon/session-net.h"
+#include "daemon/session-attrib.h"
 #include "common/util.h"
 
 /* One "audit" event about the session's network (layer net). */
@@ -65,6 +66,7 @@ void session_net_start(struct session *s, const char *tailnet)
 	}
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
+	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
 	decoys = sandbox_decoys(s->sb);
 	if (decoys) {
 		/* Looked for in every name and the first bytes of every flow. */

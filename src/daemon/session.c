@@ -37,6 +37,7 @@
 #include "daemon/bus.h"
 #include "daemon/clients.h"
 #include "daemon/session.h"
+#include "daemon/session-attrib.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
@@ -98,6 +99,7 @@ void session_free(struct session *s)
 	session_log_close(s->log);
 	refusals_free(&s->refusals);
 	session_net_end(s);
+	session_attrib_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -110,11 +112,9 @@ void session_free(struct session *s)
 	}
 	free(s->dests);
 	for (size_t i = 0; i < SESSION_RECENT; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
-			free(s->recent[i].strs[j]);
+		event_copy_free(&s->recent[i]);
 	for (size_t i = 0; i < s->nalerts; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(s->alerts[i].strs); j++)
-			free(s->alerts[i].strs[j]);
+		event_copy_free(&s->alerts[i]);
 	free(s);
 }
 
@@ -221,6 +221,7 @@ static void session_ended(struct session *s, int status)
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
 	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	session_attrib_end(s);
 	since_report(s);        /* what this run did that the last one did not */
 	bus_publish(s, &ev);
 	bus_session_end(s);
@@ -378,6 +379,7 @@ void session_run_started(struct session *s, struct client *c, bool tty, const ch
 		ev_io_start(srv->loop, &s->trip_w);
 		sandbox_tripwire_drain(s->sb);  /* what came before the loop watched */
 	}
+	session_attrib_start(s);        /* first: the network's broker asks it from the start */
 	session_net_start(s, tailnet);
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);

@@ -260,10 +260,18 @@ void send_flow_counts(struct gw *gw, struct flow *f, uint16_t type);
 void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool ech,
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
-void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
 void send_tripwire(struct gw *gw, struct flow *f, const struct tw_hit *hit);
 /* Scan the next n bytes the sandbox sends on f (within the budget): true when a token was in them. */
 bool flow_tripwire_scan(struct gw *gw, struct flow *f, const uint8_t *p, size_t n);
+/* Where a DNS query came from: the sandbox's socket (NET_RESOLVE carries it). */
+struct dns_source {
+	uint8_t proto;                  /* 6 or 17 */
+	int family;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+};
+void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype,
+		  const struct dns_source *from);
 /* The broker socket's watcher. */
 void broker_cb(struct ev_loop *loop, ev_io *w, int revents);
 

@@ -38,7 +38,7 @@
 #include "parse/name.h"
 #include "proto/wire.h"
 
-#define NETPROTO_VERSION 5
+#define NETPROTO_VERSION 6
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
@@ -52,7 +52,9 @@ enum netproto_type {
 				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
 	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
-	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
+	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype, u8 proto (6|17),
+				 *             addr src, u16 sport, addr dst, u16 dport — the
+				 *             query's own socket, for its attribution */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
 	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI

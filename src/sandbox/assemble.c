@@ -88,8 +88,6 @@ struct sandbox {
 	bool tap_taken;             /* tap0 was received (at the decoys' record or at "ready") */
 	struct decoy_set decoys;    /* --tripwires: the session's decoy credentials (n 0: none) */
 	struct tripwatch *trip;     /* their watch (sandbox/tripwatch.h), or NULL */
-	tripwatch_hook trip_hook;   /* the reaction at an opened decoy (sandbox_set_tripwire_hook) */
-	void *trip_hook_ctx;
 };
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
@@ -1226,7 +1224,6 @@ static int sandbox_take_decoys(struct sandbox *sb, char **err)
 	if (sb->trip) {
 		if (tripwatch_start(sb->trip, &note, err) < 0)
 			goto out;
-		tripwatch_set_hook(sb->trip, sb->trip_hook, sb->trip_hook_ctx);
 	}
 	if (note) {
 		sandbox_audit(sb->have_events ? &sb->events : NULL, sb->session, "tripwire",
@@ -1258,11 +1255,4 @@ int sandbox_tripwire_fd(const struct sandbox *sb)
 void sandbox_tripwire_drain(struct sandbox *sb)
 {
 	tripwatch_drain(sb->trip, sb->have_events ? &sb->events : NULL, sb->session);
-}
-
-void sandbox_set_tripwire_hook(struct sandbox *sb, tripwatch_hook fn, void *ctx)
-{
-	sb->trip_hook = fn;
-	sb->trip_hook_ctx = ctx;
-	tripwatch_set_hook(sb->trip, fn, ctx);
 }

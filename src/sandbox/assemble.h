@@ -43,7 +43,6 @@ struct sandbox_ctx {
 
 struct path_roots;
 struct sandbox;
-struct tripwatch_proc;
 
 /*
  * Start a sandbox. On success *out owns the running sandbox, whose payload
@@ -127,10 +126,6 @@ const struct decoy_set *sandbox_decoys(const struct sandbox *sb);
  */
 int sandbox_tripwire_fd(const struct sandbox *sb);
 void sandbox_tripwire_drain(struct sandbox *sb);
-/* The reaction at an opened decoy, called in the watch's thread (sandbox/tripwatch.h). */
-void sandbox_set_tripwire_hook(struct sandbox *sb,
-			       void (*fn)(void *ctx, const char *decoy,
-					  const struct tripwatch_proc *who), void *ctx);
 
 struct plan;
 /*

@@ -9,18 +9,20 @@
  * (F_SETOWN_EX, F_OWNER_TID). A lease break means: a process of the sandbox
  * is in open() of a decoy, blocked until the lease is given up. The thread
  * looks for it among the sandbox's processes (same pid namespace as its
- * init, wait channel __break_lease), reads what it is (/proc: comm, argv,
- * npm's package and script from its environment, its pid in the sandbox),
- * calls the reaction hook, then gives the lease up; the open completes, and
- * the lease is taken again once the file is closed (inotify IN_CLOSE). An
- * open inotify reports that no lease break announced (a second reader while
- * the first still had it open, or no leases on this system) is named by
- * who holds the file open when the thread looks, if anyone still does.
+ * init, wait channel __break_lease), has it named (sandbox/attrib.h: its
+ * pid in the sandbox, command, and the package a package manager ran it
+ * for), queues the alert, and waits until the caller has emitted it
+ * (tripwatch_drain: whatever reacts to an alert, --on-alert freeze, has
+ * then acted, at most TW_HOLD_MS) before it gives the lease up: the open
+ * completes in a sandbox that is frozen already. The lease is taken again
+ * once the file is closed (inotify IN_CLOSE). An open inotify reports that
+ * no lease break announced (a second reader while the first still had it
+ * open, or no leases on this system) is named by who holds the file open
+ * when the thread looks, if anyone still does.
  *
- * Everything the thread reads about a process was written by the payload
- * (its argv, its environment: a script can give itself any package name,
- * though never another process's) and is bounded and stripped of control
- * bytes here; the screens sanitise it again.
+ * What attribution reads about a process was written by the payload (its
+ * argv, its environment: a script can give itself any package name, though
+ * never another process's); sandbox/attrib.c bounds and sanitises it.
  */
 #include <config.h>
 
@@ -42,12 +44,12 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "sandbox/attrib.h"
 #include "sandbox/gitwatch.h"
 #include "sandbox/tripwatch.h"
 
 #define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
-#define TW_READ_MAX     (128u << 10)    /* bytes of a /proc file read, at most */
-#define TW_CMD_MAX      160             /* characters of a command line kept */
+#define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
 #define TW_WAIT_US      25000           /* how long a signalled opener may take to be seen waiting */
 #define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
 #define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
@@ -69,6 +71,9 @@ struct tw_decoy {
 
 struct tw_finding {
 	char *verdict, *subject, *detail;
+	struct attrib_proc who;         /* who.found false: nobody named */
+	bool has_who;                   /* looked for (found or not) */
+	uint64_t seq;
 };
 
 struct tripwatch {
@@ -80,23 +85,24 @@ struct tripwatch {
 	pthread_t thr;
 	bool started;
 	bool leases;            /* the leases could be taken: openers are named */
-	pthread_mutex_t mu;     /* guards the queue below, the counters and the hook */
+	pthread_mutex_t mu;     /* guards the queue below, the counters, seq and drained */
+	pthread_cond_t drained_cv;
 	struct tw_finding *q;
 	size_t nq;
 	int q_efd;              /* readable while q is not empty */
 	unsigned alerts;
 	uint64_t over_cap;      /* alerts past TRIPWATCH_ALERTS_MAX, counted */
-	tripwatch_hook hook;
-	void *hook_ctx;
+	uint64_t seq, drained;  /* findings queued, and emitted by tripwatch_drain */
+	bool stopping;          /* no more waiting for the caller */
 	pid_t *procs;           /* the thread's scratch: the sandbox's processes */
 };
 
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d);
 
-/* ---- reading a process ----------------------------------------------------------- */
+/* ---- the sandbox's processes ----------------------------------------------------- */
 
 /* A /proc file of pid, at most max bytes, NUL-terminated; NULL when it cannot be read. */
-static char *tw_proc_read(pid_t pid, const char *file, size_t max, size_t *len)
+static char *tw_proc_read(pid_t pid, const char *file, size_t max)
 {
 	char path[64], *buf;
 	size_t n = 0;
@@ -118,120 +124,7 @@ static char *tw_proc_read(pid_t pid, const char *file, size_t max, size_t *len)
 	}
 	close(fd);
 	buf[n] = '\0';
-	if (len)
-		*len = n;
 	return buf;
-}
-
-/* Bytes that could move a terminal, as '?'; at most max characters (s is cut in place). */
-static void tw_clean(char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; s[n] && n < max; n++)
-		if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7f)
-			s[n] = '?';
-	s[n] = '\0';
-}
-
-/* A malloc'd, cleaned copy of the value after "NAME=" when entry is that variable. */
-static char *tw_env_value(const char *entry, const char *name, size_t max)
-{
-	size_t n = strlen(name);
-	char *v;
-
-	if (strncmp(entry, name, n) != 0 || entry[n] != '=' || !entry[n + 1])
-		return NULL;
-	v = xstrdup(entry + n + 1);
-	tw_clean(v, max);
-	return v;
-}
-
-void tripwatch_npm_of_environ(const char *env, size_t len, char **package, char **script)
-{
-	char *name = NULL, *version = NULL;
-
-	*package = *script = NULL;
-	for (size_t off = 0; off < len; off += strnlen(env + off, len - off) + 1) {
-		const char *e = env + off;
-		char *v;
-
-		if (strnlen(e, len - off) == len - off)
-			break;          /* the last entry is cut: not one to believe */
-		if (!name && (v = tw_env_value(e, "npm_package_name", 214)))
-			name = v;
-		else if (!version && (v = tw_env_value(e, "npm_package_version", 64)))
-			version = v;
-		else if (!*script && (v = tw_env_value(e, "npm_lifecycle_event", 64)))
-			*script = v;
-	}
-	if (name)
-		*package = version ? xasprintf("%s@%s", name, version) : xstrdup(name);
-	free(name);
-	free(version);
-}
-
-/* What the process is, read now (it may be gone: then only its pid). */
-static void tw_proc_describe(pid_t pid, struct tripwatch_proc *p)
-{
-	char *s;
-	size_t len = 0;
-
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	if ((s = tw_proc_read(pid, "comm", 64, NULL))) {
-		s[strcspn(s, "\n")] = '\0';
-		tw_clean(s, 16);
-		snprintf(p->comm, sizeof(p->comm), "%s", s);
-		free(s);
-	}
-	if ((s = tw_proc_read(pid, "cmdline", 4096, &len))) {
-		for (size_t i = 0; i + 1 < len; i++)
-			if (s[i] == '\0')
-				s[i] = ' ';
-		tw_clean(s, TW_CMD_MAX);
-		p->cmdline = s;
-	}
-	if ((s = tw_proc_read(pid, "status", 8192, NULL))) {
-		char *l = strstr(s, "\nNSpid:");
-
-		if (l) {
-			char *end = l + 7 + strcspn(l + 7, "\n"), *last;
-
-			*end = '\0';
-			last = strrchr(l + 7, '\t');
-			p->nspid = (pid_t)atoi(last ? last + 1 : l + 7);
-		}
-		free(s);
-	}
-	if ((s = tw_proc_read(pid, "environ", TW_READ_MAX, &len))) {
-		tripwatch_npm_of_environ(s, len, &p->package, &p->script);
-		free(s);
-	}
-}
-
-static void tw_proc_free(struct tripwatch_proc *p)
-{
-	free(p->cmdline);
-	free(p->package);
-	free(p->script);
-}
-
-/* "postinstall of evil-pkg@1.2.3 (node, pid 17 in the sandbox: node index.js)" */
-static char *tw_proc_words(const struct tripwatch_proc *p)
-{
-	char pid[48];
-
-	if (p->nspid)
-		snprintf(pid, sizeof(pid), "pid %d in the sandbox", (int)p->nspid);
-	else
-		snprintf(pid, sizeof(pid), "pid %d", (int)p->pid);
-	if (p->package)
-		return xasprintf("%s of %s (%s, %s: %s)", p->script ? p->script : "a script",
-				 p->package, p->comm[0] ? p->comm : "?", pid,
-				 p->cmdline ? p->cmdline : "?");
-	return xasprintf("%s (%s: %s)", p->comm[0] ? p->comm : "?", pid,
-			 p->cmdline ? p->cmdline : "?");
 }
 
 /*
@@ -271,7 +164,7 @@ static size_t tw_procs(const struct tripwatch *w, pid_t *out, size_t max)
 /* Is pid blocked in open() on a lease (its wait channel)? */
 static bool tw_in_lease_break(pid_t pid)
 {
-	char *s = tw_proc_read(pid, "wchan", 128, NULL);
+	char *s = tw_proc_read(pid, "wchan", 128);
 	bool yes = s && strcmp(s, "__break_lease") == 0;
 
 	free(s);
@@ -284,7 +177,7 @@ static bool tw_in_lease_break(pid_t pid)
  */
 static void tw_open_path(pid_t pid, char *out, size_t cap)
 {
-	char *s = tw_proc_read(pid, "syscall", 512, NULL), mem[64];
+	char *s = tw_proc_read(pid, "syscall", 512), mem[64];
 	unsigned long long nr = 0, a0 = 0, a1 = 0, at;
 	int fd;
 	ssize_t r;
@@ -338,17 +231,21 @@ static bool tw_holds(pid_t pid, const struct tw_decoy *d)
 
 /* ---- findings ---------------------------------------------------------------------- */
 
-/* Queue a finding for tripwatch_drain; an alert past the cap is only counted. */
-static void tw_queue(struct tripwatch *w, const char *verdict, const char *subject, char *detail)
+/*
+ * Queue a finding for tripwatch_drain, with who did it when who is not NULL;
+ * its number, or 0 when an alert past the cap was only counted.
+ */
+static uint64_t tw_queue(struct tripwatch *w, const char *verdict, const char *subject,
+			 char *detail, const struct attrib_proc *who)
 {
-	uint64_t one = 1;
+	uint64_t one = 1, seq;
 
 	pthread_mutex_lock(&w->mu);
 	if (strcmp(verdict, "alert") == 0 && w->alerts >= TRIPWATCH_ALERTS_MAX) {
 		w->over_cap++;
 		pthread_mutex_unlock(&w->mu);
 		free(detail);
-		return;
+		return 0;
 	}
 	if (strcmp(verdict, "alert") == 0)
 		w->alerts++;
@@ -358,11 +255,33 @@ static void tw_queue(struct tripwatch *w, const char *verdict, const char *subje
 		f->verdict = xstrdup(verdict);
 		f->subject = xstrdup(subject);
 		f->detail = detail;
+		if (who) {
+			f->who = *who;
+			f->has_who = true;
+		}
+		f->seq = seq = ++w->seq;
 	}
 	pthread_mutex_unlock(&w->mu);
 	if (write(w->q_efd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow at these numbers */
 	}
+	return seq;
+}
+
+/* Until finding seq was emitted by the caller (and what reacts to it acted), at most TW_HOLD_MS. */
+static void tw_wait_drained(struct tripwatch *w, uint64_t seq)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)TW_HOLD_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&w->mu);
+	while (seq && w->drained < seq && !w->stopping &&
+	       pthread_cond_timedwait(&w->drained_cv, &w->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&w->mu);
 }
 
 static uint64_t tw_now_us(void)
@@ -375,10 +294,12 @@ static uint64_t tw_now_us(void)
 
 /*
  * Take the write lease on d (again, once its file was closed); false when it
- * is open elsewhere. Taking a lease makes the whole process the file's
- * signal owner (the kernel's lease_setup), so the owner is set back to this
- * thread right after; a break in between is process-directed, ignored (see
- * tw_ignore_strays) and found by the next look at the lease (TW_LOOK_MS).
+ * is open elsewhere. The signal and its owner are set each time, before:
+ * giving a lease up clears both (Linux 6.18: the next break would be a
+ * process-wide SIGIO), and taking one keeps an owner that is set (else it
+ * makes the whole process the owner). A signal that goes astray anyway is
+ * ignored (tw_ignore_strays) and its break found by the next look at the
+ * lease (TW_LOOK_MS).
  */
 static bool tw_lease(struct tripwatch *w, struct tw_decoy *d)
 {
@@ -386,9 +307,9 @@ static bool tw_lease(struct tripwatch *w, struct tw_decoy *d)
 
 	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX)
 		return d->leased;
+	if (fcntl(d->fd, F_SETSIG, TW_SIGNAL) < 0 || fcntl(d->fd, F_SETOWN_EX, &own) < 0)
+		return false;
 	d->leased = fcntl(d->fd, F_SETLEASE, F_WRLCK) == 0;
-	if (d->leased)
-		fcntl(d->fd, F_SETOWN_EX, &own);
 	return d->leased;
 }
 
@@ -425,18 +346,29 @@ static void tw_ignore_strays(void)
 
 /* ---- the thread ---------------------------------------------------------------------- */
 
+/* "postinstall of evil-pkg@1.2.3 (node, pid 17)", "cat /home/u/.aws/credentials (pid 3)". */
+static char *tw_who_words(const struct attrib_proc *p)
+{
+	struct event_who w;
+
+	attrib_proc_who(p, &w);
+	return event_who_words(&w);
+}
+
 /*
  * A lease break on d: someone is in open() of it. Name the blocked opener,
- * let the hook react, then give the lease up so the open goes on.
+ * queue the alert and let the caller emit it (and react), then give the
+ * lease up so the open goes on.
  */
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 {
 	pid_t *procs = w->procs;
-	uint64_t t0 = tw_now_us(), held;
+	uint64_t t0 = tw_now_us(), seq = 0;
 	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
-	struct tripwatch_proc who = { 0 };
+	struct attrib_proc who;
 	char *by = NULL, *also = NULL;
 
+	memset(&who, 0, sizeof(who));
 	/*
 	 * The kernel signals before the opener goes to sleep: look again, a
 	 * little longer each time, until one is seen waiting (or TW_WAIT_US has
@@ -469,45 +401,43 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 			if (other)
 				continue;
 		}
-		if (found++ == 0)
-			tw_proc_describe(procs[i], &who);
+		if (found++ == 0 && attrib_who_pid(w->init_pid, procs[i], &who) < 0)
+			memset(&who, 0, sizeof(who));
 	}
-	pthread_mutex_lock(&w->mu);
-	if (w->hook)
-		w->hook(w->hook_ctx, d->path, found ? &who : NULL);
-	pthread_mutex_unlock(&w->mu);
-	fcntl(d->fd, F_SETLEASE, F_UNLCK);
-	d->leased = false;
-	d->breaks++;
-	held = tw_now_us() - t0;
 	d->opens++;
 	if (found)
 		d->expect++;
-	else
-		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
 	if (!d->alerted_open) {
+		uint64_t named = tw_now_us() - t0;
+
 		d->alerted_open = true;
 		if (found) {
-			by = tw_proc_words(&who);
+			by = tw_who_words(&who);
 			if (found > 1)
 				also = xasprintf(" and %zu other process(es) at once", found - 1);
-			tw_queue(w, "alert", d->path,
-				 xasprintf("the decoy %s was opened by %s%s: no legitimate step reads "
-					   "it; a credential stealer does (the open was held %llu.%02llu "
-					   "ms while its process was named)", d->what, by,
-					   also ? also : "", (unsigned long long)(held / 1000),
-					   (unsigned long long)(held % 1000 / 10)));
+			seq = tw_queue(w, "alert", d->path,
+				       xasprintf("the decoy %s was opened by %s%s: no legitimate step "
+						 "reads it; a credential stealer does (its open was held "
+						 "%llu.%02llu ms to name it)", d->what, by,
+						 also ? also : "", (unsigned long long)(named / 1000),
+						 (unsigned long long)(named % 1000 / 10)), &who);
 		} else {
-			tw_queue(w, "alert", d->path,
-				 xasprintf("the decoy %s was about to be opened, but the process "
-					   "had stopped waiting before it could be named (an open "
-					   "with O_NONBLOCK, which the lease refused, or a process "
-					   "killed meanwhile): unattributed", d->what));
+			seq = tw_queue(w, "alert", d->path,
+				       xasprintf("the decoy %s was about to be opened, but the process "
+						 "had stopped waiting before it could be named (an open "
+						 "with O_NONBLOCK, which the lease refused, or a process "
+						 "killed meanwhile): unattributed", d->what), NULL);
 		}
 	}
+	/* The alert is out (and whatever --on-alert asks done) before the open goes on. */
+	tw_wait_drained(w, seq);
+	fcntl(d->fd, F_SETLEASE, F_UNLCK);
+	d->leased = false;
+	d->breaks++;
+	if (!found)
+		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
 	free(by);
 	free(also);
-	tw_proc_free(&who);
 }
 
 /* An open no lease break announced: name whoever holds the file open now, if anyone. */
@@ -515,7 +445,7 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 {
 	pid_t *procs = w->procs;
 	size_t n;
-	struct tripwatch_proc who = { 0 };
+	struct attrib_proc who;
 	bool found = false;
 	char *by;
 
@@ -523,32 +453,26 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 	if (d->alerted_open)
 		return;
 	d->alerted_open = true;
+	memset(&who, 0, sizeof(who));
 	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
 	for (size_t i = 0; i < n && !found; i++)
-		if (tw_holds(procs[i], d)) {
-			tw_proc_describe(procs[i], &who);
-			found = true;
-		}
-	pthread_mutex_lock(&w->mu);
-	if (w->hook)
-		w->hook(w->hook_ctx, d->path, found ? &who : NULL);
-	pthread_mutex_unlock(&w->mu);
+		if (tw_holds(procs[i], d))
+			found = attrib_who_pid(w->init_pid, procs[i], &who) == 0 && who.found;
 	if (found) {
-		by = tw_proc_words(&who);
+		by = tw_who_words(&who);
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened; %s held it open when the watch looked "
 				   "(the opener itself was not held: %s)", d->what, by,
 				   w->leases ? "another process had it open already" :
-				   "leases are unavailable here"));
+				   "leases are unavailable here"), &who);
 		free(by);
 	} else {
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened and closed again before its process "
 				   "could be named (%s): unattributed", d->what,
 				   w->leases ? "another process had it open already" :
-				   "leases are unavailable here"));
+				   "leases are unavailable here"), NULL);
 	}
-	tw_proc_free(&who);
 }
 
 /* Something changed d itself: written, renamed, removed, linked, chmod'ed, touched. */
@@ -578,7 +502,7 @@ static void tw_on_change(struct tripwatch *w, struct tw_decoy *d, uint32_t mask)
 		return;
 	d->alerted_change = true;
 	tw_queue(w, "alert", d->path,
-		 xasprintf("the decoy %s was %s: nothing legitimate touches it", d->what, how));
+		 xasprintf("the decoy %s was %s: nothing legitimate touches it", d->what, how), NULL);
 }
 
 static struct tw_decoy *tw_by_wd(struct tripwatch *w, int wd)
@@ -597,7 +521,7 @@ static struct tw_decoy *tw_by_fd(struct tripwatch *w, int fd)
 	return NULL;
 }
 
-/* Every lease-break signal waiting (the hook must not call back into the watch). */
+/* Every lease-break signal waiting. */
 static void tw_drain_signals(struct tripwatch *w)
 {
 	struct signalfd_siginfo si;
@@ -625,7 +549,7 @@ static void tw_drain_events(struct tripwatch *w)
 			if (ev->mask & IN_Q_OVERFLOW) {
 				tw_queue(w, "info", "decoys", xstrdup("the watch on the decoys lost "
 								    "events (its queue overflowed): "
-								    "counts are low"));
+								    "counts are low"), NULL);
 				continue;
 			}
 			if (!d)
@@ -647,7 +571,6 @@ static void tw_drain_events(struct tripwatch *w)
 static void *tw_thread(void *arg)
 {
 	struct tripwatch *w = arg;
-	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
 	sigset_t set;
 	uint64_t one = 1;
 
@@ -656,15 +579,9 @@ static void *tw_thread(void *arg)
 	sigaddset(&set, TW_SIGNAL);
 	w->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	w->leases = w->sfd >= 0;
-	for (size_t i = 0; i < w->n && w->leases; i++) {
-		struct tw_decoy *d = &w->v[i];
-
-		if (d->fd < 0)
-			continue;
-		if (fcntl(d->fd, F_SETSIG, TW_SIGNAL) < 0 || fcntl(d->fd, F_SETOWN_EX, &own) < 0 ||
-		    !tw_lease(w, d))
+	for (size_t i = 0; i < w->n && w->leases; i++)
+		if (w->v[i].fd >= 0 && !tw_lease(w, &w->v[i]))
 			w->leases = false;
-	}
 	if (!w->leases)
 		for (size_t i = 0; i < w->n; i++)
 			if (w->v[i].leased && fcntl(w->v[i].fd, F_SETLEASE, F_UNLCK) == 0)
@@ -706,6 +623,7 @@ struct tripwatch *tripwatch_create(const struct decoy_set *set, pid_t init_pid, 
 
 	w->init_pid = init_pid;
 	w->sfd = w->stop_efd = w->ready_efd = w->q_efd = -1;
+	pthread_cond_init(&w->drained_cv, NULL);
 	tw_ignore_strays();
 	w->procs = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
 	pthread_mutex_init(&w->mu, NULL);
@@ -792,16 +710,6 @@ size_t tripwatch_count(const struct tripwatch *w)
 	return n;
 }
 
-void tripwatch_set_hook(struct tripwatch *w, tripwatch_hook fn, void *ctx)
-{
-	if (!w)
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->hook = fn;
-	w->hook_ctx = ctx;
-	pthread_mutex_unlock(&w->mu);
-}
-
 void tripwatch_drain(struct tripwatch *w, const struct event_sink *sink, const char *session)
 {
 	struct tw_finding *q;
@@ -822,12 +730,25 @@ void tripwatch_drain(struct tripwatch *w, const struct event_sink *sink, const c
 	for (size_t i = 0; i < n; i++) {
 		struct event ev = event_audit_make("tripwire", q[i].verdict, q[i].subject,
 						   q[i].detail);
+		struct event_who who;
 
+		if (q[i].has_who) {
+			attrib_proc_who(&q[i].who, &who);
+			ev.who = &who;
+		}
 		ev.session = session;
 		event_emit(sink, &ev);
 		free(q[i].verdict);
 		free(q[i].subject);
 		free(q[i].detail);
+	}
+	if (n) {
+		/* Emitted, and reacted to: an opener held for its alert may go on. */
+		pthread_mutex_lock(&w->mu);
+		if (q[n - 1].seq > w->drained)
+			w->drained = q[n - 1].seq;
+		pthread_cond_broadcast(&w->drained_cv);
+		pthread_mutex_unlock(&w->mu);
 	}
 	free(q);
 }
@@ -838,6 +759,10 @@ void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const ch
 
 	if (!w)
 		return;
+	pthread_mutex_lock(&w->mu);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->drained_cv);
+	pthread_mutex_unlock(&w->mu);
 	if (w->started) {
 		if (write(w->stop_efd, &one, sizeof(one)) < 0) {
 			/* an eventfd far from full */
@@ -889,6 +814,7 @@ void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const ch
 			if (fds[k] >= 0)
 				close(fds[k]);
 	}
+	pthread_cond_destroy(&w->drained_cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }

@@ -38,16 +38,6 @@
 #define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most */
 #define TRIPWATCH_PROCS_MAX    8192     /* processes looked at to name one */
 
-/* The process a tripwire names, as read from /proc while it was still there. */
-struct tripwatch_proc {
-	pid_t pid;              /* in the daemon's pid namespace */
-	pid_t nspid;            /* in the sandbox's (0: unknown) */
-	char comm[17];
-	char *cmdline;          /* argv joined by spaces, bounded, control bytes as '?' */
-	char *package;          /* "evil-pkg@1.2.3" from npm's environment, or NULL */
-	char *script;           /* npm_lifecycle_event ("postinstall"), or NULL */
-};
-
 struct tripwatch;
 
 /*
@@ -74,20 +64,5 @@ size_t tripwatch_count(const struct tripwatch *w);
  * counted, release the leases, close the descriptors and free. NULL is fine.
  */
 void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const char *session);
-
-/*
- * Called in the watch's thread when a decoy was opened, while its opener (if
- * known) is still held in open() by the lease: what an --on-alert reaction
- * must do at the read (freeze the sandbox) it does here. May be NULL.
- */
-typedef void (*tripwatch_hook)(void *ctx, const char *decoy, const struct tripwatch_proc *who);
-void tripwatch_set_hook(struct tripwatch *w, tripwatch_hook fn, void *ctx);
-
-/*
- * Pure, for the unit tests: the npm package ("name@version") and lifecycle
- * script an environment block (NUL-separated "NAME=VALUE") names, each
- * malloc'd or NULL, bounded, control bytes as '?'.
- */
-void tripwatch_npm_of_environ(const char *env, size_t len, char **package, char **script);
 
 #endif

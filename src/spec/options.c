@@ -65,6 +65,9 @@ const struct spec_option spec_options[] = {
 	{ "detach", 'd', NULL, "detach", SPEC_SWITCH, 0, F(detach), 0, NULL },
 	{ "raw-terminal", 0, "raw-terminal", "raw_terminal", SPEC_SWITCH, 0, F(raw_terminal), 0,
 	  NULL },
+	/* A flag only: a profile that comes with a project must not hide who did what. */
+	{ "no-attribution", 0, NULL, "no_attribution", SPEC_SWITCH, 0, F(no_attribution), 0,
+	  NULL },
 	/* A profile may come from a project: it can send the log to the journal, never to a
 	 * file (doc/journal.md); the flag's row owns the field on the wire and in JSON. */
 	{ NULL, 0, "audit-log", "logs.audit", SPEC_JOURNAL, 0, F(audit_log), 0, NULL },

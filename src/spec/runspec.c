@@ -202,6 +202,7 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	dst->verbose = dst->verbose || src->verbose;
 	dst->detach = dst->detach || src->detach;
 	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
+	dst->no_attribution = dst->no_attribution || src->no_attribution;
 }
 
 /*

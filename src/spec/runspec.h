@@ -110,6 +110,7 @@ struct runspec {
 	bool verbose;
 	bool detach;
 	bool raw_terminal;          /* --raw-terminal: no filter on the relayed terminal output */
+	bool no_attribution;        /* --no-attribution: no process or package found for events */
 };
 
 /* Defaults applied by runspec_finish() when nothing set a value. */

@@ -225,6 +225,18 @@ static void on_resolve(int fd, struct msg *m)
 	id = wire_get_u32(&r);
 	name = wire_get_str(&r, NETPROTO_MAX_NAME);
 	qtype = wire_get_u16(&r);
+	{
+		/* The query's socket (protocol, both ends): read strictly, not used here. */
+		struct net_addr src, dst;
+		uint8_t proto = wire_get_u8(&r);
+		bool ok = netproto_get_addr(&r, &src);
+		uint16_t sport = wire_get_u16(&r);
+
+		ok = netproto_get_addr(&r, &dst) && ok;
+		(void)wire_get_u16(&r);
+		if (!ok || (proto != 6 && proto != 17) || sport == 0 || src.family != dst.family)
+			fatal("malformed RESOLVE source");
+	}
 	if (!wire_done(&r))
 		fatal("malformed RESOLVE");
 	len = name ? strlen(name) : 0;

@@ -521,6 +521,7 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_u8(w, 0);                              /* verbose */
 	wire_put_u8(w, 0);                              /* detach */
 	wire_put_u8(w, 0);                              /* raw_terminal */
+	wire_put_u8(w, 0);                              /* no_attribution */
 	/* the request around the run-spec */
 	wire_put_strv(w, env);
 	if (v == RUN_CWD_WITH_NUL) {

@@ -33,7 +33,7 @@ static const char *const no_flag[] = { "argv", "filesystem.mkdir", "env.set", "a
 /* Flags deliberately not in profiles: the profile itself, the run's place, files, the session. */
 static const char *const no_key[] = {
 	"profile", "argv", "workdir", "audit-log", "net-log", "pcap", "pcap-max", "tty", "verbose",
-	"detach", "report",
+	"detach", "report", "no-attribution",
 };
 
 /* A value of the row's kind that the validator accepts, and that differs from the base run. */

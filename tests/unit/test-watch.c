@@ -149,6 +149,8 @@ static void test_snapshot(void **state)
 	wire_put_str(&w, "net.dns");
 	wire_put_str(&w, "hostname not on the allowlist");
 	wire_put_u64(&w, 2);
+	wire_put_str(&w, "curl -s http://other.example.test/ (pid 7)");     /* who */
+	wire_put_u8(&w, 0);
 	watch_model_init(&m);
 	assert_int_equal(watch_model_snapshot(&m, w.p, w.len), 0);
 	assert_int_equal(m.refusals.total, 3);
@@ -278,6 +280,8 @@ static void hostile_snapshot(struct wbuf *w, const char *name)
 	wire_put_str(w, name);
 	wire_put_str(w, name);
 	wire_put_u64(w, 1);
+	wire_put_str(w, name);                  /* who */
+	wire_put_u8(w, 1);
 }
 
 /* Render the whole watch screen with name in every field; check the bytes. */
