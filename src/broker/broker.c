@@ -1542,10 +1542,13 @@ static struct tw_domain *tw_domain_get(struct broker *b, const char *parent)
 }
 
 /*
- * A name the sandbox asked for, looked at for the decoy tokens: its labels
- * left of the parent domain, the short ones (counters, "www") skipped so a
- * token cut across the long labels of successive queries stays one stretch.
- * True when it must be answered here and not asked upstream.
+ * A name the sandbox asked for, looked at for the decoy tokens twice: the
+ * whole name on its own (labels of any length, the parent domain too), and
+ * its long labels left of the parent domain as one stream with the names
+ * asked under that parent before (the short ones, counters and "www",
+ * skipped, so a token cut across the long labels of successive queries
+ * stays one stretch). True when it must be answered here and not asked
+ * upstream.
  */
 static bool tw_dns_name(struct broker *b, struct who_q *wq, const char *name)
 {
@@ -1567,6 +1570,11 @@ static bool tw_dns_name(struct broker *b, struct who_q *wq, const char *name)
 	n = strlen(name);
 	plen = strlen(parent);
 	sub = n > plen ? n - plen - 1 : 0;
+	{
+		struct tw_stream alone = { 0 };
+
+		found = tw_scan(b->tw, &alone, (const uint8_t *)name, n, &hit);
+	}
 	for (size_t at = 0; at < sub && !found;) {
 		size_t len = strcspn(name + at, ".");
 

@@ -50,8 +50,9 @@
 
 #define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
 #define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
-#define TW_WAIT_US      25000           /* how long a signalled opener may take to be seen waiting */
+#define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting */
 #define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
+#define TW_CANDIDATES_LOOKED 256        /* processes looked at for the scripts running at an unnamed open */
 #define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
 			 IN_MOVE_SELF | IN_DELETE_SELF)
 
@@ -356,6 +357,39 @@ static char *tw_who_words(const struct attrib_proc *p)
 }
 
 /*
+ * When the opener cannot be named: the package scripts running in the
+ * sandbox now, as candidates (at most three, among the first
+ * TW_CANDIDATES_LOOKED processes), for the user to weigh; "" when none.
+ * malloc'd.
+ */
+static char *tw_candidates(struct tripwatch *w)
+{
+	size_t n = tw_procs(w, w->procs, TW_CANDIDATES_LOOKED), kept = 0;
+	char *out = xstrdup("");
+
+	for (size_t i = 0; i < n && kept < 3; i++) {
+		struct attrib_proc p;
+		struct event_who who;
+		char *words, *next;
+
+		if (attrib_who_pid(w->init_pid, w->procs[i], &p) < 0 || !p.found || !p.package[0])
+			continue;
+		attrib_proc_who(&p, &who);
+		words = event_who_words(&who);
+		if (strstr(out, words)) {
+			free(words);
+			continue;
+		}
+		next = xasprintf("%s%s%s", out, kept ? "; " : "", words);
+		free(out);
+		free(words);
+		out = next;
+		kept++;
+	}
+	return out;
+}
+
+/*
  * A lease break on d: someone is in open() of it. Name the blocked opener,
  * queue the alert and let the caller emit it (and react), then give the
  * lease up so the open goes on.
@@ -422,11 +456,16 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 						 also ? also : "", (unsigned long long)(named / 1000),
 						 (unsigned long long)(named % 1000 / 10)), &who);
 		} else {
+			char *cand = tw_candidates(w);
+
 			seq = tw_queue(w, "alert", d->path,
 				       xasprintf("the decoy %s was about to be opened, but the process "
 						 "had stopped waiting before it could be named (an open "
 						 "with O_NONBLOCK, which the lease refused, or a process "
-						 "killed meanwhile): unattributed", d->what), NULL);
+						 "killed meanwhile): unattributed%s%s", d->what,
+						 cand[0] ? "; package scripts running then: " : "",
+						 cand), NULL);
+			free(cand);
 		}
 	}
 	/* The alert is out (and whatever --on-alert asks done) before the open goes on. */
@@ -467,11 +506,15 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 				   "leases are unavailable here"), &who);
 		free(by);
 	} else {
+		char *cand = tw_candidates(w);
+
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened and closed again before its process "
-				   "could be named (%s): unattributed", d->what,
+				   "could be named (%s): unattributed%s%s", d->what,
 				   w->leases ? "another process had it open already" :
-				   "leases are unavailable here"), NULL);
+				   "leases are unavailable here",
+				   cand[0] ? "; package scripts running then: " : "", cand), NULL);
+		free(cand);
 	}
 }
 

