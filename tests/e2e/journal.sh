@@ -118,6 +118,15 @@ B run --profile "$SUITE/file.yaml" -- true
 check "a profile naming a file for audit-log is refused (exit 2): only the journal" \
 	'[ "$RC" = 2 ] && grep -q "only .journal." "$ERR" && [ ! -e /tmp/somewhere.jsonl ]'
 
+# ---- a tripwire -----------------------------------------------------------------------------
+B run --net none --tripwires on --audit-log journal -- sh -c 'cat ~/.aws/credentials >/dev/null'
+ID3=$(last_id)
+N3=$(decisions "$ID3")
+entries "$ID3" "$N3"
+check "a tripwire reaches the journal: an alert entry of layer tripwire, PRIORITY 2, naming the decoy and the reader" \
+	'grep "\"BOXY_LAYER\":\"tripwire\"" "$SUITE/j.$ID3" | grep "\"BOXY_VERDICT\":\"alert\"" |
+	 grep "\"PRIORITY\":\"2\"" | grep -q "\"BOXY_SUBJECT\":\"~/.aws/credentials\""'
+
 # ---- --no-daemon ------------------------------------------------------------------------------
 before=$(journalctl -o json --no-pager SYSLOG_IDENTIFIER=boxy 2>/dev/null | grep -c '"BOXY_SESSION":""')
 B run --no-daemon --net none --audit-log journal -- true
