@@ -60,8 +60,10 @@ sqlite3 *store_db(struct store *st, char **err);
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err);
 
+#define STORE_ROW_COLS_MAX 32
+
 /*
- * Each row of sql → row, as strings (NULL for SQL NULL), at most 16 columns:
+ * Each row of sql → row, as strings (NULL for SQL NULL), at most STORE_ROW_COLS_MAX columns:
  * ?1 bound to id, ?2 to id2 when not NULL, and the next parameter, when the
  * statement has it, to limit.
  */

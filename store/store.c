@@ -1644,10 +1644,10 @@ int store_rows(struct store *st, const char *sql, const char *id, const char *id
 	if (sqlite3_bind_parameter_count(s) >= lim_at)
 		sqlite3_bind_int64(s, lim_at, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *vals[16];
+		const char *vals[STORE_ROW_COLS_MAX];
 		int n = sqlite3_column_count(s);
 
-		n = n > 16 ? 16 : n;
+		n = n > STORE_ROW_COLS_MAX ? STORE_ROW_COLS_MAX : n;
 		for (int i = 0; i < n; i++)
 			vals[i] = (const char *)sqlite3_column_text(s, i);
 		row(ctx, n, vals);

@@ -129,6 +129,8 @@ const struct cmd_entry cmd_run_entry = {
 	   "                         when one is read or sent (node, python, claude: on)\n"
 	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
 	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
+	   "      --no-attribution   do not look for the process and package behind\n"
+	   "                         each connection (they say nothing of who)\n"
 	   "  -v, --verbose          report denials on stderr\n"
 	   "  -d, --detach           print the session id and do not attach\n"
 	   "      --no-daemon        run in this process: no session record, no watch\n"

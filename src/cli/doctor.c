@@ -363,9 +363,10 @@ void doctor_check_tun(struct doctor_check *c)
 /*
  * Can the daemon tell who made a connection (doc/attribution.md)? Probed
  * for real on a child in namespaces of its own (sandbox/attrib.h,
- * attrib_check). Yama's ptrace_scope limits attaching, never reading /proc,
- * and hidepid hides other users' processes, never one's own: both are said
- * when present, so that a host with either is not suspected for nothing.
+ * attrib_check). hidepid hides other users' processes, never one's own;
+ * Yama's ptrace_scope limits attaching, never reading /proc — except for a
+ * process that made itself not dumpable, read through attaching calls: what
+ * that means here is said.
  */
 void doctor_check_attrib(struct doctor_check *c)
 {
@@ -386,10 +387,14 @@ void doctor_check_attrib(struct doctor_check *c)
 		check_note(c, _("connections and refusals are still decided and recorded; they say "
 				"\"unknown\" for the process and package that made them"));
 	}
-	if (scope[0])
-		check_note(c, scope[0] == '0' ? _("Yama ptrace_scope 0") :
-			   _("Yama restricts ptrace (attaching); attribution only reads /proc, which "
-			     "it does not restrict"));
+	/* Reading /proc needs no ptrace rights; a process that made itself not dumpable is
+	 * read with pidfd_getfd and process_vm_readv, which need attach rights (Yama's). */
+	if (scope[0] >= '2')
+		check_note(c, _("Yama forbids attaching here: a process that makes itself not "
+				"dumpable says \"unknown\"; every other one is found"));
+	else if (scope[0])
+		check_note(c, _("Yama lets the daemon attach to its descendants: a process that "
+				"makes itself not dumpable is found too"));
 }
 
 /* ---- tripwires ------------------------------------------------------------ */

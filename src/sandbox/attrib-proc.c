@@ -238,12 +238,15 @@ bool attrib_stat_parse(const char *buf, size_t len, struct attrib_stat *out)
 		return false;
 	attrib_clean(out->comm, sizeof(out->comm), open + 1, (size_t)(close - open - 1));
 	p = close + 1;
-	/* state is field 3, ppid 4, starttime 22. */
-	for (field = 3; field <= 22; field++) {
+	/* state is field 3, ppid 4, starttime 22; env_start and env_end 51 and 52, optional. */
+	for (field = 3; field <= 52; field++) {
 		const char *f;
 
-		if (p >= end || *p != ' ')
+		if (p >= end || *p != ' ' || p + 1 >= end || p[1] == '\n') {
+			if (field > 22)
+				break;  /* an older kernel's shorter line: no addresses */
 			return false;
+		}
 		p++;
 		f = p;
 		skip_field(&p, end);
@@ -251,7 +254,7 @@ bool attrib_stat_parse(const char *buf, size_t len, struct attrib_stat *out)
 			return false;
 		if (field == 3) {
 			out->state = *f;
-		} else if (field == 4 || field == 22) {
+		} else if (field == 4 || field == 22 || field == 51 || field == 52) {
 			char num[24];
 			size_t n = (size_t)(p - f);
 			char *e;
@@ -265,8 +268,12 @@ bool attrib_stat_parse(const char *buf, size_t len, struct attrib_stat *out)
 				return false;
 			if (field == 4)
 				out->ppid = (pid_t)v;
-			else
+			else if (field == 22)
 				out->start = v;
+			else if (field == 51)
+				out->env_start = v;
+			else
+				out->env_end = v;
 		}
 	}
 	return true;

@@ -68,9 +68,11 @@ struct attrib_stat {
 	char state;             /* 'R', 'S', 'Z', … */
 	pid_t ppid;             /* in the reader's pid namespace */
 	uint64_t start;         /* clock ticks after boot */
+	uint64_t env_start, env_end;    /* where its environment is (0 when the reader may not see) */
 };
 
-/* /proc/PID/stat: "pid (comm) state ppid …"; comm may hold ')' and spaces. */
+/* /proc/PID/stat: "pid (comm) state ppid …"; comm may hold ')' and spaces. The
+ * environment's addresses (fields 51 and 52) are read when the line has them. */
 bool attrib_stat_parse(const char *buf, size_t len, struct attrib_stat *out);
 
 /*

@@ -42,6 +42,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +61,8 @@
 #define ATTRIB_INFO_MAX      1024           /* processes whose details are kept */
 #define ATTRIB_INODES_MAX    65536          /* inode → process entries kept */
 #define ATTRIB_MRU           8
+#define ATTRIB_WALK_MS       1000           /* the whole tree walked at most once a second */
+#define ATTRIB_HOST_PIDS_MAX 262144         /* /proc names read for newcomers */
 #define ATTRIB_CPU_SHARE     4              /* a quarter of a core, on average */
 #define ATTRIB_CPU_BURST_MS  1000
 #define ATTRIB_BUF           (64u << 10)
@@ -83,6 +87,12 @@ struct inode_ent {
 	int fd;
 };
 
+/* A set of pids (open addressing; rebuilt, never deleted from). */
+struct pidset {
+	pid_t *slots;           /* 0: empty */
+	size_t cap;             /* a power of two */
+};
+
 #define INFO_BUCKETS  256
 #define INODE_BUCKETS 4096
 
@@ -99,8 +109,19 @@ struct ctx {
 
 	pid_t *procs;                   /* the sandbox's processes (host pids), newest first */
 	size_t nprocs;
+	struct pidset known;            /* every pid in /proc at the last look (newcomers) */
+	uint64_t walked_ms;             /* the last walk of the whole tree (refresh_procs) */
 	struct proc_seen { pid_t pid; uint64_t start; } mru[ATTRIB_MRU];
 	size_t nmru;
+	struct fd_seen {                /* descriptors read before, of recent owners */
+		pid_t pid;
+		uint64_t start, used;
+		uint64_t *bits;
+		size_t nbits;
+		int top;                /* the highest descriptor read */
+		int last;               /* the last one that held the socket looked for (-1) */
+	} seen[ATTRIB_MRU];
+	uint64_t seen_clock;
 
 	struct inode_ent *inodes[INODE_BUCKETS];
 	size_t ninodes;
@@ -228,20 +249,107 @@ static void add_children(struct ctx *c, pid_t pid, pid_t **list, size_t *n)
 	closedir(d);
 }
 
-/* The sandbox's processes now: boxy-init's descendants, newest (highest pid) first. */
+/* The sandbox's processes now: boxy-init's descendants, highest pid first (a guess at newest). */
 static void refresh_procs(struct ctx *c)
 {
 	pid_t *list = NULL;
 	size_t n = 0;
 
+	/* Not cut by the look-up's deadline: a list half made would hide the rest. */
 	add_children(c, c->init, &list, &n);
-	for (size_t i = 0; i < n && n < ATTRIB_PROCS_MAX && !out_of_time(c); i++)
+	for (size_t i = 0; i < n && n < ATTRIB_PROCS_MAX && !(c->stop && *c->stop); i++)
 		add_children(c, list[i], &list, &n);
 	if (n)
 		qsort(list, n, sizeof(*list), pid_desc);
 	free(c->procs);
 	c->procs = list;
 	c->nprocs = n;
+	c->walked_ms = now_mono_ms();
+}
+
+
+static bool pidset_has(const struct pidset *p, pid_t v)
+{
+	if (!p->cap)
+		return false;
+	for (size_t i = ((size_t)v * 0x9e3779b1u) & (p->cap - 1); p->slots[i];
+	     i = (i + 1) & (p->cap - 1))
+		if (p->slots[i] == v)
+			return true;
+	return false;
+}
+
+static void pidset_add(struct pidset *p, pid_t v)
+{
+	size_t i;
+
+	if (v <= 0 || pidset_has(p, v))
+		return;
+	if (!p->cap) {
+		p->cap = 1024;
+		p->slots = xcalloc(p->cap, sizeof(*p->slots));
+	}
+	for (i = ((size_t)v * 0x9e3779b1u) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+		;
+	p->slots[i] = v;
+}
+
+/*
+ * The sandbox's processes started since the last look — a pid in the
+ * daemon's /proc that was not there then (pids wrap around, so "higher" means
+ * nothing), checked to be in the sandbox's pid namespace — newest first (by
+ * pid: a guess): a connection's owner is most often a process that just
+ * started, and this costs one pass over /proc's names and a check per new
+ * pid, where the full walk (refresh_procs) reads every process's children.
+ * A pid reused between two looks is not new here; the walk finds it.
+ */
+static void newcomers(struct ctx *c, pid_t **out, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct pidset now = { 0 };
+	size_t listed = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (d && (e = readdir(d)) && listed < ATTRIB_HOST_PIDS_MAX) {
+		long v;
+		int dir;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		v = strtol(e->d_name, NULL, 10);
+		if (v <= 0 || v > INT32_MAX)
+			continue;
+		if (now.cap && listed * 2 >= now.cap) {
+			struct pidset bigger = { xcalloc(now.cap * 2, sizeof(pid_t)), now.cap * 2 };
+
+			for (size_t i = 0; i < now.cap; i++)
+				if (now.slots[i])
+					pidset_add(&bigger, now.slots[i]);
+			free(now.slots);
+			now = bigger;
+		}
+		pidset_add(&now, (pid_t)v);
+		listed++;
+		if (!c->known.cap || pidset_has(&c->known, (pid_t)v) || *n >= ATTRIB_PROCS_MAX)
+			continue;       /* the first look knows nothing new: the walk does it */
+		dir = proc_open((pid_t)v);
+		if (dir < 0)
+			continue;
+		if (in_sandbox(c, dir)) {
+			pid_t *slot = xappend(out, n, sizeof(**out));
+
+			*slot = (pid_t)v;
+		}
+		close(dir);
+	}
+	if (d)
+		closedir(d);
+	free(c->known.slots);
+	c->known = now;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), pid_desc);
 }
 
 /* The session's own command: boxy-init's child that started first (later ones are orphans). */
@@ -394,10 +502,123 @@ static bool inode_still(struct ctx *c, const struct inode_ent *e)
 	snprintf(name, sizeof(name), "fd/%d", e->fd);
 	if (proc_stat(c, dir, &st) && st.start == e->start) {
 		n = readlinkat(dir, name, link, sizeof(link));
-		ok = n > 0 && attrib_socket_link(link, (size_t)n) == e->inode;
+		if (n < 0 && errno == EACCES) {
+			/* Not dumpable: its one slot, through a pidfd (scan_proc_pidfd). */
+			int pidfd = (int)syscall(SYS_pidfd_open, e->host_pid, 0), copy = -1;
+			struct stat fs;
+
+			if (pidfd >= 0 && proc_stat(c, dir, &st) && st.start == e->start)
+				copy = (int)syscall(SYS_pidfd_getfd, pidfd, e->fd, 0);
+			ok = copy >= 0 && fstat(copy, &fs) == 0 && S_ISSOCK(fs.st_mode) &&
+			     fs.st_ino == e->inode;
+			if (copy >= 0)
+				close(copy);
+			if (pidfd >= 0)
+				close(pidfd);
+		} else {
+			ok = n > 0 && attrib_socket_link(link, (size_t)n) == e->inode;
+		}
 	}
 	close(dir);
 	return ok;
+}
+
+/* The descriptors a recent owner was seen with (its process: pid and start). */
+static struct fd_seen *seen_get(struct ctx *c, pid_t pid, uint64_t start)
+{
+	struct fd_seen *oldest = &c->seen[0];
+
+	for (size_t i = 0; i < ATTRIB_MRU; i++) {
+		if (c->seen[i].pid == pid && c->seen[i].start == start) {
+			c->seen[i].used = ++c->seen_clock;
+			return &c->seen[i];
+		}
+		if (c->seen[i].used < oldest->used)
+			oldest = &c->seen[i];
+	}
+	free(oldest->bits);
+	memset(oldest, 0, sizeof(*oldest));
+	oldest->pid = pid;
+	oldest->start = start;
+	oldest->used = ++c->seen_clock;
+	oldest->top = -1;
+	oldest->last = -1;
+	return oldest;
+}
+
+static bool seen_has(const struct fd_seen *s, int fd)
+{
+	return fd >= 0 && (size_t)fd < s->nbits && (s->bits[fd / 64] >> (fd % 64) & 1);
+}
+
+static void seen_add(struct fd_seen *s, int fd)
+{
+	if (fd < 0 || fd >= (1 << 20))
+		return;
+	if (fd > s->top)
+		s->top = fd;
+	if ((size_t)fd >= s->nbits) {
+		size_t n = ((size_t)fd / 64 + 1) * 2;
+
+		s->bits = xrealloc(s->bits, n * sizeof(*s->bits));
+		memset(s->bits + s->nbits / 64, 0, (n - s->nbits / 64) * sizeof(*s->bits));
+		s->nbits = n * 64;
+	}
+	s->bits[fd / 64] |= 1ULL << (fd % 64);
+}
+
+/* FDSize of /proc/PID/status: how many descriptors its table has room for; 0 if unknown. */
+static size_t fd_table_size(struct ctx *c, int dir)
+{
+	ssize_t n = read_at(dir, "status", c->buf, ATTRIB_BUF - 1, NULL);
+	char *p;
+
+	if (n <= 0)
+		return 0;
+	c->buf[n] = '\0';
+	p = strstr(c->buf, "\nFDSize:");
+	return p ? (size_t)strtoul(p + 8, NULL, 10) : 0;
+}
+
+/*
+ * A process that made itself not dumpable (prctl, or exec of a file it may
+ * not read) has its /proc/PID/fd owned by root, closed to the daemon's
+ * reads — though the daemon, owner of the sandbox's user namespace, may
+ * still inspect the process: pidfd_getfd() each slot of its table, fstat
+ * the copy, close it. Only sockets are kept, by inode; the pidfd is this
+ * process's for good (the directory, still readable after pidfd_open,
+ * proves the pid was not reused in between). true when one is inode.
+ */
+static bool scan_proc_pidfd(struct ctx *c, pid_t pid, int dir, uint64_t start, uint64_t inode)
+{
+	struct attrib_stat st;
+	size_t size = fd_table_size(c, dir);
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool found = false;
+
+	if (pidfd < 0)
+		return false;
+	if (!proc_stat(c, dir, &st) || st.start != start) {
+		close(pidfd);
+		return false;
+	}
+	for (size_t fd = 0; fd < size && !found; fd++) {
+		struct stat fs;
+		int copy;
+
+		if (++c->fds_read > ATTRIB_FDS_MAX || ((c->fds_read & 255) == 0 && out_of_time(c)))
+			break;
+		copy = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+		if (copy < 0)
+			continue;
+		if (fstat(copy, &fs) == 0 && S_ISSOCK(fs.st_mode)) {
+			inode_note(c, fs.st_ino, pid, start, (int)fd);
+			found = fs.st_ino == inode;
+		}
+		close(copy);
+	}
+	close(pidfd);
+	return found;
 }
 
 /*
@@ -407,7 +628,9 @@ static bool inode_still(struct ctx *c, const struct inode_ent *e)
 static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 {
 	struct attrib_stat st;
-	int dir = proc_open(pid), fdd;
+	int dir = proc_open(pid), fdd, *fds = NULL;
+	size_t nfds = 0;
+	struct fd_seen *seen;
 	DIR *d;
 	struct dirent *e;
 	bool found = false;
@@ -419,31 +642,94 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		close(dir);
 		return false;
 	}
+	*start = st.start;
 	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fdd < 0 && errno == EACCES) {
+		found = scan_proc_pidfd(c, pid, dir, st.start, inode);
+		close(dir);
+		return found;
+	}
 	if (fdd < 0 || !(d = fdopendir(fdd))) {
 		if (fdd >= 0)
 			close(fdd);
 		close(dir);
 		return false;
 	}
-	while (!found && (e = readdir(d))) {
-		char link[64];
-		ssize_t n;
-		uint64_t ino;
+	/*
+	 * A process known from an earlier look: its next descriptor numbers (a
+	 * new socket takes the lowest free one, so after a process that holds
+	 * ten thousand it is the next) and the one the last socket was on are
+	 * tried first, a few readlinks instead of listing them all.
+	 */
+	seen = seen_get(c, pid, st.start);
+	if (seen->top >= 0) {
+		int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
+
+		for (size_t i = 0; i < ARRAY_SIZE(probe) && !found; i++) {
+			char name[16], link[64];
+			ssize_t n;
+			uint64_t ino;
+
+			if (probe[i] < 0 || (i > 0 && probe[i] == seen->last))
+				continue;
+			c->fds_read++;
+			snprintf(name, sizeof(name), "fd/%d", probe[i]);
+			n = readlinkat(dir, name, link, sizeof(link));
+			if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
+				continue;
+			seen_add(seen, probe[i]);
+			inode_note(c, ino, pid, st.start, probe[i]);
+			found = ino == inode;
+			if (found)
+				seen->last = probe[i];
+		}
+		if (found) {
+			closedir(d);
+			close(dir);
+			return true;
+		}
+	}
+	/*
+	 * The descriptor numbers first (one getdents reads hundreds), then the
+	 * links: those this process had not shown before first — a new socket
+	 * usually is a new descriptor, and a payload that holds ten thousand
+	 * sockets then opens one more should cost one readlink, not ten
+	 * thousand — the highest first, then the rest.
+	 */
+	while ((e = readdir(d)) && nfds < ATTRIB_FDS_MAX) {
+		int *slot;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		if (++c->fds_read > ATTRIB_FDS_MAX || ((c->fds_read & 255) == 0 && out_of_time(c)))
-			break;
-		n = readlinkat(dirfd(d), e->d_name, link, sizeof(link));
-		if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
-			continue;
-		inode_note(c, ino, pid, st.start, atoi(e->d_name));
-		found = ino == inode;
+		slot = xappend(&fds, &nfds, sizeof(*fds));
+		*slot = atoi(e->d_name);
 	}
 	closedir(d);
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		for (size_t i = nfds; i > 0 && !found; i--) {
+			int fd = fds[i - 1];
+			char name[16], link[64];
+			ssize_t n;
+			uint64_t ino;
+
+			if (seen_has(seen, fd) != (pass == 1))
+				continue;
+			if (++c->fds_read > ATTRIB_FDS_MAX ||
+			    ((c->fds_read & 255) == 0 && out_of_time(c)))
+				break;
+			seen_add(seen, fd);
+			snprintf(name, sizeof(name), "fd/%d", fd);
+			n = readlinkat(dir, name, link, sizeof(link));
+			if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
+				continue;
+			inode_note(c, ino, pid, st.start, fd);
+			found = ino == inode;
+			if (found)
+				seen->last = fd;
+		}
+	}
+	free(fds);
 	close(dir);
-	*start = st.start;
 	return found;
 }
 
@@ -464,12 +750,74 @@ static void mru_note(struct ctx *c, pid_t pid, uint64_t start)
 	c->mru[0].start = start;
 }
 
-/* The process holding inode: (pid, start), or false. */
+/* Has this look-up read pid already? */
+static bool tried_has(const pid_t *tried, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tried[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * Scan the processes of list not tried yet, in order, until inode's owner
+ * is found, the look-up is out of time or past its bounds; processes found
+ * gone are dropped from list. Those read are added to *tried when tried is
+ * not NULL (the short lists: the whole one is read once a look-up). true
+ * with *pid, *start when found.
+ */
+static bool scan_list(struct ctx *c, pid_t *list, size_t *n, pid_t **tried, size_t *ntried,
+		      bool note, uint64_t inode, pid_t *pid, uint64_t *start)
+{
+	size_t keep = 0;
+	bool found = false;
+
+	for (size_t i = 0; i < *n; i++) {
+		pid_t p = list[i];
+
+		if (!found && !out_of_time(c) && c->procs_read < ATTRIB_PROCS_MAX &&
+		    c->fds_read <= ATTRIB_FDS_MAX && !tried_has(*tried, *ntried, p)) {
+			char path[32];
+
+			if (note) {
+				pid_t *slot = xappend(tried, ntried, sizeof(**tried));
+
+				*slot = p;
+			}
+			found = scan_proc(c, p, inode, start);
+			if (found)
+				*pid = p;
+			snprintf(path, sizeof(path), "/proc/%d", (int)p);
+			if (!found && access(path, F_OK) < 0)
+				continue;       /* gone: off the list */
+		}
+		list[keep++] = p;
+	}
+	*n = keep;
+	return found;
+}
+
+/* Each enumeration (newcomers, the full walk) costs its own time: scanning gets its own. */
+static void scan_time(struct ctx *c)
+{
+	uint64_t at_least = now_mono_ms() + ATTRIB_LOOKUP_MS;
+
+	if (c->deadline_ms < at_least)
+		c->deadline_ms = at_least;
+}
+
+/*
+ * The process holding inode: (pid, start), or false. In order: where it was
+ * seen before, the processes that made the last sockets, those started
+ * since the last look (kept in the list from then on), every process known,
+ * and — when all that failed and the last walk is a second old — a fresh
+ * walk of the whole tree (a pid that wrapped around is found only there).
+ */
 static bool inode_owner(struct ctx *c, uint64_t inode, pid_t *pid, uint64_t *start)
 {
 	struct inode_ent *e;
-	pid_t *tried = NULL;
-	size_t ntried = 0;
+	pid_t *tried = NULL, *fresh = NULL, mru[ATTRIB_MRU];
+	size_t ntried = 0, nfresh = 0, nmru = c->nmru;
 	bool found = false;
 
 	for (e = c->inodes[inode_bucket(inode)]; e; e = e->next)
@@ -480,28 +828,34 @@ static bool inode_owner(struct ctx *c, uint64_t inode, pid_t *pid, uint64_t *sta
 		*start = e->start;
 		return true;
 	}
-	/* The processes that made the last sockets, then everyone, newest first. */
-	for (size_t i = 0; i < c->nmru && !found && !out_of_time(c); i++) {
-		pid_t *slot = xappend(&tried, &ntried, sizeof(*tried));
+	for (size_t i = 0; i < nmru; i++)
+		mru[i] = c->mru[i].pid;
+	found = scan_list(c, mru, &nmru, &tried, &ntried, true, inode, pid, start);
+	if (!found) {
+		newcomers(c, &fresh, &nfresh);
+		scan_time(c);
+		found = scan_list(c, fresh, &nfresh, &tried, &ntried, true, inode, pid, start);
+		/* Known from now on, newest first (the dead among them leave when read, or
+		 * with the whole list when it grows past twice the bound). */
+		if (c->nprocs + nfresh > 2 * ATTRIB_PROCS_MAX)
+			c->walked_ms = 0;
+		if (nfresh) {
+			pid_t *all = xmalloc((nfresh + c->nprocs) * sizeof(*all));
 
-		*slot = c->mru[i].pid;
-		found = scan_proc(c, c->mru[i].pid, inode, start);
-		if (found)
-			*pid = c->mru[i].pid;
+			memcpy(all, fresh, nfresh * sizeof(*all));
+			memcpy(all + nfresh, c->procs, c->nprocs * sizeof(*all));
+			free(c->procs);
+			c->procs = all;
+			c->nprocs += nfresh;
+		}
+		free(fresh);
 	}
 	if (!found)
+		found = scan_list(c, c->procs, &c->nprocs, &tried, &ntried, false, inode, pid, start);
+	if ((!found && now_mono_ms() - c->walked_ms >= ATTRIB_WALK_MS) || !c->walked_ms) {
 		refresh_procs(c);
-	for (size_t i = 0; i < c->nprocs && !found && !out_of_time(c) &&
-	     c->procs_read < ATTRIB_PROCS_MAX && c->fds_read <= ATTRIB_FDS_MAX; i++) {
-		bool again = false;
-
-		for (size_t j = 0; j < ntried && !again; j++)
-			again = tried[j] == c->procs[i];
-		if (again)
-			continue;
-		found = scan_proc(c, c->procs[i], inode, start);
-		if (found)
-			*pid = c->procs[i];
+		scan_time(c);
+		found = scan_list(c, c->procs, &c->nprocs, &tried, &ntried, false, inode, pid, start);
 	}
 	free(tried);
 	if (found)
@@ -583,6 +937,36 @@ static void read_pipdir(struct ctx *c, int dir, struct attrib_link *l)
 	}
 }
 
+/*
+ * The environment of a process that is not dumpable (its /proc/PID/environ
+ * is root's): read from its memory, where stat says it is, with
+ * process_vm_readv — permitted to the owner of the sandbox's user namespace.
+ * By pid: the read counts only when the process behind dir is still alive
+ * after it (a pid cannot be reused while its process lives). -1 when not.
+ */
+static ssize_t read_environ_vm(struct ctx *c, pid_t pid, int dir, const struct attrib_stat *st,
+			       bool *cut)
+{
+	struct attrib_stat again;
+	struct iovec local, remote;
+	uint64_t len;
+	ssize_t n;
+
+	if (!st->env_start || st->env_end <= st->env_start)
+		return -1;
+	len = st->env_end - st->env_start;
+	*cut = len > ATTRIB_ENV_READ;
+	local = (struct iovec){ .iov_base = c->envbuf, .iov_len = *cut ? ATTRIB_ENV_READ : len };
+	remote = (struct iovec){ .iov_base = (void *)(uintptr_t)st->env_start,
+				 .iov_len = local.iov_len };
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n <= 0 || !proc_stat(c, dir, &again) || again.start != st->start)
+		return -1;
+	if ((size_t)n < local.iov_len)
+		*cut = true;
+	return n;
+}
+
 /* The details of (pid, start), read once; NULL when that process is gone (or not the sandbox's). */
 static struct info *info_get(struct ctx *c, pid_t pid, uint64_t start)
 {
@@ -614,6 +998,8 @@ static struct info *info_get(struct ctx *c, pid_t pid, uint64_t start)
 	attrib_cmdline_parse(c->buf, n > 0 ? (size_t)n : 0, &p->argv);
 	p->link.manager = attrib_manager_of(p->comm, &p->argv);
 	n = read_at(dir, "environ", c->envbuf, ATTRIB_ENV_READ, &cut);
+	if (n < 0 && errno == EACCES)
+		n = read_environ_vm(c, pid, dir, &st, &cut);
 	if (n > 0)
 		attrib_environ_parse(c->envbuf, (size_t)n, cut, &p->link.env);
 	read_pipdir(c, dir, &p->link);
@@ -715,6 +1101,9 @@ static void ctx_close(struct ctx *c)
 		close(c->init_dir);
 	inodes_clear(c);
 	infos_clear(c);
+	for (size_t i = 0; i < ATTRIB_MRU; i++)
+		free(c->seen[i].bits);
+	free(c->known.slots);
 	free(c->procs);
 	free(c->buf);
 	free(c->envbuf);
@@ -756,6 +1145,22 @@ int attrib_who_pid(pid_t init_host_pid, pid_t host_pid, struct attrib_proc *out)
 	memset(out, 0, sizeof(*out));
 	if (ctx_open(&c, init_host_pid) == 0) {
 		lookup(&c, &q, out);
+		rc = 0;
+	}
+	ctx_close(&c);
+	return rc;
+}
+
+int attrib_who_process(pid_t init_host_pid, pid_t host_pid, uint64_t start,
+		       struct attrib_proc *out)
+{
+	struct ctx c;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (ctx_open(&c, init_host_pid) == 0) {
+		c.deadline_ms = now_mono_ms() + ATTRIB_LOOKUP_MS;
+		describe(&c, host_pid, start, out);
 		rc = 0;
 	}
 	ctx_close(&c);

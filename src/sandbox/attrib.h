@@ -146,6 +146,10 @@ size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max);
  */
 int attrib_who_pid(pid_t init_host_pid, pid_t host_pid, struct attrib_proc *out);
 int attrib_who_socket(pid_t init_host_pid, const struct attrib_query *q, struct attrib_proc *out);
+/* Who is the process (host_pid, start) — start as attrib_proc.start says it: not found
+ * when host_pid now names another process (a pid reused since). */
+int attrib_who_process(pid_t init_host_pid, pid_t host_pid, uint64_t start,
+		       struct attrib_proc *out);
 
 /*
  * The event fields of an answer (common/event.h's struct event_who): its
