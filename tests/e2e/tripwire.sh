@@ -475,6 +475,19 @@ else
 	fail_case "tripwire: two sessions keep their wires apart" "a $a_alerts, b $b_alerts" \
 		"$(cat "$C/a.audit" "$C/b.audit" | grep tripwire | cut -c1-200)"
 fi
+# A reader that made itself not dumpable: its /proc files turn root's, yet it is named.
+nodump='python3 -c "
+import ctypes, os
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+print(\"DUMPABLE\", ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))
+print(\"READ\", len(open(os.path.expanduser(\"~/.aws/credentials\")).read()) > 0)"'
+run_case nodump --tripwires on --net none -- sh -c "$nodump"
+if grep -q '^DUMPABLE 0$' "$C/out" && grep -q '^READ True$' "$C/out" &&
+	trip_alerts | grep -q '^~/.aws/credentials|.*opened by python3'; then
+	ok "tripwire: a reader that made itself not dumpable is still named"
+else
+	fail_case "tripwire: a not-dumpable reader is named" "$(trip_alerts)" "$(cat "$C/out")"
+fi
 # How long the first open of a decoy is held while its reader is named.
 lat='python3 -c "
 import os, time
