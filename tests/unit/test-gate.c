@@ -2,7 +2,7 @@
  * test-gate.c — the CI gate's pieces that need no session: the XML escaping
  * of payload-chosen strings (markup, a CDATA end, quotes, control bytes,
  * invalid and overlong UTF-8, the non-characters XML 1.0 forbids) and the
- * --fail-on words (tripwire refused until it can fire), and the status rule
+ * --fail-on words (tripwire among them, unknown ones refused), and the status rule
  * of a run the client did not see end.
  */
 #include <config.h>
