@@ -36,7 +36,7 @@ fi
 	harness_die "no journal socket: run this suite as root (it starts its own journald)"
 . "$here/e2e/daemon-lib.sh"
 
-plan 8
+plan 9
 W=$SUITE/work
 
 # entries ID: the journal's boxy entries of session ID as JSON lines in $SUITE/j.ID,
