@@ -226,7 +226,9 @@ char *watch_format_event(const struct event *ev)
 	}
 	stag = watch_sanitize(tag);
 	verdict = watch_sanitize(ev->verdict);
-	who = event_who_words(ev->who);
+	/* Who, on the lines that decide (a flow's sni, bytes and close lines follow its allow). */
+	who = strcmp(ev->verdict, "close") != 0 && strcmp(ev->verdict, "bytes") != 0 &&
+	      strcmp(ev->verdict, "sni") != 0 ? event_who_words(ev->who) : NULL;
 	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s%s%s",
 			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
 			 stag, verdict, subject, detail, who ? "  by " : "", who ? who : "");

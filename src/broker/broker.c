@@ -487,17 +487,30 @@ static void who_release(struct who_q *wq)
 		who_free(wq);
 }
 
-/* Set the timer to the first waiting question's deadline, or stop it. */
+/* Set the timer to the earliest deadline of the waiting questions, or stop it. */
 static void who_timer_arm(struct broker *b)
 {
-	uint64_t now = now_mono_ms();
+	uint64_t now = now_mono_ms(), first = UINT64_MAX;
 
 	ev_timer_stop(b->loop, &b->who_t);
-	if (!b->who_first)
+	for (struct who_q *wq = b->who_first; wq; wq = wq->wnext)
+		if (wq->deadline < first)
+			first = wq->deadline;
+	if (first == UINT64_MAX)
 		return;
-	ev_timer_set(&b->who_t, b->who_first->deadline > now ?
-		     (double)(b->who_first->deadline - now) / 1000.0 : 0.0, 0.0);
+	ev_timer_set(&b->who_t, first > now ? (double)(first - now) / 1000.0 : 0.0, 0.0);
 	ev_timer_start(b->loop, &b->who_t);
+}
+
+/* Make wq wait at most ms from now (a permitted name's answer: attrib's answer_hold_ms). */
+static void who_shorten(struct broker *b, struct who_q *wq, unsigned ms)
+{
+	uint64_t by = now_mono_ms() + ms;
+
+	if (!wq || !wq->waiting || wq->deadline <= by)
+		return;
+	wq->deadline = by;
+	who_timer_arm(b);
 }
 
 /*
@@ -592,16 +605,26 @@ static void who_resolve(struct broker *b, struct who_q *wq, const struct event_w
 	}
 }
 
-/* The first waiting questions are past their deadline: "unknown", and on. */
+/* Waiting questions past their deadline: "unknown", and on. */
 static void who_expired(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct broker *b = w->data;
 	uint64_t now = now_mono_ms();
+	struct who_q *wq = b->who_first;
 
 	(void)loop;
 	(void)revents;
-	while (b->who_first && b->who_first->deadline <= now)
-		who_resolve(b, b->who_first, NULL);
+	while (wq) {
+		struct who_q *next = wq->wnext;
+
+		if (wq->deadline <= now) {
+			/* Resolving may free others (a flow's end): start over from the first. */
+			who_resolve(b, wq, NULL);
+			wq = b->who_first;
+			continue;
+		}
+		wq = next;
+	}
 	who_timer_arm(b);
 }
 
@@ -1396,6 +1419,8 @@ static void query_answer(struct broker *b, struct query *q, bool refused, int rc
 	memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
 	if (q->wq && q->wq->waiting) {
 		q->held = true;
+		if (!refused)
+			who_shorten(b, q->wq, b->attrib.answer_hold_ms);
 		return;
 	}
 	query_send(b, q);

