@@ -405,6 +405,13 @@ static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 text(q, 3));
 }
 
+/* An alert: red, first in the record, its layer, subject and reason on one line. */
+static void fmt_alert(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	*deny = true;
+	snprintf(buf, len, "  ALERT %-8.32s %.200s: %.600s", text(q, 0), text(q, 1), text(q, 2));
+}
+
 int store_top_record(struct store_top *st, const char *id,
 		     void (*line)(void *ctx, const char *text, bool deny), void *ctx, char **err)
 {
@@ -444,6 +451,26 @@ int store_top_record(struct store_top *st, const char *id,
 	sqlite3_finalize(q);
 	if (!found)
 		return set_err(err, _("no session %s in the store"), id);
+	{
+		/* The findings to act on (a tripwire, a planted repository), before anything else. */
+		static const char alerts_sql[] =
+			"SELECT layer, coalesce(subject, ''), coalesce(reason, '') FROM decisions"
+			" WHERE session_id = ?1 AND verdict = 'alert' ORDER BY t_ms, id LIMIT 50";
+		sqlite3_stmt *a;
+		bool any = false;
+
+		if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM decisions WHERE session_id = ?1 AND "
+				       "verdict = 'alert' LIMIT 1", -1, &a, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(a, 1, id, -1, SQLITE_TRANSIENT);
+			any = sqlite3_step(a) == SQLITE_ROW;
+			sqlite3_finalize(a);
+		}
+		if (any) {
+			line(ctx, "", false);
+			line(ctx, "ALERTS: act on these", true);
+			record_part(st, id, alerts_sql, fmt_alert, line, ctx, err);
+		}
+	}
 	line(ctx, "", false);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");

@@ -37,6 +37,8 @@ void watch_model_free(struct watch_model *m)
 	refusals_free(&m->refusals);
 	for (size_t i = 0; i < WATCH_RECENT; i++)
 		free(m->recent[i].text);
+	for (size_t i = 0; i < m->nalerts; i++)
+		free(m->alerts[i].text);
 	watch_model_init(m);
 }
 
@@ -190,6 +192,11 @@ bool watch_event_is_deny(const struct event *ev)
 	return ev->verdict && strcmp(ev->verdict, "deny") == 0;
 }
 
+bool watch_event_is_alert(const struct event *ev)
+{
+	return ev->verdict && strcmp(ev->verdict, "alert") == 0;
+}
+
 char *watch_format_event(const struct event *ev)
 {
 	uint64_t t = ev->t_rel_ms;
@@ -247,9 +254,23 @@ void watch_model_event(struct watch_model *m, const struct event *ev)
 	free(l->text);
 	l->text = watch_format_event(ev);
 	l->deny = watch_event_is_deny(ev);
+	l->alert = watch_event_is_alert(ev);
 	m->recent_next = (m->recent_next + 1) % WATCH_RECENT;
 	if (m->nrecent < WATCH_RECENT)
 		m->nrecent++;
+	if (l->alert) {
+		/* Pinned, once (a watcher that joins late is sent the session's alerts again). */
+		for (size_t i = 0; i < m->nalerts; i++)
+			if (strcmp(m->alerts[i].text, l->text) == 0)
+				return;
+		if (m->nalerts < WATCH_ALERTS) {
+			m->alerts[m->nalerts].text = xstrdup(l->text);
+			m->alerts[m->nalerts].alert = true;
+			m->nalerts++;
+		} else {
+			m->more_alerts++;
+		}
+	}
 }
 
 /*
@@ -323,6 +344,23 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 		free(line);
 		used++;
 	}
+	if (m->nalerts) {
+		put_line(out, "", cols);
+		if (color)
+			fputs("\x1b[1;31m", out);
+		put_line(out, "ALERTS: act on these", cols);
+		for (size_t i = 0; i < m->nalerts; i++)
+			put_line(out, m->alerts[i].text, cols);
+		if (m->more_alerts) {
+			line = xasprintf("… and %llu more alert(s)", (unsigned long long)m->more_alerts);
+			put_line(out, line, cols);
+			free(line);
+			used++;
+		}
+		if (color)
+			fputs("\x1b[0m", out);
+		used += 2 + (int)m->nalerts;
+	}
 	put_line(out, "", cols);
 	put_line(out, "DESTINATION          CONNS  DENIED  ADDRS       SENT   RECEIVED", cols);
 	used += 4;
@@ -354,10 +392,10 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 			size_t at = (m->recent_next + WATCH_RECENT - show + i) % WATCH_RECENT;
 			const struct watch_line *l = &m->recent[at];
 
-			if (color && l->deny)
-				fputs("\x1b[31m", out);
+			if (color && (l->deny || l->alert))
+				fputs(l->alert ? "\x1b[1;31m" : "\x1b[31m", out);
 			put_line(out, l->text, cols);
-			if (color && l->deny)
+			if (color && (l->deny || l->alert))
 				fputs("\x1b[0m", out);
 		}
 	}

@@ -36,6 +36,7 @@
 #include "broker/broker.h"
 #include "broker/dnscache.h"
 #include "broker/dnsexfil.h"
+#include "parse/tripwire.h"
 #include "proto/msg.h"
 #include "policy/addr.h"
 #include "policy/bind.h"
@@ -108,6 +109,16 @@ struct flow {
 	bool tls_failed;            /* NET_TLS_FAIL came: its inspection failed, once */
 	bool req_refused;           /* ... the last of which was refused: no more may come */
 	struct who_q *wq;           /* its attribution, NULL without */
+	bool tripped;               /* boxy-net found a decoy token in it (NET_TRIPWIRE, once) */
+};
+
+/* The DNS names under one parent domain, as one stream for the decoy tokens. */
+struct tw_domain {
+	char parent[256];           /* dnsexfil_parent's, which writes at most 255 */
+	struct tw_stream st;
+	uint64_t last_ms;
+	bool tripped;               /* a token went by: every name under it is refused */
+	uint64_t refused;           /* ... how many since */
 };
 
 /* A DNS query from boxy-net, until its answer is sent. */
@@ -218,6 +229,15 @@ struct broker {
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
 	uint64_t flow_seq;
 	char *failure;
+
+	/* --tripwires (see broker/broker.h) */
+	char **tw_tokens, **tw_labels;
+	size_t tw_n;
+	struct tw_matcher *tw;
+	struct tw_domain tw_dns[BROKER_TRIPWIRE_DOMAINS];
+	uint8_t tw_alerted[TW_TOKENS_MAX];  /* per token: bit 0 DNS, bit 1 a flow */
+	unsigned tw_alerts;
+	uint64_t tw_over_cap;
 };
 
 static void broker_end(struct broker *b, const char *fmt, ...)
@@ -1151,14 +1171,20 @@ static void on_hello(struct broker *b, struct rbuf *r)
 		return;
 	}
 	b->hello = true;
-	wbuf_init(&w);
-	wire_put_u8(&w, (uint8_t)b->policy.mode);
-	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
-		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
-		    (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0));
-	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
-	if (b->pcap && b->rs && b->rs->pcap_max)
-		wire_put_u64(&w, b->rs->pcap_max);
+	{
+		struct net_config cfg = {
+			.mode = (uint8_t)b->policy.mode,
+			.flags = (b->pcap ? NETCFG_PCAP : 0) |
+				 (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
+				 (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0),
+			/* --pcap-max; 0 when unset, which boxy-net reads as its 1 GiB default */
+			.pcap_max = b->pcap && b->rs ? b->rs->pcap_max : 0,
+			.tokens = b->tw_tokens, .ntokens = b->tw_n,
+		};
+
+		wbuf_init(&w);
+		netproto_config_encode(&w, &cfg);
+	}
 	broker_send(b, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
 	if (b->rules.n) {
@@ -1782,6 +1808,139 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	answer_deliver(b, q, rcode, addrs, ttls, n, false);
 }
 
+/* ---- tripwires ------------------------------------------------------------------ */
+
+/* A tripwire alert, once per token and channel (bit), within the session's cap. */
+static void tw_alert(struct broker *b, struct who_q *wq, unsigned token, uint8_t bit,
+		     const char *subject, char *detail)
+{
+	if (b->tw_alerted[token] & bit) {
+		free(detail);
+		return;
+	}
+	b->tw_alerted[token] |= bit;
+	if (b->tw_alerts >= BROKER_TRIPWIRE_ALERTS) {
+		b->tw_over_cap++;
+		free(detail);
+		return;
+	}
+	b->tw_alerts++;
+	emit_alert(b, wq, "tripwire", subject, detail, NULL);
+	free(detail);
+}
+
+/* The stream of names under parent: found, or made (the least recently used one replaced). */
+static struct tw_domain *tw_domain_get(struct broker *b, const char *parent)
+{
+	struct tw_domain *old = &b->tw_dns[0];
+
+	for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++) {
+		struct tw_domain *d = &b->tw_dns[i];
+
+		if (d->parent[0] && strcmp(d->parent, parent) == 0)
+			return d;
+		if (!d->parent[0] || (old->parent[0] && d->last_ms < old->last_ms))
+			old = d;
+	}
+	/* A tripped domain is never forgotten while an untripped one can go. */
+	if (old->tripped)
+		for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++)
+			if (!b->tw_dns[i].tripped) {
+				old = &b->tw_dns[i];
+				break;
+			}
+	memset(old, 0, sizeof(*old));
+	snprintf(old->parent, sizeof(old->parent), "%s", parent);
+	return old;
+}
+
+/*
+ * A name the sandbox asked for, looked at for the decoy tokens twice: the
+ * whole name on its own (labels of any length, the parent domain too), and
+ * its long labels left of the parent domain as one stream with the names
+ * asked under that parent before (the short ones, counters and "www",
+ * skipped, so a token cut across the long labels of successive queries
+ * stays one stretch). True when it must be answered here and not asked
+ * upstream.
+ */
+static bool tw_dns_name(struct broker *b, struct who_q *wq, const char *name)
+{
+	char parent[256];
+	struct tw_domain *d;
+	size_t n, plen, sub;
+	struct tw_hit hit;
+	bool found = false;
+
+	if (!b->tw || !name[0])
+		return false;
+	dnsexfil_parent(name, parent, sizeof(parent));
+	d = tw_domain_get(b, parent);
+	d->last_ms = now_mono_ms();
+	if (d->tripped) {
+		d->refused++;
+		return true;
+	}
+	n = strlen(name);
+	plen = strlen(parent);
+	sub = n > plen ? n - plen - 1 : 0;
+	{
+		struct tw_stream alone = { 0 };
+
+		found = tw_scan(b->tw, &alone, (const uint8_t *)name, n, &hit);
+	}
+	for (size_t at = 0; at < sub && !found;) {
+		size_t len = strcspn(name + at, ".");
+
+		if (len > sub - at)
+			len = sub - at;
+		if (len >= TW_SEED)
+			found = tw_scan(b->tw, &d->st, (const uint8_t *)name + at, len, &hit);
+		at += len + 1;
+	}
+	if (!found)
+		return false;
+	d->tripped = true;
+	tw_alert(b, wq, hit.token, 1, parent,
+		 xasprintf("the decoy token of the %s was sent out %s in the DNS names under %s "
+			   "(%s): a credential stealer's exfiltration. Answered NXDOMAIN here, "
+			   "never asked upstream, and so is every later name under %s",
+			   b->tw_labels[hit.token], tw_encoding_words(hit.enc), parent, name,
+			   parent));
+	return true;
+}
+
+/* NET_TRIPWIRE: boxy-net found a token in a flow's first bytes, and reset the flow. */
+static void on_tripwire(struct broker *b, struct rbuf *r)
+{
+	uint32_t id = wire_get_u32(r);
+	uint8_t token = wire_get_u8(r), enc = wire_get_u8(r);
+	struct flow *f;
+	char a[NET_ADDR_STRLEN], *subject;
+
+	if (!wire_done(r) || token >= b->tw_n || enc >= TW_ENC_COUNT) {
+		broker_end(b, "malformed NET_TRIPWIRE from boxy-net");
+		return;
+	}
+	f = flow_find(b, id);
+	if (!f || f->tripped) {
+		broker_end(b, "NET_TRIPWIRE for flow %u, which is not open or was told already", id);
+		return;
+	}
+	f->tripped = true;
+	net_addr_format(&f->dst, a);
+	subject = flow_subject(f, a);
+	tw_alert(b, f->wq, token, 2, subject,
+		 xasprintf("the decoy token of the %s was in the first bytes of a %s flow to %s%s%s "
+			   "(%s): a credential stealer's exfiltration. The flow was %s before those "
+			   "bytes were sent", b->tw_labels[token],
+			   f->proto == NET_PROTO_TCP ? "TCP" : "UDP", f->host ? f->host : a,
+			   f->sni && (!f->host || strcmp(f->sni, f->host)) ? ", named " : "",
+			   f->sni && (!f->host || strcmp(f->sni, f->host)) ? f->sni : "",
+			   tw_encoding_words((enum tw_encoding)enc),
+			   f->proto == NET_PROTO_TCP ? "reset" : "stopped"));
+	free(subject);
+}
+
 /* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
 static void on_resolve(struct broker *b, struct rbuf *r)
 {
@@ -1822,6 +1981,11 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	q = query_new(b, id, name, qtype);
 	/* Who asked: its socket is there while it waits for this answer. */
 	q->wq = who_ask(b, WHO_QUERY, q, proto, &src, sport, &dst, dport);
+	if (tw_dns_name(b, q->wq, name)) {
+		/* A decoy token in the name: it never leaves the machine. */
+		query_answer(b, q, true, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
+		goto out;
+	}
 	{
 		const char *parent;
 		char *why;
@@ -2003,6 +2167,9 @@ static void broker_dispatch(struct broker *b, const struct msg *m)
 	case NET_TLS_FAIL:
 		on_tls_fail(b, &r);
 		break;
+	case NET_TRIPWIRE:
+		on_tripwire(b, &r);
+		break;
 	default:
 		/* NET_CONFIG, NET_HTTP_RULES, NET_VERDICT and NET_ANSWER are ours to send. */
 		broker_end(b, "boxy-net sent message type %#x, which it may not send", m->type);
@@ -2142,6 +2309,21 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->exfil = dnsexfil_new();
 	dnsexfil_set_lang(b->exfil, opts ? opts->lang : (locale_t)0);
 	b->log = netlog_create();
+	if (opts && opts->ntokens) {
+		b->tw = tw_matcher_new(opts->tokens, opts->ntokens, err);
+		if (!b->tw) {
+			broker_free(b);
+			return NULL;
+		}
+		b->tw_n = opts->ntokens;
+		b->tw_tokens = xcalloc(b->tw_n + 1, sizeof(char *));
+		b->tw_labels = xcalloc(b->tw_n + 1, sizeof(char *));
+		for (size_t i = 0; i < b->tw_n; i++) {
+			b->tw_tokens[i] = xstrdup(opts->tokens[i]);
+			b->tw_labels[i] = xstrdup(opts->token_labels ? opts->token_labels[i] :
+						  "a decoy credential");
+		}
+	}
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
 		broker_free(b);
@@ -2328,6 +2510,33 @@ size_t broker_flows(const struct broker *b)
  */
 static void finish_read(struct broker *b);
 
+/* At the end: what the tripwires only counted. */
+static void tw_finish(struct broker *b)
+{
+	for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++) {
+		struct tw_domain *d = &b->tw_dns[i];
+		char *s;
+
+		if (!d->tripped || !d->refused)
+			continue;
+		s = xasprintf("%llu more DNS name(s) under %s were answered NXDOMAIN here after a "
+			      "decoy token went by in one", (unsigned long long)d->refused, d->parent);
+		emit_audit_name(b, NULL, "tripwire", d->parent, s, NULL);
+		free(s);
+		d->refused = 0;
+	}
+	if (b->tw_over_cap) {
+		char *s = xasprintf("%llu more tripwire alert(s) past the %d a session shows were "
+				    "counted, not kept", (unsigned long long)b->tw_over_cap,
+				    BROKER_TRIPWIRE_ALERTS);
+		struct event ev = event_audit_make("tripwire", "info", "network", s);
+
+		emit(b, &ev);
+		free(s);
+		b->tw_over_cap = 0;
+	}
+}
+
 void broker_finish(struct broker *b)
 {
 	finish_read(b);
@@ -2341,6 +2550,7 @@ static void finish_read(struct broker *b)
 {
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
 
+	tw_finish(b);
 	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
 		return;
 	b->finishing = true;
@@ -2420,6 +2630,9 @@ void broker_free(struct broker *b)
 	dns_cache_free(b->cache);
 	dnsexfil_free(b->exfil);
 	netlog_free(b->log);
+	tw_matcher_free(b->tw);
+	strv_free(b->tw_tokens);
+	strv_free(b->tw_labels);
 	free(b->failure);
 	free(b->session);
 	free(b);

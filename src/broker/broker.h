@@ -15,6 +15,14 @@
  * Every decision is an event (kinds "tcp", "udp", "dns"; verdicts allow,
  * deny, sni, resolve, bytes, close) through the session's sink, and goes
  * into the session's net-log.
+ *
+ * Tripwires: with the session's decoy tokens, every DNS name is looked at
+ * for them (label by label, as one stream per parent domain, so a token cut
+ * across queries is found): a name that carries one is answered NXDOMAIN
+ * here and never asked upstream, and so is every later name under the same
+ * parent domain. boxy-net looks at the flows' first bytes and says
+ * NET_TRIPWIRE. Each is a red "tripwire" alert, once per token and channel
+ * (BROKER_TRIPWIRE_ALERTS a session, the rest counted).
  */
 #ifndef BOXY_BROKER_H
 #define BOXY_BROKER_H
@@ -36,6 +44,8 @@
 #define BROKER_DIAL_TIMEOUT 30.0        /* seconds for an upstream connect */
 #define BROKER_LOG_MAX      1024        /* one NET_LOG line */
 #define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
+#define BROKER_TRIPWIRE_ALERTS 32       /* tripwire alerts a session, at most */
+#define BROKER_TRIPWIRE_DOMAINS 32      /* parent domains whose DNS names are one stream each */
 
 struct broker;
 struct tls_ca;
@@ -78,6 +88,9 @@ struct broker_opts {
 				     * broker_create (also on failure); its key goes to boxy-net
 				     * (NET_TLS_CA) and is then forgotten. NULL: nothing inspected */
 	const struct broker_attrib *attrib;     /* NULL: no attribution (copied) */
+	char *const *tokens;        /* --tripwires: the session's decoy tokens (parse/tripwire.h), */
+	char *const *token_labels;  /* what each is ("AWS secret access key in ~/.aws/credentials") */
+	size_t ntokens;             /* copied; 0: none */
 };
 
 /*

@@ -27,6 +27,8 @@ void doctor_check_cgroup(struct doctor_check *c);
 void doctor_check_memory(struct doctor_check *c);
 /* Can the daemon read who made a connection (/proc of a process in its own namespaces)? */
 void doctor_check_attrib(struct doctor_check *c);
+/* Can an opened decoy name its opener here (a lease, its break, the opener's wait channel)? */
+void doctor_check_tripwires(struct doctor_check *c);
 void doctor_check_free(struct doctor_check *c);
 
 /* Run every check, in the order the specification prints them. */

@@ -111,6 +111,8 @@ static void remember(struct session *s, const struct event *ev)
 	s->recent_next = (s->recent_next + 1) % SESSION_RECENT;
 	if (s->nrecent < SESSION_RECENT)
 		s->nrecent++;
+	if (ev->verdict && strcmp(ev->verdict, "alert") == 0 && s->nalerts < SESSION_ALERTS)
+		keep(&s->alerts[s->nalerts++], ev);
 }
 
 static void queue_for_store(struct server *srv, const struct event *ev)

@@ -107,6 +107,18 @@ void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, cons
 	broker_send(gw, NET_FLOW_SEEN, &w);
 }
 
+/* NET_TRIPWIRE: a decoy token in the flow's first bytes (sent once per flow). */
+void send_tripwire(struct gw *gw, struct flow *f, const struct tw_hit *hit)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, (uint8_t)hit->token);
+	wire_put_u8(&w, (uint8_t)hit->enc);
+	broker_send(gw, NET_TRIPWIRE, &w);
+}
+
 /*
  * NET_RESOLVE: a query the sandbox asked, by name, and the socket it came
  * from (protocol, both ends), by which the daemon finds who asked.

@@ -62,6 +62,7 @@ const struct spec_option spec_options[] = {
 	{ "fail-on", 0, "fail-on", "gate.fail_on", SPEC_FAIL_ON, 0, F(fail_on), 0, NULL },
 	{ "report", 0, NULL, "gate.report", SPEC_FILE, 0, F(report), 0, "file" },
 	{ "seccomp", 0, "seccomp", "seccomp", SPEC_SECCOMP, 0, F(seccomp), 0, "strict compat" },
+	{ "tripwires", 0, "tripwires", "tripwires", SPEC_ONOFF, 0, F(tripwires), 0, "on off" },
 	{ "tty", 0, NULL, "tty", SPEC_SWITCH, 0, F(tty), 0, NULL },
 	{ "verbose", 'v', NULL, "verbose", SPEC_SWITCH, 0, F(verbose), 0, NULL },
 	{ "detach", 'd', NULL, "detach", SPEC_SWITCH, 0, F(detach), 0, NULL },
@@ -236,6 +237,8 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		return parse_net_mode(text, f, err);
 	case SPEC_SECCOMP:
 		return parse_seccomp_mode(text, f, err);
+	case SPEC_ONOFF:
+		return parse_onoff(text, f, err);
 	case SPEC_FAIL_ON: {
 		unsigned bits;
 
@@ -360,6 +363,9 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		return;
 	case SPEC_SECCOMP:
 		json_str(b, seccomp_mode_name(*(const enum seccomp_mode *)f));
+		return;
+	case SPEC_ONOFF:
+		json_str(b, onoff_name(*(const enum onoff *)f));
 		return;
 	case SPEC_MOUNT: case SPEC_COPY:
 		json_arr_begin(b);

@@ -28,6 +28,13 @@ enum seccomp_mode {
 	SECCOMP_COMPAT,
 };
 
+/* A choice that is on, off, or left to the profile (--tripwires). */
+enum onoff {
+	ONOFF_UNSET = 0,
+	ONOFF_ON,
+	ONOFF_OFF,
+};
+
 enum mount_kind {
 	MOUNT_RO,       /* --ro PATH: bind read-only */
 	MOUNT_RW,       /* --rw PATH: bind read-write */
@@ -101,6 +108,7 @@ struct runspec {
 	char *report;               /* --report: the JUnit file (and FILE.json), opened by the client */
 
 	enum seccomp_mode seccomp;
+	enum onoff tripwires;       /* decoy credentials in $HOME and their detectors (doc/tripwires.md) */
 	bool tty;
 	bool verbose;
 	bool detach;
@@ -144,12 +152,12 @@ void runspec_merge(struct runspec *dst, const struct runspec *src);
 
 /*
  * Fill defaults (workdir = cwd, net = allowlist when hosts or HTTP rules were
- * named else public, seccomp strict, pcap_max when --pcap), add each HTTP
- * rule's domain as a host when no entry names it yet (doc/http-rules.md:
- * without ports of its own, so 80, 443 and --allow-port), make workdir, mount
- * sources and log paths absolute against cwd, and refuse contradictions: a
- * missing command; --allow-host or --allow-http with --net none or public;
- * --pcap, --allow-port,
+ * named else public, seccomp strict, tripwires off, pcap_max when --pcap), add
+ * each HTTP rule's domain as a host when no entry names it yet
+ * (doc/http-rules.md: without ports of its own, so 80, 443 and --allow-port),
+ * make workdir, mount sources and log paths absolute against cwd, and refuse
+ * contradictions: a missing command; --allow-host or --allow-http with --net
+ * none or public; --pcap, --allow-port,
  * --allow-cidr or --tailscale with --net none; --pcap-max without --pcap.
  * Returns -1 with a one-line reason in *err. doc/flags.md lists them.
  */
@@ -163,6 +171,7 @@ char *runspec_to_json(const struct runspec *rs);
 
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_mode_name(enum seccomp_mode m);
+const char *onoff_name(enum onoff v);
 const char *mount_kind_name(enum mount_kind k);
 
 #endif

@@ -332,13 +332,15 @@ int main(int argc, char **argv)
 		switch (m.type) {
 		case NET_HELLO: {
 			struct wbuf w;
+			struct net_config cfg = {
+				.mode = need_name ? NET_ALLOWLIST : NET_PUBLIC,
+				.flags = pcap_fd >= 0 ? NETCFG_PCAP : 0,
+				.pcap_max = pcap_max,
+			};
 
 			printf("hello\n");
 			wbuf_init(&w);
-			wire_put_u8(&w, need_name ? NET_ALLOWLIST : NET_PUBLIC);
-			wire_put_u8(&w, pcap_fd >= 0 ? NETCFG_PCAP : 0);
-			if (pcap_max)
-				wire_put_u64(&w, pcap_max);
+			netproto_config_encode(&w, &cfg);
 			msg_send(sv[0], NET_CONFIG, w.p, w.len, NULL, 0);
 			wbuf_free(&w);
 			break;

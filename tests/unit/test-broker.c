@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "parse/tripwire.h"
 #include "proto/msg.h"
 #include "policy/addr.h"
 #include "parse/dns.h"
@@ -377,7 +378,7 @@ static void hello(struct fx *x, uint8_t want_mode)
 {
 	struct wbuf w;
 	struct msg m;
-	struct rbuf r;
+	struct net_config cfg;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, NETPROTO_VERSION);
@@ -385,11 +386,12 @@ static void hello(struct fx *x, uint8_t want_mode)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), want_mode);
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, want_mode);
 	/* Public mode asks boxy-net to name flows for the record; allowlist names them anyway. */
-	assert_int_equal(wire_get_u8(&r), want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
-	assert_true(wire_done(&r));
+	assert_int_equal(cfg.flags, want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
+	assert_int_equal(cfg.ntokens, 0);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 }
 
@@ -921,6 +923,7 @@ static void fx_open_http(struct fx *x)
 	struct wbuf w;
 	struct msg m;
 	struct rbuf r;
+	struct net_config cfg;
 	int sp[2];
 	char servers[64], *err = NULL;
 	struct broker_opts o = { 0 };
@@ -947,10 +950,10 @@ static void fx_open_http(struct fx *x)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
-	assert_int_equal(wire_get_u8(&r), NETCFG_RULES);
-	assert_true(wire_done(&r));
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, NET_ALLOWLIST);
+	assert_int_equal(cfg.flags, NETCFG_RULES);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_HTTP_RULES);
@@ -1083,6 +1086,7 @@ static void fx_open_tls(struct fx *x)
 	struct wbuf w;
 	struct msg m;
 	struct rbuf r;
+	struct net_config cfg;
 	int sp[2];
 	char servers[64], fa[65], fb[65], *err = NULL;
 	uint32_t n;
@@ -1106,9 +1110,10 @@ static void fx_open_tls(struct fx *x)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
-	assert_int_equal(wire_get_u8(&r), NETCFG_RULES | NETCFG_TLS);
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, NET_ALLOWLIST);
+	assert_int_equal(cfg.flags, NETCFG_RULES | NETCFG_TLS);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_HTTP_RULES);
@@ -1700,7 +1705,7 @@ static void test_name_refusals(void **state)
 	fx_close(&x);
 }
 
-/* --pcap-max reaches boxy-net as NET_CONFIG's optional u64; unset, it is left out. */
+/* --pcap-max reaches boxy-net in NET_CONFIG; unset, or without a capture, it is 0. */
 static void test_config_pcap_max(void **state)
 {
 	static const struct {
@@ -1710,7 +1715,7 @@ static void test_config_pcap_max(void **state)
 	} rows[] = {
 		{ true, 12345, true },          /* --pcap-max 12345 */
 		{ true, 1ull << 30, true },     /* runspec_finish's default, sent as given */
-		{ true, 0, false },             /* unset: boxy-net's own 1 GiB */
+		{ true, 0, false },             /* unset: 0, boxy-net's own 1 GiB */
 		{ false, 12345, false },        /* no capture, nothing to limit */
 	};
 
@@ -1722,7 +1727,7 @@ static void test_config_pcap_max(void **state)
 		int sp[2];
 		struct wbuf w;
 		struct msg m;
-		struct rbuf r;
+		struct net_config cfg;
 
 		fx_open(&x, NET_PUBLIC);
 		broker_free(x.b);
@@ -1743,12 +1748,11 @@ static void test_config_pcap_max(void **state)
 		wbuf_free(&w);
 		recv_frame(&x, &m);
 		assert_int_equal(m.type, NET_CONFIG);
-		rbuf_init(&r, m.payload, m.len);
-		assert_int_equal(wire_get_u8(&r), NET_PUBLIC);
-		assert_int_equal(wire_get_u8(&r), (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
-		if (rows[i].sent)
-			assert_int_equal(wire_get_u64(&r), rows[i].max);
-		assert_true(wire_done(&r));
+		assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+		assert_int_equal(cfg.mode, NET_PUBLIC);
+		assert_int_equal(cfg.flags, (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
+		assert_int_equal(cfg.pcap_max, rows[i].sent ? rows[i].max : 0);
+		netproto_config_free(&cfg);
 		msg_free(&m);
 		fx_close(&x);
 	}
@@ -1870,6 +1874,203 @@ static void test_public(void **state)
 	}
 	assert_true(broker_alive(x.b));
 	fx_close(&x);
+}
+
+/* ---- tripwires --------------------------------------------------------------- */
+
+static char *const tw_tokens[] = { "AKIAJ4ZQ2XLM7PVR3TWE", "q7VbT2xKp9Lm4RzW8cYdN3fHs6JgA1eUoP5iXtEk" };
+static char *const tw_labels[] = { "AWS access key id in ~/.aws/credentials",
+				   "AWS secret access key in ~/.aws/credentials" };
+
+/* A public session with the two decoy tokens above. */
+static void fx_tripwire(struct fx *x)
+{
+	struct broker_opts o = { 0 };
+	char servers[64], *err = NULL;
+	int sp[2];
+	struct wbuf w;
+	struct msg m;
+	struct net_config cfg;
+
+	fx_open(x, NET_PUBLIC);
+	broker_free(x->b);
+	close(x->net);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	o.tokens = tw_tokens;
+	o.token_labels = tw_labels;
+	o.ntokens = 2;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	/* boxy-net gets the tokens, to look for them in the flows' first bytes */
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.ntokens, 2);
+	assert_string_equal(cfg.tokens[1], tw_tokens[1]);
+	netproto_config_free(&cfg);
+	msg_free(&m);
+}
+
+/* The tripwire alerts recorded so far whose subject has subject_part. */
+static size_t tw_alerts(const char *subject_part)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nrecs; i++)
+		n += strcmp(recs[i].layer ? recs[i].layer : "", "tripwire") == 0 &&
+		     strcmp(recs[i].verdict, "alert") == 0 && strstr(recs[i].subject, subject_part);
+	return n;
+}
+
+/* A lower-case copy of n characters of s into out (a DNS name as boxy-net sends it). */
+static void lower(char *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && s[i]; i++)
+		out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	out[n] = '\0';
+}
+
+/*
+ * A name carrying a token (hex, in a long label) is answered NXDOMAIN here and
+ * never asked upstream, nor is any later name under its domain; one alert; a
+ * token cut across two queries' labels is found too; other names go upstream
+ * as before.
+ */
+static void test_tripwire_dns(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	unsigned before;
+	char hex[128], name[256], part[16];
+
+	(void)state;
+	fx_tripwire(&x);
+	before = dns.queries;
+	assert_int_equal(resolve(&x, 1, "www.example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(dns.queries, before + 1);
+	for (size_t i = 0; tw_tokens[1][i]; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)tw_tokens[1][i]);
+	snprintf(name, sizeof(name), "%.60s.0.exfil.test", hex);
+	before = dns.queries;
+	assert_int_equal(resolve(&x, 2, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(resolve(&x, 3, "harmless-looking.exfil.test", DNS_TYPE_A, &n),
+			 DNS_RCODE_NXDOMAIN);
+	assert_int_equal(dns.queries, before);
+	assert_int_equal(tw_alerts("exfil.test"), 1);
+	{
+		const struct rec *r = find_rec("audit", "alert");
+
+		assert_non_null(strstr(r->detail, "AWS secret access key in ~/.aws/credentials"));
+		assert_non_null(strstr(r->detail, "hex-encoded"));
+	}
+	/* cut in two (10 characters each, too few alone), across two queries */
+	lower(part, tw_tokens[0] + 2, 10);
+	snprintf(name, sizeof(name), "%s.a.cut.test", part);
+	assert_int_equal(resolve(&x, 4, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(tw_alerts("cut.test"), 0);
+	lower(part, tw_tokens[0] + 12, 8);
+	snprintf(name, sizeof(name), "%s.b.cut.test", part);
+	assert_int_equal(resolve(&x, 5, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(tw_alerts("cut.test"), 1);
+	assert_true(broker_alive(x.b));
+	fx_close(&x);
+}
+
+static void send_tripwire_msg(struct fx *x, uint32_t flow, uint8_t token, uint8_t enc)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, flow);
+	wire_put_u8(&w, token);
+	wire_put_u8(&w, enc);
+	send_frame(x, NET_TRIPWIRE, &w);
+	wbuf_free(&w);
+}
+
+/*
+ * NET_TRIPWIRE: an alert naming the flow, the token and the encoding; a
+ * second one for the same flow, one for a flow never opened, a token or an
+ * encoding out of range is a compromised boxy-net.
+ */
+static void test_tripwire_flow(void **state)
+{
+	static const struct { uint32_t flow; uint8_t token, enc; const char *what; } bad[] = {
+		{ 1, 0, TW_ENC_HEX, "told twice" },
+		{ 99, 0, TW_ENC_HEX, "a flow never opened" },
+		{ 1, 2, TW_ENC_HEX, "a token past the list" },
+		{ 1, 0, TW_ENC_COUNT, "an encoding past the list" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct fx x;
+		char *layer;
+		int fd, peer;
+
+		fx_tripwire(&x);
+		flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+		assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+		free(layer);
+		peer = accept(x.listener, NULL, NULL);
+		if (i == 0) {
+			send_tripwire_msg(&x, 1, 1, TW_ENC_BASE64);
+			pump(&x, 20);
+			assert_int_equal(tw_alerts("tcp://127.0.0.1:"), 1);
+			assert_non_null(strstr(find_rec("audit", "alert")->detail,
+					       "base64-encoded"));
+			assert_true(broker_alive(x.b));
+		}
+		send_tripwire_msg(&x, bad[i].flow, bad[i].token, bad[i].enc);
+		pump(&x, 20);
+		if (broker_alive(x.b))
+			fail_msg("NET_TRIPWIRE with %s: the session's network was not ended",
+				 bad[i].what);
+		close(peer);
+		close(fd);
+		fx_close(&x);
+	}
+}
+
+/* NET_CONFIG as boxy-net reads it: strict about every field. */
+static void test_config_decode(void **state)
+{
+	static const struct { const char *what; const uint8_t *p; size_t n; int rc; } rows[] = {
+		{ "public, no tokens", (const uint8_t *)"\1\2\0\0\0\0\0\0\0\0\0", 11, 0 },
+		{ "allowlist, pcap", (const uint8_t *)"\2\1\0\0\0\1\0\0\0\0\0", 11, 0 },
+		{ "no mode", (const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "mode past none", (const uint8_t *)"\4\0\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "rules and TLS", (const uint8_t *)"\2\14\0\0\0\0\0\0\0\0\0", 11, 0 },
+		{ "unknown flag", (const uint8_t *)"\1\20\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "short", (const uint8_t *)"\1\0\0\0", 4, -1 },
+		{ "a byte too many", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\0\0", 12, -1 },
+		{ "a token promised", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1", 11, -1 },
+		{ "33 tokens", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\41", 11, -1 },
+		{ "a short token", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\3\0\0\0abc", 18, -1 },
+		{ "a token with a space",
+		  (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\14\0\0\0abcdef ghijk", 27, -1 },
+		{ "a good token", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\14\0\0\0abcdefghijkl", 27, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct net_config c;
+		char *err = NULL;
+		int rc = netproto_config_decode(rows[i].p, rows[i].n, &c, &err);
+
+		if (rc != rows[i].rc)
+			fail_msg("NET_CONFIG '%s': %d (%s)", rows[i].what, rc, err ? err : "");
+		if (rc == 0)
+			netproto_config_free(&c);
+		free(err);
+	}
 }
 
 /* --net none: nothing resolves, nothing connects. */
@@ -2371,6 +2572,9 @@ int main(void)
 		cmocka_unit_test(test_http_after_refusal),
 		cmocka_unit_test(test_tls_fail),
 		cmocka_unit_test(test_tls_fail_lies),
+		cmocka_unit_test(test_tripwire_dns),
+		cmocka_unit_test(test_tripwire_flow),
+		cmocka_unit_test(test_config_decode),
 	};
 
 	/* The hosts file must not answer for the test names. */

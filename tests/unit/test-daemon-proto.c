@@ -426,7 +426,9 @@ enum run_variant {
 	RUN_WORKDIR_WITH_NUL,
 	RUN_NET_ENUM,               /* net mode 200 */
 	RUN_SECCOMP_ENUM,           /* seccomp mode 99 */
-	RUN_FAIL_ON_WORD,           /* --fail-on tripwire, which the flag refuses */
+	RUN_TRIPWIRES_UNSET,        /* tripwires neither on nor off (the client finishes it) */
+	RUN_TRIPWIRES_ENUM,         /* tripwires 3 */
+	RUN_FAIL_ON_WORD,           /* --fail-on leak, a word the flag does not know */
 	RUN_MOUNT_ENUM,             /* mount kind 99 */
 	RUN_BOOL_7,                 /* tailscale = 7 */
 	RUN_STRING_PAST_END,        /* profile length 1000, frame ends first */
@@ -521,9 +523,11 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_str(w, NULL);
 	wire_put_str(w, NULL);
 	wire_put_u64(w, 0);
-	wire_put_str(w, v == RUN_FAIL_ON_WORD ? "deny,tripwire" : NULL);   /* fail_on */
+	wire_put_str(w, v == RUN_FAIL_ON_WORD ? "deny,leak" : NULL);       /* fail_on */
 	wire_put_str(w, NULL);                          /* report */
 	wire_put_u8(w, v == RUN_SECCOMP_ENUM ? 99 : 1);
+	/* tripwires: 2 is off */
+	wire_put_u8(w, v == RUN_TRIPWIRES_UNSET ? 0 : v == RUN_TRIPWIRES_ENUM ? 3 : 2);
 	wire_put_u8(w, 0);                              /* tty */
 	wire_put_u8(w, 0);                              /* verbose */
 	wire_put_u8(w, 0);                              /* detach */
@@ -560,6 +564,8 @@ static const struct {
 	{ RUN_WORKDIR_WITH_NUL, "workdir with a NUL" },
 	{ RUN_NET_ENUM, "unknown network mode" },
 	{ RUN_SECCOMP_ENUM, "unknown seccomp mode" },
+	{ RUN_TRIPWIRES_UNSET, "tripwires left unset" },
+	{ RUN_TRIPWIRES_ENUM, "tripwires of 3" },
 	{ RUN_FAIL_ON_WORD, "a --fail-on word the flag refuses" },
 	{ RUN_MOUNT_ENUM, "unknown mount kind" },
 	{ RUN_BOOL_7, "a boolean of 7" },

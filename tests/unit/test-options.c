@@ -53,6 +53,7 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_CPUS: return "1.5";
 	case SPEC_NET_MODE: return "public";
 	case SPEC_SECCOMP: return "compat";
+	case SPEC_ONOFF: return "on";
 	case SPEC_MOUNT: return "/w/m";
 	case SPEC_COPY: return "/w/c:/d";
 	case SPEC_HOST: return "example.com:443";
