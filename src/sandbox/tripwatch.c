@@ -14,7 +14,10 @@
  * for), queues the alert, and waits until the caller has emitted it
  * (tripwatch_drain: whatever reacts to an alert, --on-alert freeze, has
  * then acted, at most TW_HOLD_MS) before it gives the lease up: the open
- * completes in a sandbox that is frozen already. The lease is taken again
+ * completes in a sandbox that is frozen already. An open that names its
+ * opener better than the alerts before it (enum tw_named) alerts again:
+ * an O_NONBLOCK probe, which cannot be named, or a helper claiming another
+ * package, must not hide the real read that follows. The lease is taken again
  * once the file is closed (inotify IN_CLOSE). An open inotify reports that
  * no lease break announced (a second reader while the first still had it
  * open, or no leases on this system) is named by who holds the file open
@@ -56,6 +59,19 @@
 #define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
 			 IN_MOVE_SELF | IN_DELETE_SELF)
 
+/*
+ * How well the alerts on a decoy's opens named who opened it. An open that
+ * names its opener better than any before is an alert again: a throwaway
+ * O_NONBLOCK probe, or a helper that claims another package, must not make
+ * the real read that follows a mere count.
+ */
+enum tw_named {
+	TW_NAMED_NONE,          /* no alert yet */
+	TW_NAMED_NOBODY,        /* an alert that could name no process */
+	TW_NAMED_PROCESS,       /* a process, with no package or one it only claims */
+	TW_NAMED_PACKAGE,       /* a process and the package its package manager ran it for */
+};
+
 struct tw_decoy {
 	int fd;                 /* boxy-init's O_RDONLY descriptor: the lease's file; -1 none */
 	int wd;
@@ -66,8 +82,10 @@ struct tw_decoy {
 	bool leased;
 	unsigned breaks;        /* lease breaks so far */
 	unsigned expect;        /* opens a lease break already named (their IN_OPEN is coming) */
+	unsigned looks;         /* unannounced opens looked into (each a scan of /proc) */
 	uint64_t opens, changes;
-	bool alerted_open, alerted_change;
+	enum tw_named named;    /* how well the alerts on its opens named the opener */
+	bool alerted_change;
 };
 
 struct tw_finding {
@@ -96,6 +114,7 @@ struct tripwatch {
 	uint64_t seq, drained;  /* findings queued, and emitted by tripwatch_drain */
 	bool stopping;          /* no more waiting for the caller */
 	pid_t *procs;           /* the thread's scratch: the sandbox's processes */
+	pid_t *tids;            /* ... and the thread of each blocked in open(), when one is */
 };
 
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d);
@@ -162,27 +181,53 @@ static size_t tw_procs(const struct tripwatch *w, pid_t *out, size_t max)
 	return n;
 }
 
-/* Is pid blocked in open() on a lease (its wait channel)? */
-static bool tw_in_lease_break(pid_t pid)
+/*
+ * A thread of pid blocked in open() on a lease (its wait channel): its tid,
+ * or 0. Every thread is looked at, not only the first — node opens files on
+ * its thread pool (fs.promises, fs.readFile), Go on any of its threads —
+ * while *budget lasts (one a thread).
+ */
+static pid_t tw_in_lease_break(pid_t pid, size_t *budget)
 {
-	char *s = tw_proc_read(pid, "wchan", 128);
-	bool yes = s && strcmp(s, "__break_lease") == 0;
+	char path[64];
+	DIR *dir;
+	struct dirent *de;
+	pid_t tid = 0;
 
-	free(s);
-	return yes;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!tid && *budget > 0 && (de = readdir(dir))) {
+		char file[64], *s;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strlen(de->d_name) > 10)
+			continue;
+		(*budget)--;
+		snprintf(file, sizeof(file), "task/%s/wchan", de->d_name);
+		s = tw_proc_read(pid, file, 128);
+		if (s && strcmp(s, "__break_lease") == 0)
+			tid = (pid_t)atoi(de->d_name);
+		free(s);
+	}
+	closedir(dir);
+	return tid;
 }
 
 /*
- * The file name pid's blocked open() asks for ("" when it cannot be read):
- * open's first argument, openat's and openat2's second, read from its memory.
+ * The file name the blocked open() of pid's thread tid asks for ("" when it
+ * cannot be read): open's first argument, openat's and openat2's second,
+ * read from its memory.
  */
-static void tw_open_path(pid_t pid, char *out, size_t cap)
+static void tw_open_path(pid_t pid, pid_t tid, char *out, size_t cap)
 {
-	char *s = tw_proc_read(pid, "syscall", 512), mem[64];
+	char *s, mem[64];
 	unsigned long long nr = 0, a0 = 0, a1 = 0, at;
 	int fd;
 	ssize_t r;
 
+	snprintf(mem, sizeof(mem), "task/%d/syscall", (int)tid);
+	s = tw_proc_read(pid, mem, 512);
 	out[0] = '\0';
 	if (!s || sscanf(s, "%llu %llx %llx", &nr, &a0, &a1) != 3) {
 		free(s);
@@ -294,9 +339,10 @@ static uint64_t tw_now_us(void)
 }
 
 /*
- * Take the write lease on d (again, once its file was closed); false when it
- * is open elsewhere. The signal and its owner are set each time, before:
- * giving a lease up clears both (Linux 6.18: the next break would be a
+ * Take the write lease on d (again, once its file was closed, until an
+ * alert named the package that opened it); false when it is open
+ * elsewhere. The signal and its owner are set each time, before: giving a
+ * lease up clears both (Linux 6.18: the next break would be a
  * process-wide SIGIO), and taking one keeps an owner that is set (else it
  * makes the whole process the owner). A signal that goes astray anyway is
  * ignored (tw_ignore_strays) and its break found by the next look at the
@@ -306,7 +352,8 @@ static bool tw_lease(struct tripwatch *w, struct tw_decoy *d)
 {
 	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
 
-	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX)
+	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX ||
+	    d->named == TW_NAMED_PACKAGE)
 		return d->leased;
 	if (fcntl(d->fd, F_SETSIG, TW_SIGNAL) < 0 || fcntl(d->fd, F_SETOWN_EX, &own) < 0)
 		return false;
@@ -389,97 +436,182 @@ static char *tw_candidates(struct tripwatch *w)
 	return out;
 }
 
+/* How well who names an opener (who.found false: nobody). */
+static enum tw_named tw_named_of(const struct attrib_proc *who)
+{
+	if (!who->found)
+		return TW_NAMED_NOBODY;
+	return who->package[0] && !who->claimed ? TW_NAMED_PACKAGE : TW_NAMED_PROCESS;
+}
+
+/*
+ * How likely the blocked open() of pid's thread tid is to be d's, by the
+ * name it asked for: 2 d's own file name, 1 a name no decoy has (a hard
+ * link, /proc/self/fd/N) or none read, 0 another decoy's file name while
+ * that decoy is not being opened (the name is the payload's to choose: a
+ * link called "credentials" to ~/.kube/config), -1 another decoy's that is
+ * being opened too (its own break names it).
+ */
+static int tw_opener_rank(const struct tripwatch *w, const struct tw_decoy *d, pid_t pid,
+			  pid_t tid)
+{
+	char path[512];
+	const char *base;
+
+	tw_open_path(pid, tid, path, sizeof(path));
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!path[0])
+		return 1;
+	if (strcmp(base, d->base) == 0)
+		return 2;
+	for (size_t k = 0; k < w->n; k++)
+		if (&w->v[k] != d && strcmp(base, w->v[k].base) == 0)
+			return w->v[k].leased && fcntl(w->v[k].fd, F_GETLEASE) != F_WRLCK ? -1 : 0;
+	return 1;
+}
+
+/*
+ * The sandbox's processes blocked in open() on a lease, looked for until
+ * one is seen or wait_us has passed (0: one look), the one most likely
+ * opening d first in procs; how many are as likely as it (0: none seen).
+ * A look reads the wait channel of at most TRIPWATCH_THREADS_MAX threads.
+ */
+static size_t tw_blocked_openers(struct tripwatch *w, const struct tw_decoy *d, uint64_t wait_us)
+{
+	pid_t *procs = w->procs;
+	uint64_t t0 = tw_now_us();
+	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
+	int best = -1;
+
+	/*
+	 * The kernel signals before the opener goes to sleep: look again, a
+	 * little longer each time, until one is seen waiting (an O_NONBLOCK
+	 * open never waits). Blocked openers are moved to the front of procs.
+	 */
+	for (unsigned us = 20;; us *= 2) {
+		size_t budget = TRIPWATCH_THREADS_MAX;
+
+		for (size_t i = 0; i < n && budget > 0; i++) {
+			pid_t tid = tw_in_lease_break(procs[i], &budget), t;
+
+			if (!tid)
+				continue;
+			t = procs[blocked];
+			procs[blocked] = procs[i];
+			procs[i] = t;
+			w->tids[blocked++] = tid;
+		}
+		if (blocked || tw_now_us() - t0 >= wait_us)
+			break;
+		usleep(us > 2000 ? 2000 : us);
+	}
+	/* The openers most likely d's (another decoy's opener blocked too: its own break names it). */
+	for (size_t i = 0; i < blocked; i++) {
+		int rank = tw_opener_rank(w, d, procs[i], w->tids[i]);
+
+		if (rank < 0)
+			continue;
+		if (rank > best) {
+			best = rank;
+			found = 0;
+		}
+		if (rank == best && found++ == 0) {
+			pid_t t = procs[0];
+
+			procs[0] = procs[i];
+			procs[i] = t;
+			t = w->tids[0];
+			w->tids[0] = w->tids[i];
+			w->tids[i] = t;
+		}
+	}
+	return found;
+}
+
+/*
+ * Queue the alert naming who, d's opener (and found - 1 more at once),
+ * when it names it better than the alerts before; its number, or 0.
+ */
+static uint64_t tw_alert_opener(struct tripwatch *w, struct tw_decoy *d,
+				const struct attrib_proc *who, size_t found, uint64_t t0)
+{
+	uint64_t named = tw_now_us() - t0, seq;
+	char *by, *also = NULL;
+
+	if (tw_named_of(who) <= d->named)
+		return 0;
+	d->named = tw_named_of(who);
+	by = tw_who_words(who);
+	if (found > 1)
+		also = xasprintf(" and %zu other process(es) at once", found - 1);
+	seq = tw_queue(w, "alert", d->path,
+		       xasprintf("the decoy %s was opened by %s%s: no legitimate step reads it; a "
+				 "credential stealer does (its open was held %llu.%02llu ms to name "
+				 "it)", d->what, by, also ? also : "",
+				 (unsigned long long)(named / 1000),
+				 (unsigned long long)(named % 1000 / 10)), who);
+	free(by);
+	free(also);
+	return seq;
+}
+
 /*
  * A lease break on d: someone is in open() of it. Name the blocked opener,
  * queue the alert and let the caller emit it (and react), then give the
- * lease up so the open goes on.
+ * lease up so the open goes on. Once an alert named a package, a break is
+ * only counted: nothing could name it better.
  */
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 {
-	pid_t *procs = w->procs;
 	uint64_t t0 = tw_now_us(), seq = 0;
-	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
+	size_t found = 0;
 	struct attrib_proc who;
-	char *by = NULL, *also = NULL;
 
 	memset(&who, 0, sizeof(who));
-	/*
-	 * The kernel signals before the opener goes to sleep: look again, a
-	 * little longer each time, until one is seen waiting (or TW_WAIT_US has
-	 * passed: an O_NONBLOCK open never waits). Blocked openers are moved to
-	 * the front of procs.
-	 */
-	for (unsigned us = 20; !blocked && tw_now_us() - t0 < TW_WAIT_US; us *= 2) {
-		for (size_t i = 0; i < n; i++)
-			if (tw_in_lease_break(procs[i])) {
-				pid_t t = procs[blocked];
-
-				procs[blocked++] = procs[i];
-				procs[i] = t;
-			}
-		if (!blocked)
-			usleep(us > 2000 ? 2000 : us);
-	}
-	for (size_t i = 0; i < blocked; i++) {
-		char path[512];
-		const char *base;
-
-		tw_open_path(procs[i], path, sizeof(path));
-		base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		/* another decoy's opener is blocked too: its own break names it */
-		if (path[0] && strcmp(base, d->base) != 0) {
-			bool other = false;
-
-			for (size_t k = 0; k < w->n; k++)
-				other = other || (&w->v[k] != d && strcmp(base, w->v[k].base) == 0);
-			if (other)
-				continue;
-		}
-		if (found++ == 0 && attrib_who_pid(w->init_pid, procs[i], &who) < 0)
-			memset(&who, 0, sizeof(who));
-	}
+	if (d->named < TW_NAMED_PACKAGE)
+		found = tw_blocked_openers(w, d, TW_WAIT_US);
+	if (found && attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
+		memset(&who, 0, sizeof(who));
 	d->opens++;
-	if (found)
+	if (found || d->named == TW_NAMED_PACKAGE)
 		d->expect++;
-	if (!d->alerted_open) {
-		uint64_t named = tw_now_us() - t0;
+	if (found) {
+		seq = tw_alert_opener(w, d, &who, found, t0);
+	} else if (d->named == TW_NAMED_NONE) {
+		char *cand = tw_candidates(w);
 
-		d->alerted_open = true;
-		if (found) {
-			by = tw_who_words(&who);
-			if (found > 1)
-				also = xasprintf(" and %zu other process(es) at once", found - 1);
-			seq = tw_queue(w, "alert", d->path,
-				       xasprintf("the decoy %s was opened by %s%s: no legitimate step "
-						 "reads it; a credential stealer does (its open was held "
-						 "%llu.%02llu ms to name it)", d->what, by,
-						 also ? also : "", (unsigned long long)(named / 1000),
-						 (unsigned long long)(named % 1000 / 10)), &who);
-		} else {
-			char *cand = tw_candidates(w);
-
-			seq = tw_queue(w, "alert", d->path,
-				       xasprintf("the decoy %s was about to be opened, but the process "
-						 "had stopped waiting before it could be named (an open "
-						 "with O_NONBLOCK, which the lease refused, or a process "
-						 "killed meanwhile): unattributed%s%s", d->what,
-						 cand[0] ? "; package scripts running then: " : "",
-						 cand), NULL);
-			free(cand);
-		}
+		d->named = TW_NAMED_NOBODY;
+		seq = tw_queue(w, "alert", d->path,
+			       xasprintf("the decoy %s was about to be opened, but the process "
+					 "had stopped waiting before it could be named (an open "
+					 "with O_NONBLOCK, which the lease refused, or a process "
+					 "killed meanwhile): unattributed%s%s", d->what,
+					 cand[0] ? "; package scripts running then: " : "",
+					 cand), NULL);
+		free(cand);
 	}
 	/* The alert is out (and whatever --on-alert asks done) before the open goes on. */
 	tw_wait_drained(w, seq);
+	if (!found && d->named < TW_NAMED_PACKAGE &&
+	    (found = tw_blocked_openers(w, d, 0)) > 0) {
+		/* A reader that came while the probe's alert went out: held too, named now. */
+		if (attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
+			memset(&who, 0, sizeof(who));
+		d->expect++;
+		tw_wait_drained(w, tw_alert_opener(w, d, &who, found, t0));
+	}
 	fcntl(d->fd, F_SETLEASE, F_UNLCK);
 	d->leased = false;
 	d->breaks++;
 	if (!found)
 		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
-	free(by);
-	free(also);
 }
 
-/* An open no lease break announced: name whoever holds the file open now, if anyone. */
+/*
+ * An open no lease break announced: name whoever holds the file open now,
+ * if anyone, when that names it better than before (looked into at most
+ * TRIPWATCH_LEASES_MAX times a decoy: each look is a scan of the sandbox).
+ */
 static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 {
 	pid_t *procs = w->procs;
@@ -489,15 +621,16 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 	char *by;
 
 	d->opens++;
-	if (d->alerted_open)
+	if (d->named == TW_NAMED_PACKAGE || d->looks >= TRIPWATCH_LEASES_MAX)
 		return;
-	d->alerted_open = true;
+	d->looks++;
 	memset(&who, 0, sizeof(who));
 	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
 	for (size_t i = 0; i < n && !found; i++)
 		if (tw_holds(procs[i], d))
 			found = attrib_who_pid(w->init_pid, procs[i], &who) == 0 && who.found;
-	if (found) {
+	if (found && tw_named_of(&who) > d->named) {
+		d->named = tw_named_of(&who);
 		by = tw_who_words(&who);
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened; %s held it open when the watch looked "
@@ -505,9 +638,10 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 				   w->leases ? "another process had it open already" :
 				   "leases are unavailable here"), &who);
 		free(by);
-	} else {
+	} else if (!found && d->named == TW_NAMED_NONE) {
 		char *cand = tw_candidates(w);
 
+		d->named = TW_NAMED_NOBODY;
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened and closed again before its process "
 				   "could be named (%s): unattributed%s%s", d->what,
@@ -669,6 +803,7 @@ struct tripwatch *tripwatch_create(const struct decoy_set *set, pid_t init_pid, 
 	pthread_cond_init(&w->drained_cv, NULL);
 	tw_ignore_strays();
 	w->procs = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
+	w->tids = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
 	pthread_mutex_init(&w->mu, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init_pid);
 	l = readlink(path, w->pidns, sizeof(w->pidns) - 1);
@@ -850,6 +985,7 @@ void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const ch
 	}
 	free(w->v);
 	free(w->procs);
+	free(w->tids);
 	{
 		const int fds[] = { w->ino, w->sfd, w->stop_efd, w->ready_efd, w->q_efd };
 

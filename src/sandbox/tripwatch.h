@@ -19,7 +19,10 @@
  * open). Findings are queued and become events on the caller's thread:
  * tripwatch_fd() turns readable, tripwatch_drain() emits them (layer
  * "tripwire", verdict "alert": red in watch, show, top and the summary).
- * Bounded: one alert per decoy and kind, the rest counted; at most
+ * Bounded: one alert per decoy and kind, the rest counted — except that an
+ * open naming its opener better than the alerts before (a process where none
+ * was named, a package where only a process or a claimed one was) is an
+ * alert again, so a throwaway probe cannot make the real read a count; at most
  * TRIPWATCH_ALERTS_MAX alerts a session and TRIPWATCH_LEASES_MAX lease
  * breaks a decoy named by its opener.
  */
@@ -34,9 +37,11 @@
 #include "common/event.h"
 #include "sandbox/decoys.h"
 
-#define TRIPWATCH_ALERTS_MAX   32       /* alerts a session, at most; the rest counted */
+#define TRIPWATCH_ALERTS_MAX   48       /* alerts a session, at most; the rest counted (each
+					 * decoy's opens alert at most 3 times, its changes once) */
 #define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most */
 #define TRIPWATCH_PROCS_MAX    8192     /* processes looked at to name one */
+#define TRIPWATCH_THREADS_MAX  16384    /* ... and their threads, at most, a look */
 
 struct tripwatch;
 
