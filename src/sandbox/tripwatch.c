@@ -8,8 +8,10 @@
  * the lease-break signal, which the kernel sends to this thread alone
  * (F_SETOWN_EX, F_OWNER_TID). A lease break means: a process of the sandbox
  * is in open() of a decoy, blocked until the lease is given up. The thread
- * looks for it among the sandbox's processes (same pid namespace as its
- * init, wait channel __break_lease), has it named (sandbox/attrib.h: its
+ * finds it in /proc/locks, where the kernel lists every opener a lease
+ * holds by its process and the lease by its inode (when /proc/locks is too
+ * long to read: among the sandbox's processes, the one a thread of which
+ * waits in __break_lease), has it named (sandbox/attrib.h: its
  * pid in the sandbox, command, and the package a package manager ran it
  * for), queues the alert, and waits until the caller has emitted it
  * (tripwatch_drain: whatever reacts to an alert, --on-alert freeze, has
@@ -42,6 +44,7 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,8 +57,10 @@
 #define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
 #define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
 #define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting */
+#define TW_WAIT_MIN_US  10000           /* ... halved each break in a row that saw none, to this */
 #define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
 #define TW_CANDIDATES_LOOKED 256        /* processes looked at for the scripts running at an unnamed open */
+#define TW_LOCKS_MAX    (1u << 20)      /* bytes of /proc/locks read to find an opener */
 #define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
 			 IN_MOVE_SELF | IN_DELETE_SELF)
 
@@ -83,6 +88,7 @@ struct tw_decoy {
 	unsigned breaks;        /* lease breaks so far */
 	unsigned expect;        /* opens a lease break already named (their IN_OPEN is coming) */
 	unsigned looks;         /* unannounced opens looked into (each a scan of /proc) */
+	unsigned misses;        /* lease breaks in a row whose opener was not seen waiting */
 	uint64_t opens, changes;
 	enum tw_named named;    /* how well the alerts on its opens named the opener */
 	bool alerted_change;
@@ -115,6 +121,7 @@ struct tripwatch {
 	bool stopping;          /* no more waiting for the caller */
 	pid_t *procs;           /* the thread's scratch: the sandbox's processes */
 	pid_t *tids;            /* ... and the thread of each blocked in open(), when one is */
+	char *locks;            /* ... and /proc/locks, TW_LOCKS_MAX bytes and a NUL */
 };
 
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d);
@@ -470,19 +477,108 @@ static int tw_opener_rank(const struct tripwatch *w, const struct tw_decoy *d, p
 	return 1;
 }
 
+/* Is pid (of our pid namespace) a process of the sandbox: our uid, init's pid namespace? */
+static bool tw_in_sandbox(const struct tripwatch *w, pid_t pid)
+{
+	char path[64], link[64];
+	struct stat st;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0 || st.st_uid != geteuid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	l = readlink(path, link, sizeof(link) - 1);
+	if (l <= 0)
+		return false;
+	link[l] = '\0';
+	return strcmp(link, w->pidns) == 0;
+}
+
 /*
- * The sandbox's processes blocked in open() on a lease, looked for until
- * one is seen or wait_us has passed (0: one look), the one most likely
- * opening d first in procs; how many are as likely as it (0: none seen).
- * A look reads the wait channel of at most TRIPWATCH_THREADS_MAX threads.
+ * The sandbox's processes waiting in open() for d's lease to be broken, as
+ * the kernel lists them in /proc/locks: each lease with its inode ("7:
+ * LEASE BREAKING UNLCK PID MAJ:MIN:INO 0 EOF") and under it each opener it
+ * blocks, by the pid of its process whatever thread opens ("7: -> LEASE
+ * BREAKER READ PID <none>:0 0 EOF"). Exact (the inode is the kernel's, not
+ * a name the payload chose) and one read. Into w->procs, in the order they
+ * came; how many, or -1 when /proc/locks could not be read whole.
+ */
+static ssize_t tw_lease_waiters(struct tripwatch *w, const struct tw_decoy *d)
+{
+	size_t len = 0, n = 0;
+	char *line, *next;
+	long ours = -1;
+	int fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (len < TW_LOCKS_MAX) {
+		ssize_t r = read(fd, w->locks + len, TW_LOCKS_MAX - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (len == TW_LOCKS_MAX)
+		return -1;
+	w->locks[len] = '\0';
+	for (line = w->locks; *line && n < TRIPWATCH_PROCS_MAX; line = next) {
+		unsigned maj, min;
+		unsigned long long ino;
+		bool waiter = false;
+		char *p;
+		long id;
+		int pid;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		id = strtol(line, &p, 10);
+		if (p == line || *p++ != ':')
+			continue;
+		/* a waiter is "-> ", one for each level it is nested at */
+		while (*p == ' ' || (p[0] == '-' && p[1] == '>')) {
+			waiter = waiter || *p == '-';
+			p += *p == ' ' ? 1 : 2;
+		}
+		if (waiter) {
+			if (id == ours && sscanf(p, "LEASE %*s %*s %d", &pid) == 1 && pid > 0 &&
+			    tw_in_sandbox(w, (pid_t)pid))
+				w->procs[n++] = (pid_t)pid;
+		} else if (sscanf(p, "LEASE %*s %*s %*d %x:%x:%llu", &maj, &min, &ino) == 3) {
+			ours = maj == major(d->st.st_dev) && min == minor(d->st.st_dev) &&
+			       ino == (unsigned long long)d->st.st_ino ? id : -1;
+		} else {
+			ours = -1;
+		}
+	}
+	return (ssize_t)n;
+}
+
+/*
+ * The sandbox's processes blocked in open() of d, the first in w->procs;
+ * how many (0: none). From /proc/locks, in one look: the kernel lists an
+ * opener's wait before the lease's owner can see the break (both under the
+ * locks' semaphore, which reading /proc/locks takes for writing), so an
+ * opener not listed is not waiting (O_NONBLOCK, or interrupted). Only when
+ * /proc/locks is too long to read whole: the wait channel of every thread
+ * (at most TRIPWATCH_THREADS_MAX a look) and the file name each blocked
+ * open asks for, looked at again until one is seen or wait_us has passed.
  */
 static size_t tw_blocked_openers(struct tripwatch *w, const struct tw_decoy *d, uint64_t wait_us)
 {
 	pid_t *procs = w->procs;
 	uint64_t t0 = tw_now_us();
-	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
+	ssize_t waiters = tw_lease_waiters(w, d);
+	size_t n, found = 0, blocked = 0;
 	int best = -1;
 
+	if (waiters >= 0)
+		return (size_t)waiters;
+	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
 	/*
 	 * The kernel signals before the opener goes to sleep: look again, a
 	 * little longer each time, until one is seen waiting (an O_NONBLOCK
@@ -568,8 +664,15 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 	struct attrib_proc who;
 
 	memset(&who, 0, sizeof(who));
-	if (d->named < TW_NAMED_PACKAGE)
-		found = tw_blocked_openers(w, d, TW_WAIT_US);
+	/*
+	 * Probes that never wait (O_NONBLOCK) would each cost a TW_WAIT_US of
+	 * looking, 64 times a decoy: after each one, the next look is shorter.
+	 */
+	if (d->named < TW_NAMED_PACKAGE) {
+		uint64_t wait = d->misses < 16 ? TW_WAIT_US >> d->misses : 0;
+
+		found = tw_blocked_openers(w, d, wait > TW_WAIT_MIN_US ? wait : TW_WAIT_MIN_US);
+	}
 	if (found && attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
 		memset(&who, 0, sizeof(who));
 	d->opens++;
@@ -603,6 +706,7 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 	fcntl(d->fd, F_SETLEASE, F_UNLCK);
 	d->leased = false;
 	d->breaks++;
+	d->misses = found ? 0 : d->misses + 1;
 	if (!found)
 		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
 }
@@ -804,6 +908,7 @@ struct tripwatch *tripwatch_create(const struct decoy_set *set, pid_t init_pid, 
 	tw_ignore_strays();
 	w->procs = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
 	w->tids = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
+	w->locks = xmalloc(TW_LOCKS_MAX + 1);
 	pthread_mutex_init(&w->mu, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init_pid);
 	l = readlink(path, w->pidns, sizeof(w->pidns) - 1);
@@ -986,6 +1091,7 @@ void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const ch
 	free(w->v);
 	free(w->procs);
 	free(w->tids);
+	free(w->locks);
 	{
 		const int fds[] = { w->ino, w->sfd, w->stop_efd, w->ready_efd, w->q_efd };
 

@@ -7,8 +7,8 @@
  * sandbox's $HOME before the payload may start (init/decoys.c). On each
  * the watch holds a write lease (fcntl F_SETLEASE): an open of the file by
  * anyone else blocks in the kernel and the watch is signalled, so the opener
- * is still in open() — its process found by its wait channel among the
- * sandbox's processes — while the watch names it; then the lease is
+ * is still in open() — its process listed in /proc/locks as waiting for
+ * that lease — while the watch names it; then the lease is
  * released and the open goes on. inotify on the same inode reports every
  * open, access, change, rename and removal, leases or not; an open nobody
  * held a lease for is named by who holds the file open, or said to be
