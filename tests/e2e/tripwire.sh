@@ -451,6 +451,27 @@ else
 	fail_case "tripwire: a read on another thread names its process" "$(trip_alerts)" \
 		"$(cat "$C/out")"
 fi
+# /proc/locks flooded past what the watch reads (30,000 locks: 1.5 MB), then a read on a
+# thread: the watch looks for the waiting thread instead, and names its process.
+lockflood='python3 -c "
+import fcntl, os, threading
+fd = os.open(\"/tmp/locks\", os.O_CREAT | os.O_RDWR)
+for i in range(30000):
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, 2 * i)
+print(\"locks\", len(open(\"/proc/locks\").read()) > 1 << 20)
+def read():
+    print(\"thread read\", len(open(os.path.expanduser(\"~/.kube/config\")).read()))
+t = threading.Thread(target=read)
+t.start()
+t.join()"'
+run_case lockflood --tripwires on --net none -- sh -c "$lockflood"
+if grep -q '^locks True$' "$C/out" && grep -q '^thread read ' "$C/out" &&
+	trip_alerts | grep -q '^~/.kube/config|.*opened by python3 -c '; then
+	ok "tripwire: /proc/locks flooded past 1 MiB, a read on a thread is still named"
+else
+	fail_case "tripwire: /proc/locks flooded; a read on a thread named" "$(trip_alerts)" \
+		"$(cat "$C/out")"
+fi
 # A storm of O_NONBLOCK probes, every decoy, for 10 s: each break costs the watch one read
 # of /proc/locks, not a quarter of a second looking for an opener that never waits (2.4 s of
 # the daemon's CPU on the build before: doc/tripwires.md), and the probes are counted.
