@@ -19,8 +19,10 @@
  * completes in a sandbox that is frozen already. An open that names its
  * opener better than the alerts before it (enum tw_named) alerts again:
  * an O_NONBLOCK probe, which cannot be named, or a helper claiming another
- * package, must not hide the real read that follows. The lease is taken again
- * once the file is closed (inotify IN_CLOSE). An open inotify reports that
+ * package, must not hide the real read that follows. A break nobody waits
+ * for (an O_NONBLOCK probe) is held a while before the lease is given up,
+ * so that probes cost a look per hold and never use the leases up. The
+ * lease is taken again once the file is closed (inotify IN_CLOSE). An open inotify reports that
  * no lease break announced (a second reader while the first still had it
  * open, or no leases on this system) is named by who holds the file open
  * when the thread looks, if anyone still does.
@@ -58,6 +60,9 @@
 #define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
 #define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting */
 #define TW_WAIT_MIN_US  10000           /* ... halved each break in a row that saw none, to this */
+#define TW_PENDING_MS   20              /* a break nobody waits for is held this long, doubled each
+					 * such break in a row up to TW_PENDING_MAX_MS */
+#define TW_PENDING_MAX_MS 1000
 #define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
 #define TW_CANDIDATES_LOOKED 256        /* processes looked at for the scripts running at an unnamed open */
 #define TW_LOCKS_MAX    (1u << 20)      /* bytes of /proc/locks read to find an opener */
@@ -89,6 +94,8 @@ struct tw_decoy {
 	unsigned expect;        /* opens a lease break already named (their IN_OPEN is coming) */
 	unsigned looks;         /* unannounced opens looked into (each a scan of /proc) */
 	unsigned misses;        /* lease breaks in a row whose opener was not seen waiting */
+	uint64_t pending_us;    /* a break nobody was seen waiting for, held since (0: none) */
+	uint64_t pending_seq;   /* ... the alert it raised, to be emitted before it ends */
 	uint64_t opens, changes;
 	enum tw_named named;    /* how well the alerts on its opens named the opener */
 	bool alerted_change;
@@ -377,7 +384,7 @@ static void tw_look_at_leases(struct tripwatch *w)
 	for (size_t i = 0; i < w->n; i++) {
 		struct tw_decoy *d = &w->v[i];
 
-		if (d->leased && fcntl(d->fd, F_GETLEASE) != F_WRLCK)
+		if (d->leased && !d->pending_us && fcntl(d->fd, F_GETLEASE) != F_WRLCK)
 			tw_on_break(w, d);
 	}
 }
@@ -651,11 +658,42 @@ static uint64_t tw_alert_opener(struct tripwatch *w, struct tw_decoy *d,
 	return seq;
 }
 
+/* How long a break nobody waits for is held: longer each time in a row. */
+static uint64_t tw_pending_us(const struct tw_decoy *d)
+{
+	uint64_t ms = d->misses < 10 ? (uint64_t)TW_PENDING_MS << d->misses : TW_PENDING_MAX_MS;
+
+	return (ms < TW_PENDING_MAX_MS ? ms : TW_PENDING_MAX_MS) * 1000u;
+}
+
+/*
+ * Give d's lease up after a break, the open (if any) going on; taken again
+ * at once when nobody opened it, else once the file is closed.
+ */
+static void tw_release(struct tripwatch *w, struct tw_decoy *d, size_t found)
+{
+	fcntl(d->fd, F_SETLEASE, F_UNLCK);
+	d->leased = false;
+	d->pending_us = 0;
+	if (found) {
+		d->breaks++;
+		d->misses = 0;
+	} else {
+		d->misses++;
+		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
+	}
+}
+
 /*
  * A lease break on d: someone is in open() of it. Name the blocked opener,
  * queue the alert and let the caller emit it (and react), then give the
- * lease up so the open goes on. Once an alert named a package, a break is
- * only counted: nothing could name it better.
+ * lease up so the open goes on. A break nobody waits for (an O_NONBLOCK
+ * probe) is not given up at once but held a while (tw_pending_us): an
+ * opener that comes meanwhile waits and is named then (tw_settle), and a
+ * storm of probes costs the watch a look per hold, not per probe — nor
+ * ends the watch: only breaks that name someone count towards
+ * TRIPWATCH_LEASES_MAX. Once an alert named a package, a break is only
+ * counted: nothing could name it better.
  */
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 {
@@ -664,9 +702,12 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 	struct attrib_proc who;
 
 	memset(&who, 0, sizeof(who));
+	if (d->pending_us)
+		return;         /* held already: tw_settle looks again */
 	/*
 	 * Probes that never wait (O_NONBLOCK) would each cost a TW_WAIT_US of
-	 * looking, 64 times a decoy: after each one, the next look is shorter.
+	 * looking where /proc/locks cannot be read: after each one, the next
+	 * look is shorter.
 	 */
 	if (d->named < TW_NAMED_PACKAGE) {
 		uint64_t wait = d->misses < 16 ? TW_WAIT_US >> d->misses : 0;
@@ -693,22 +734,59 @@ static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 					 cand), NULL);
 		free(cand);
 	}
+	if (!found && d->named < TW_NAMED_PACKAGE) {
+		d->pending_us = t0;
+		d->pending_seq = seq;
+		return;
+	}
 	/* The alert is out (and whatever --on-alert asks done) before the open goes on. */
 	tw_wait_drained(w, seq);
-	if (!found && d->named < TW_NAMED_PACKAGE &&
-	    (found = tw_blocked_openers(w, d, 0)) > 0) {
-		/* A reader that came while the probe's alert went out: held too, named now. */
+	tw_release(w, d, found);
+}
+
+/*
+ * A held break whose time is up: name whoever waits for it now (an opener
+ * that came after the probe), let its alert out, give the lease up.
+ */
+static void tw_settle(struct tripwatch *w, struct tw_decoy *d)
+{
+	uint64_t seq = d->pending_seq, named;
+	size_t found = tw_blocked_openers(w, d, 0);
+	struct attrib_proc who;
+
+	memset(&who, 0, sizeof(who));
+	if (found) {
 		if (attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
 			memset(&who, 0, sizeof(who));
+		d->opens++;
 		d->expect++;
-		tw_wait_drained(w, tw_alert_opener(w, d, &who, found, t0));
+		named = tw_alert_opener(w, d, &who, found, d->pending_us);
+		seq = named ? named : seq;
 	}
-	fcntl(d->fd, F_SETLEASE, F_UNLCK);
-	d->leased = false;
-	d->breaks++;
-	d->misses = found ? 0 : d->misses + 1;
-	if (!found)
-		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
+	tw_wait_drained(w, seq);
+	tw_release(w, d, found);
+}
+
+/* The held breaks whose time is up; the milliseconds until the next one's is (-1: none). */
+static int tw_settle_due(struct tripwatch *w)
+{
+	uint64_t now = tw_now_us(), next = UINT64_MAX;
+
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_decoy *d = &w->v[i];
+		uint64_t due;
+
+		if (!d->pending_us)
+			continue;
+		due = d->pending_us + tw_pending_us(d);
+		if (due <= now) {
+			tw_settle(w, d);
+			now = tw_now_us();
+		} else if (due < next) {
+			next = due;
+		}
+	}
+	return next == UINT64_MAX ? -1 : (int)((next - now + 999) / 1000);
 }
 
 /*
@@ -877,8 +955,9 @@ static void *tw_thread(void *arg)
 			{ .fd = w->stop_efd, .events = POLLIN },
 		};
 
-		int r = poll(p, 3, w->leases ? TW_LOOK_MS : -1);
+		int due = tw_settle_due(w), r;
 
+		r = poll(p, 3, !w->leases ? -1 : due >= 0 && due < TW_LOOK_MS ? due : TW_LOOK_MS);
 		if (r < 0 && errno != EINTR)
 			break;
 		/* Signals first: the blocked opener must be named before its IN_OPEN is read. */

@@ -39,7 +39,8 @@
 
 #define TRIPWATCH_ALERTS_MAX   48       /* alerts a session, at most; the rest counted (each
 					 * decoy's opens alert at most 3 times, its changes once) */
-#define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most */
+#define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most
+					 * (breaks nobody waited for do not count) */
 #define TRIPWATCH_PROCS_MAX    8192     /* processes looked at to name one */
 #define TRIPWATCH_THREADS_MAX  16384    /* ... and their threads, at most, a look */
 
