@@ -502,20 +502,53 @@ static bool tw_in_sandbox(const struct tripwatch *w, pid_t pid)
 	return strcmp(link, w->pidns) == 0;
 }
 
+size_t tripwatch_lease_waiters(const char *locks, dev_t dev, ino_t ino, pid_t *out, size_t max)
+{
+	const char *line, *next;
+	long ours = -1;
+	size_t n = 0;
+
+	for (line = locks; *line && n < max; line = next) {
+		unsigned maj, min;
+		unsigned long long i;
+		bool waiter = false;
+		char *p;
+		long id;
+		int pid;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		id = strtol(line, &p, 10);
+		if (p == line || *p++ != ':')
+			continue;
+		/* a waiter is "-> ", one for each level it is nested at */
+		while (*p == ' ' || (p[0] == '-' && p[1] == '>')) {
+			waiter = waiter || *p == '-';
+			p += *p == ' ' ? 1 : 2;
+		}
+		if (waiter) {
+			if (id == ours && sscanf(p, "LEASE %*s %*s %d", &pid) == 1 && pid > 0)
+				out[n++] = (pid_t)pid;
+		} else if (sscanf(p, "LEASE %*s %*s %*d %x:%x:%llu", &maj, &min, &i) == 3) {
+			ours = maj == major(dev) && min == minor(dev) &&
+			       i == (unsigned long long)ino ? id : -1;
+		} else {
+			ours = -1;
+		}
+	}
+	return n;
+}
+
 /*
  * The sandbox's processes waiting in open() for d's lease to be broken, as
- * the kernel lists them in /proc/locks: each lease with its inode ("7:
- * LEASE BREAKING UNLCK PID MAJ:MIN:INO 0 EOF") and under it each opener it
- * blocks, by the pid of its process whatever thread opens ("7: -> LEASE
- * BREAKER READ PID <none>:0 0 EOF"). Exact (the inode is the kernel's, not
- * a name the payload chose) and one read. Into w->procs, in the order they
- * came; how many, or -1 when /proc/locks could not be read whole.
+ * the kernel lists them in /proc/locks (tripwatch_lease_waiters): exact (the
+ * inode is the kernel's, not a name the payload chose) and one read. Into
+ * w->procs, in the order they came; how many, or -1 when /proc/locks could
+ * not be read whole (TW_LOCKS_MAX bytes).
  */
 static ssize_t tw_lease_waiters(struct tripwatch *w, const struct tw_decoy *d)
 {
-	size_t len = 0, n = 0;
-	char *line, *next;
-	long ours = -1;
+	size_t len = 0, n, kept = 0;
 	int fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
@@ -533,36 +566,13 @@ static ssize_t tw_lease_waiters(struct tripwatch *w, const struct tw_decoy *d)
 	if (len == TW_LOCKS_MAX)
 		return -1;
 	w->locks[len] = '\0';
-	for (line = w->locks; *line && n < TRIPWATCH_PROCS_MAX; line = next) {
-		unsigned maj, min;
-		unsigned long long ino;
-		bool waiter = false;
-		char *p;
-		long id;
-		int pid;
-
-		next = strchr(line, '\n');
-		next = next ? next + 1 : line + strlen(line);
-		id = strtol(line, &p, 10);
-		if (p == line || *p++ != ':')
-			continue;
-		/* a waiter is "-> ", one for each level it is nested at */
-		while (*p == ' ' || (p[0] == '-' && p[1] == '>')) {
-			waiter = waiter || *p == '-';
-			p += *p == ' ' ? 1 : 2;
-		}
-		if (waiter) {
-			if (id == ours && sscanf(p, "LEASE %*s %*s %d", &pid) == 1 && pid > 0 &&
-			    tw_in_sandbox(w, (pid_t)pid))
-				w->procs[n++] = (pid_t)pid;
-		} else if (sscanf(p, "LEASE %*s %*s %*d %x:%x:%llu", &maj, &min, &ino) == 3) {
-			ours = maj == major(d->st.st_dev) && min == minor(d->st.st_dev) &&
-			       ino == (unsigned long long)d->st.st_ino ? id : -1;
-		} else {
-			ours = -1;
-		}
-	}
-	return (ssize_t)n;
+	n = tripwatch_lease_waiters(w->locks, d->st.st_dev, d->st.st_ino, w->procs,
+				    TRIPWATCH_PROCS_MAX);
+	/* a process outside the sandbox (through /proc/PID/root) is reported, not named */
+	for (size_t i = 0; i < n; i++)
+		if (tw_in_sandbox(w, w->procs[i]))
+			w->procs[kept++] = w->procs[i];
+	return (ssize_t)kept;
 }
 
 /*

@@ -66,6 +66,14 @@ void tripwatch_drain(struct tripwatch *w, const struct event_sink *sink, const c
 /* How many decoys are watched. */
 size_t tripwatch_count(const struct tripwatch *w);
 /*
+ * The pids /proc/locks (its text, locks) lists as waiting for the lease on
+ * inode ino of device dev to be broken: the openers it holds in open(), by
+ * process, whatever thread opened ("7: LEASE BREAKING UNLCK 812 00:3a:9 0
+ * EOF" then "7: -> LEASE BREAKER READ 901 <none>:0 0 EOF"). At most max into
+ * out; how many. Pure: tests/unit/test-tripwatch.c.
+ */
+size_t tripwatch_lease_waiters(const char *locks, dev_t dev, ino_t ino, pid_t *out, size_t max);
+/*
  * Stop the thread, emit what is left and the counts of what was only
  * counted, release the leases, close the descriptors and free. NULL is fine.
  */
