@@ -58,7 +58,8 @@
 
 #define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
 #define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
-#define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting */
+#define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting
+					 * by its wait channel (only when /proc/locks is too long) */
 #define TW_WAIT_MIN_US  10000           /* ... halved each break in a row that saw none, to this */
 #define TW_PENDING_MS   20              /* a break nobody waits for is held this long, doubled each
 					 * such break in a row up to TW_PENDING_MAX_MS */
