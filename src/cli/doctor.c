@@ -399,17 +399,37 @@ void doctor_check_attrib(struct doctor_check *c)
 
 /* ---- tripwires ------------------------------------------------------------ */
 
+/* Does /proc/locks list pid as waiting for a lease to be broken ("N: -> LEASE BREAKER READ PID")? */
+static bool tripwires_lease_waiter(pid_t pid)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256];
+	bool yes = false;
+
+	while (f && !yes && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "-> LEASE ");
+		int w;
+
+		yes = p && sscanf(p, "-> LEASE %*s %*s %d", &w) == 1 && w == (int)pid;
+	}
+	if (f)
+		fclose(f);
+	return yes;
+}
+
 /*
  * What sandbox/tripwatch.c does with a decoy, on a scratch file: a write
  * lease, a child that opens the file, the lease's signal, the child seen
- * blocked in the kernel's __break_lease (how its process is named), the
- * lease given up. 0 when all of it works, else -1 and *why.
+ * waiting for the lease — in /proc/locks, or blocked in the kernel's
+ * __break_lease (how its process is named) —, the lease given up. 0 when
+ * all of it works, else -1 and *why.
  */
 static int tripwires_probe(const char **why)
 {
 	char path[] = "/tmp/boxy-doctor-lease.XXXXXX", wchan[64] = "";
 	sigset_t set, old;
 	int fd, sfd = -1, rc = -1;
+	bool seen;
 	pid_t child = -1;
 
 	*why = _("a scratch file in /tmp cannot be made");
@@ -441,8 +461,10 @@ static int tripwires_probe(const char **why)
 		if (poll(&p, 1, 2000) != 1)
 			goto out;
 	}
-	*why = _("an opener held by the lease cannot be seen waiting in /proc (its wait channel)");
-	for (int i = 0; i < 200 && strcmp(wchan, "__break_lease") != 0; i++) {
+	*why = _("an opener held by the lease cannot be seen waiting in /proc (neither in "
+		 "/proc/locks nor by its wait channel)");
+	seen = tripwires_lease_waiter(child);
+	for (int i = 0; i < 200 && !seen; i++) {
 		char wp[64];
 		int w;
 		ssize_t n;
@@ -453,10 +475,11 @@ static int tripwires_probe(const char **why)
 		wchan[n > 0 ? n : 0] = '\0';
 		if (w >= 0)
 			close(w);
-		if (strcmp(wchan, "__break_lease") != 0)
+		seen = strcmp(wchan, "__break_lease") == 0;
+		if (!seen)
 			usleep(1000);
 	}
-	if (strcmp(wchan, "__break_lease") == 0)
+	if (seen)
 		rc = 0;
 out:
 	if (fd >= 0) {

@@ -192,11 +192,34 @@ static void add_token(struct decoy_set *d, size_t i, const char *text, size_t n,
 	t->decoy = i;
 }
 
+/*
+ * Does a key id's body (the 16 base32 characters after AKIA) encode what a
+ * key made since 2019 does: its first 48 bits, a set top bit and, below it,
+ * an account number that has 12 digits (bits 46 to 7)? Offline tools decode
+ * the account from a key; a random body says 13 digits one time in eleven.
+ */
+static bool aws_key_plausible(const char *id)
+{
+	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+	uint64_t z = 0;
+
+	for (int i = 0; i < 10; i++)
+		z = (z << 5) | (uint64_t)(strchr(b32, id[i]) - b32);
+	z >>= 2;
+	return (z >> 47) == 1 && ((z & 0x7fffffffff80ull) >> 7) < 1000000000000ull;
+}
+
 /* ~/.aws/credentials: a key id (AKIA and 16 base32 characters) and a 40-character secret. */
 static void make_aws(struct decoy_set *d, int64_t now)
 {
 	char *id = rnd_chars(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), *secret = rnd_chars(40, b64std);
-	char *keyid = xasprintf("AKIA%s", id);
+	char *keyid;
+
+	while (!aws_key_plausible(id)) {
+		free(id);
+		id = rnd_chars(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567");
+	}
+	keyid = xasprintf("AKIA%s", id);
 	size_t i = add_decoy(d, ".aws/credentials",
 			     xasprintf("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n",
 				       keyid, secret), 0600, now, "AWS credentials");

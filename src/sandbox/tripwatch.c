@@ -8,14 +8,21 @@
  * the lease-break signal, which the kernel sends to this thread alone
  * (F_SETOWN_EX, F_OWNER_TID). A lease break means: a process of the sandbox
  * is in open() of a decoy, blocked until the lease is given up. The thread
- * looks for it among the sandbox's processes (same pid namespace as its
- * init, wait channel __break_lease), has it named (sandbox/attrib.h: its
+ * finds it in /proc/locks, where the kernel lists every opener a lease
+ * holds by its process and the lease by its inode (when /proc/locks is too
+ * long to read: among the sandbox's processes, the one a thread of which
+ * waits in __break_lease), has it named (sandbox/attrib.h: its
  * pid in the sandbox, command, and the package a package manager ran it
  * for), queues the alert, and waits until the caller has emitted it
  * (tripwatch_drain: whatever reacts to an alert, --on-alert freeze, has
  * then acted, at most TW_HOLD_MS) before it gives the lease up: the open
- * completes in a sandbox that is frozen already. The lease is taken again
- * once the file is closed (inotify IN_CLOSE). An open inotify reports that
+ * completes in a sandbox that is frozen already. An open that names its
+ * opener better than the alerts before it (enum tw_named) alerts again:
+ * an O_NONBLOCK probe, which cannot be named, or a helper claiming another
+ * package, must not hide the real read that follows. A break nobody waits
+ * for (an O_NONBLOCK probe) is held a while before the lease is given up,
+ * so that probes cost a look per hold and never use the leases up. The
+ * lease is taken again once the file is closed (inotify IN_CLOSE). An open inotify reports that
  * no lease break announced (a second reader while the first still had it
  * open, or no leases on this system) is named by who holds the file open
  * when the thread looks, if anyone still does.
@@ -39,6 +46,7 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,11 +58,30 @@
 
 #define TW_SIGNAL       (SIGRTMIN + 6)  /* the lease-break signal, thread-directed */
 #define TW_HOLD_MS      250             /* an opener held until its alert was emitted, at most */
-#define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting */
+#define TW_WAIT_US      250000          /* how long a signalled opener may take to be seen waiting
+					 * by its wait channel (only when /proc/locks is too long) */
+#define TW_WAIT_MIN_US  10000           /* ... halved each break in a row that saw none, to this */
+#define TW_PENDING_MS   20              /* a break nobody waits for is held this long, doubled each
+					 * such break in a row up to TW_PENDING_MAX_MS */
+#define TW_PENDING_MAX_MS 1000
 #define TW_LOOK_MS      100             /* a look at the leases, for a break whose signal went astray */
 #define TW_CANDIDATES_LOOKED 256        /* processes looked at for the scripts running at an unnamed open */
+#define TW_LOCKS_MAX    (1u << 20)      /* bytes of /proc/locks read to find an opener */
 #define TW_WATCH_MASK   (IN_OPEN | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | \
 			 IN_MOVE_SELF | IN_DELETE_SELF)
+
+/*
+ * How well the alerts on a decoy's opens named who opened it. An open that
+ * names its opener better than any before is an alert again: a throwaway
+ * O_NONBLOCK probe, or a helper that claims another package, must not make
+ * the real read that follows a mere count.
+ */
+enum tw_named {
+	TW_NAMED_NONE,          /* no alert yet */
+	TW_NAMED_NOBODY,        /* an alert that could name no process */
+	TW_NAMED_PROCESS,       /* a process, with no package or one it only claims */
+	TW_NAMED_PACKAGE,       /* a process and the package its package manager ran it for */
+};
 
 struct tw_decoy {
 	int fd;                 /* boxy-init's O_RDONLY descriptor: the lease's file; -1 none */
@@ -66,8 +93,13 @@ struct tw_decoy {
 	bool leased;
 	unsigned breaks;        /* lease breaks so far */
 	unsigned expect;        /* opens a lease break already named (their IN_OPEN is coming) */
+	unsigned looks;         /* unannounced opens looked into (each a scan of /proc) */
+	unsigned misses;        /* lease breaks in a row whose opener was not seen waiting */
+	uint64_t pending_us;    /* a break nobody was seen waiting for, held since (0: none) */
+	uint64_t pending_seq;   /* ... the alert it raised, to be emitted before it ends */
 	uint64_t opens, changes;
-	bool alerted_open, alerted_change;
+	enum tw_named named;    /* how well the alerts on its opens named the opener */
+	bool alerted_change;
 };
 
 struct tw_finding {
@@ -96,6 +128,8 @@ struct tripwatch {
 	uint64_t seq, drained;  /* findings queued, and emitted by tripwatch_drain */
 	bool stopping;          /* no more waiting for the caller */
 	pid_t *procs;           /* the thread's scratch: the sandbox's processes */
+	pid_t *tids;            /* ... and the thread of each blocked in open(), when one is */
+	char *locks;            /* ... and /proc/locks, TW_LOCKS_MAX bytes and a NUL */
 };
 
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d);
@@ -162,27 +196,53 @@ static size_t tw_procs(const struct tripwatch *w, pid_t *out, size_t max)
 	return n;
 }
 
-/* Is pid blocked in open() on a lease (its wait channel)? */
-static bool tw_in_lease_break(pid_t pid)
+/*
+ * A thread of pid blocked in open() on a lease (its wait channel): its tid,
+ * or 0. Every thread is looked at, not only the first — node opens files on
+ * its thread pool (fs.promises, fs.readFile), Go on any of its threads —
+ * while *budget lasts (one a thread).
+ */
+static pid_t tw_in_lease_break(pid_t pid, size_t *budget)
 {
-	char *s = tw_proc_read(pid, "wchan", 128);
-	bool yes = s && strcmp(s, "__break_lease") == 0;
+	char path[64];
+	DIR *dir;
+	struct dirent *de;
+	pid_t tid = 0;
 
-	free(s);
-	return yes;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (!tid && *budget > 0 && (de = readdir(dir))) {
+		char file[64], *s;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strlen(de->d_name) > 10)
+			continue;
+		(*budget)--;
+		snprintf(file, sizeof(file), "task/%s/wchan", de->d_name);
+		s = tw_proc_read(pid, file, 128);
+		if (s && strcmp(s, "__break_lease") == 0)
+			tid = (pid_t)atoi(de->d_name);
+		free(s);
+	}
+	closedir(dir);
+	return tid;
 }
 
 /*
- * The file name pid's blocked open() asks for ("" when it cannot be read):
- * open's first argument, openat's and openat2's second, read from its memory.
+ * The file name the blocked open() of pid's thread tid asks for ("" when it
+ * cannot be read): open's first argument, openat's and openat2's second,
+ * read from its memory.
  */
-static void tw_open_path(pid_t pid, char *out, size_t cap)
+static void tw_open_path(pid_t pid, pid_t tid, char *out, size_t cap)
 {
-	char *s = tw_proc_read(pid, "syscall", 512), mem[64];
+	char *s, mem[64];
 	unsigned long long nr = 0, a0 = 0, a1 = 0, at;
 	int fd;
 	ssize_t r;
 
+	snprintf(mem, sizeof(mem), "task/%d/syscall", (int)tid);
+	s = tw_proc_read(pid, mem, 512);
 	out[0] = '\0';
 	if (!s || sscanf(s, "%llu %llx %llx", &nr, &a0, &a1) != 3) {
 		free(s);
@@ -294,9 +354,10 @@ static uint64_t tw_now_us(void)
 }
 
 /*
- * Take the write lease on d (again, once its file was closed); false when it
- * is open elsewhere. The signal and its owner are set each time, before:
- * giving a lease up clears both (Linux 6.18: the next break would be a
+ * Take the write lease on d (again, once its file was closed, until an
+ * alert named the package that opened it); false when it is open
+ * elsewhere. The signal and its owner are set each time, before: giving a
+ * lease up clears both (Linux 6.18: the next break would be a
  * process-wide SIGIO), and taking one keeps an owner that is set (else it
  * makes the whole process the owner). A signal that goes astray anyway is
  * ignored (tw_ignore_strays) and its break found by the next look at the
@@ -306,7 +367,8 @@ static bool tw_lease(struct tripwatch *w, struct tw_decoy *d)
 {
 	struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
 
-	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX)
+	if (!w->leases || d->leased || d->fd < 0 || d->breaks >= TRIPWATCH_LEASES_MAX ||
+	    d->named == TW_NAMED_PACKAGE)
 		return d->leased;
 	if (fcntl(d->fd, F_SETSIG, TW_SIGNAL) < 0 || fcntl(d->fd, F_SETOWN_EX, &own) < 0)
 		return false;
@@ -323,7 +385,7 @@ static void tw_look_at_leases(struct tripwatch *w)
 	for (size_t i = 0; i < w->n; i++) {
 		struct tw_decoy *d = &w->v[i];
 
-		if (d->leased && fcntl(d->fd, F_GETLEASE) != F_WRLCK)
+		if (d->leased && !d->pending_us && fcntl(d->fd, F_GETLEASE) != F_WRLCK)
 			tw_on_break(w, d);
 	}
 }
@@ -389,97 +451,360 @@ static char *tw_candidates(struct tripwatch *w)
 	return out;
 }
 
+/* How well who names an opener (who.found false: nobody). */
+static enum tw_named tw_named_of(const struct attrib_proc *who)
+{
+	if (!who->found)
+		return TW_NAMED_NOBODY;
+	return who->package[0] && !who->claimed ? TW_NAMED_PACKAGE : TW_NAMED_PROCESS;
+}
+
+/*
+ * How likely the blocked open() of pid's thread tid is to be d's, by the
+ * name it asked for: 2 d's own file name, 1 a name no decoy has (a hard
+ * link, /proc/self/fd/N) or none read, 0 another decoy's file name while
+ * that decoy is not being opened (the name is the payload's to choose: a
+ * link called "credentials" to ~/.kube/config), -1 another decoy's that is
+ * being opened too (its own break names it).
+ */
+static int tw_opener_rank(const struct tripwatch *w, const struct tw_decoy *d, pid_t pid,
+			  pid_t tid)
+{
+	char path[512];
+	const char *base;
+
+	tw_open_path(pid, tid, path, sizeof(path));
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!path[0])
+		return 1;
+	if (strcmp(base, d->base) == 0)
+		return 2;
+	for (size_t k = 0; k < w->n; k++)
+		if (&w->v[k] != d && strcmp(base, w->v[k].base) == 0)
+			return w->v[k].leased && fcntl(w->v[k].fd, F_GETLEASE) != F_WRLCK ? -1 : 0;
+	return 1;
+}
+
+/* Is pid (of our pid namespace) a process of the sandbox: our uid, init's pid namespace? */
+static bool tw_in_sandbox(const struct tripwatch *w, pid_t pid)
+{
+	char path[64], link[64];
+	struct stat st;
+	ssize_t l;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0 || st.st_uid != geteuid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	l = readlink(path, link, sizeof(link) - 1);
+	if (l <= 0)
+		return false;
+	link[l] = '\0';
+	return strcmp(link, w->pidns) == 0;
+}
+
+size_t tripwatch_lease_waiters(const char *locks, dev_t dev, ino_t ino, pid_t *out, size_t max)
+{
+	const char *line, *next;
+	long ours = -1;
+	size_t n = 0;
+
+	for (line = locks; *line && n < max; line = next) {
+		unsigned maj, min;
+		unsigned long long i;
+		bool waiter = false;
+		char *p;
+		long id;
+		int pid;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		id = strtol(line, &p, 10);
+		if (p == line || *p++ != ':')
+			continue;
+		/* a waiter is "-> ", one for each level it is nested at */
+		while (*p == ' ' || (p[0] == '-' && p[1] == '>')) {
+			waiter = waiter || *p == '-';
+			p += *p == ' ' ? 1 : 2;
+		}
+		if (waiter) {
+			if (id == ours && sscanf(p, "LEASE %*s %*s %d", &pid) == 1 && pid > 0)
+				out[n++] = (pid_t)pid;
+		} else if (sscanf(p, "LEASE %*s %*s %*d %x:%x:%llu", &maj, &min, &i) == 3) {
+			ours = maj == major(dev) && min == minor(dev) &&
+			       i == (unsigned long long)ino ? id : -1;
+		} else {
+			ours = -1;
+		}
+	}
+	return n;
+}
+
+/*
+ * The sandbox's processes waiting in open() for d's lease to be broken, as
+ * the kernel lists them in /proc/locks (tripwatch_lease_waiters): exact (the
+ * inode is the kernel's, not a name the payload chose) and one read. Into
+ * w->procs, in the order they came; how many, or -1 when /proc/locks could
+ * not be read whole (TW_LOCKS_MAX bytes).
+ */
+static ssize_t tw_lease_waiters(struct tripwatch *w, const struct tw_decoy *d)
+{
+	size_t len = 0, n, kept = 0;
+	int fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (len < TW_LOCKS_MAX) {
+		ssize_t r = read(fd, w->locks + len, TW_LOCKS_MAX - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (len == TW_LOCKS_MAX)
+		return -1;
+	w->locks[len] = '\0';
+	n = tripwatch_lease_waiters(w->locks, d->st.st_dev, d->st.st_ino, w->procs,
+				    TRIPWATCH_PROCS_MAX);
+	/* a process outside the sandbox (through /proc/PID/root) is reported, not named */
+	for (size_t i = 0; i < n; i++)
+		if (tw_in_sandbox(w, w->procs[i]))
+			w->procs[kept++] = w->procs[i];
+	return (ssize_t)kept;
+}
+
+/*
+ * The sandbox's processes blocked in open() of d, the first in w->procs;
+ * how many (0: none). From /proc/locks, in one look: the kernel lists an
+ * opener's wait before the lease's owner can see the break (both under the
+ * locks' semaphore, which reading /proc/locks takes for writing), so an
+ * opener not listed is not waiting (O_NONBLOCK, or interrupted). Only when
+ * /proc/locks is too long to read whole: the wait channel of every thread
+ * (at most TRIPWATCH_THREADS_MAX a look) and the file name each blocked
+ * open asks for, looked at again until one is seen or wait_us has passed.
+ */
+static size_t tw_blocked_openers(struct tripwatch *w, const struct tw_decoy *d, uint64_t wait_us)
+{
+	pid_t *procs = w->procs;
+	uint64_t t0 = tw_now_us();
+	ssize_t waiters = tw_lease_waiters(w, d);
+	size_t n, found = 0, blocked = 0;
+	int best = -1;
+
+	if (waiters >= 0)
+		return (size_t)waiters;
+	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
+	/*
+	 * The kernel signals before the opener goes to sleep: look again, a
+	 * little longer each time, until one is seen waiting (an O_NONBLOCK
+	 * open never waits). Blocked openers are moved to the front of procs.
+	 */
+	for (unsigned us = 20;; us *= 2) {
+		size_t budget = TRIPWATCH_THREADS_MAX;
+
+		for (size_t i = 0; i < n && budget > 0; i++) {
+			pid_t tid = tw_in_lease_break(procs[i], &budget), t;
+
+			if (!tid)
+				continue;
+			t = procs[blocked];
+			procs[blocked] = procs[i];
+			procs[i] = t;
+			w->tids[blocked++] = tid;
+		}
+		if (blocked || tw_now_us() - t0 >= wait_us)
+			break;
+		usleep(us > 2000 ? 2000 : us);
+	}
+	/* The openers most likely d's (another decoy's opener blocked too: its own break names it). */
+	for (size_t i = 0; i < blocked; i++) {
+		int rank = tw_opener_rank(w, d, procs[i], w->tids[i]);
+
+		if (rank < 0)
+			continue;
+		if (rank > best) {
+			best = rank;
+			found = 0;
+		}
+		if (rank == best && found++ == 0) {
+			pid_t t = procs[0];
+
+			procs[0] = procs[i];
+			procs[i] = t;
+			t = w->tids[0];
+			w->tids[0] = w->tids[i];
+			w->tids[i] = t;
+		}
+	}
+	return found;
+}
+
+/*
+ * Queue the alert naming who, d's opener (and found - 1 more at once),
+ * when it names it better than the alerts before; its number, or 0.
+ */
+static uint64_t tw_alert_opener(struct tripwatch *w, struct tw_decoy *d,
+				const struct attrib_proc *who, size_t found, uint64_t t0)
+{
+	uint64_t named = tw_now_us() - t0, seq;
+	char *by, *also = NULL;
+
+	if (tw_named_of(who) <= d->named)
+		return 0;
+	d->named = tw_named_of(who);
+	by = tw_who_words(who);
+	if (found > 1)
+		also = xasprintf(" and %zu other process(es) at once", found - 1);
+	seq = tw_queue(w, "alert", d->path,
+		       xasprintf("the decoy %s was opened by %s%s: no legitimate step reads it; a "
+				 "credential stealer does (its open was held %llu.%02llu ms to name "
+				 "it)", d->what, by, also ? also : "",
+				 (unsigned long long)(named / 1000),
+				 (unsigned long long)(named % 1000 / 10)), who);
+	free(by);
+	free(also);
+	return seq;
+}
+
+/* How long a break nobody waits for is held: longer each time in a row. */
+static uint64_t tw_pending_us(const struct tw_decoy *d)
+{
+	uint64_t ms = d->misses < 10 ? (uint64_t)TW_PENDING_MS << d->misses : TW_PENDING_MAX_MS;
+
+	return (ms < TW_PENDING_MAX_MS ? ms : TW_PENDING_MAX_MS) * 1000u;
+}
+
+/*
+ * Give d's lease up after a break, the open (if any) going on; taken again
+ * at once when nobody opened it, else once the file is closed.
+ */
+static void tw_release(struct tripwatch *w, struct tw_decoy *d, size_t found)
+{
+	fcntl(d->fd, F_SETLEASE, F_UNLCK);
+	d->leased = false;
+	d->pending_us = 0;
+	if (found) {
+		d->breaks++;
+		d->misses = 0;
+	} else {
+		d->misses++;
+		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
+	}
+}
+
 /*
  * A lease break on d: someone is in open() of it. Name the blocked opener,
  * queue the alert and let the caller emit it (and react), then give the
- * lease up so the open goes on.
+ * lease up so the open goes on. A break nobody waits for (an O_NONBLOCK
+ * probe) is not given up at once but held a while (tw_pending_us): an
+ * opener that comes meanwhile waits and is named then (tw_settle), and a
+ * storm of probes costs the watch a look per hold, not per probe — nor
+ * ends the watch: only breaks that name someone count towards
+ * TRIPWATCH_LEASES_MAX. Once an alert named a package, a break is only
+ * counted: nothing could name it better.
  */
 static void tw_on_break(struct tripwatch *w, struct tw_decoy *d)
 {
-	pid_t *procs = w->procs;
 	uint64_t t0 = tw_now_us(), seq = 0;
-	size_t n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX), found = 0, blocked = 0;
+	size_t found = 0;
 	struct attrib_proc who;
-	char *by = NULL, *also = NULL;
 
 	memset(&who, 0, sizeof(who));
+	if (d->pending_us)
+		return;         /* held already: tw_settle looks again */
 	/*
-	 * The kernel signals before the opener goes to sleep: look again, a
-	 * little longer each time, until one is seen waiting (or TW_WAIT_US has
-	 * passed: an O_NONBLOCK open never waits). Blocked openers are moved to
-	 * the front of procs.
+	 * Probes that never wait (O_NONBLOCK) would each cost a TW_WAIT_US of
+	 * looking where /proc/locks cannot be read: after each one, the next
+	 * look is shorter.
 	 */
-	for (unsigned us = 20; !blocked && tw_now_us() - t0 < TW_WAIT_US; us *= 2) {
-		for (size_t i = 0; i < n; i++)
-			if (tw_in_lease_break(procs[i])) {
-				pid_t t = procs[blocked];
+	if (d->named < TW_NAMED_PACKAGE) {
+		uint64_t wait = d->misses < 16 ? TW_WAIT_US >> d->misses : 0;
 
-				procs[blocked++] = procs[i];
-				procs[i] = t;
-			}
-		if (!blocked)
-			usleep(us > 2000 ? 2000 : us);
+		found = tw_blocked_openers(w, d, wait > TW_WAIT_MIN_US ? wait : TW_WAIT_MIN_US);
 	}
-	for (size_t i = 0; i < blocked; i++) {
-		char path[512];
-		const char *base;
-
-		tw_open_path(procs[i], path, sizeof(path));
-		base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		/* another decoy's opener is blocked too: its own break names it */
-		if (path[0] && strcmp(base, d->base) != 0) {
-			bool other = false;
-
-			for (size_t k = 0; k < w->n; k++)
-				other = other || (&w->v[k] != d && strcmp(base, w->v[k].base) == 0);
-			if (other)
-				continue;
-		}
-		if (found++ == 0 && attrib_who_pid(w->init_pid, procs[i], &who) < 0)
-			memset(&who, 0, sizeof(who));
-	}
+	if (found && attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
+		memset(&who, 0, sizeof(who));
 	d->opens++;
-	if (found)
+	if (found || d->named == TW_NAMED_PACKAGE)
 		d->expect++;
-	if (!d->alerted_open) {
-		uint64_t named = tw_now_us() - t0;
+	if (found) {
+		seq = tw_alert_opener(w, d, &who, found, t0);
+	} else if (d->named == TW_NAMED_NONE) {
+		char *cand = tw_candidates(w);
 
-		d->alerted_open = true;
-		if (found) {
-			by = tw_who_words(&who);
-			if (found > 1)
-				also = xasprintf(" and %zu other process(es) at once", found - 1);
-			seq = tw_queue(w, "alert", d->path,
-				       xasprintf("the decoy %s was opened by %s%s: no legitimate step "
-						 "reads it; a credential stealer does (its open was held "
-						 "%llu.%02llu ms to name it)", d->what, by,
-						 also ? also : "", (unsigned long long)(named / 1000),
-						 (unsigned long long)(named % 1000 / 10)), &who);
-		} else {
-			char *cand = tw_candidates(w);
-
-			seq = tw_queue(w, "alert", d->path,
-				       xasprintf("the decoy %s was about to be opened, but the process "
-						 "had stopped waiting before it could be named (an open "
-						 "with O_NONBLOCK, which the lease refused, or a process "
-						 "killed meanwhile): unattributed%s%s", d->what,
-						 cand[0] ? "; package scripts running then: " : "",
-						 cand), NULL);
-			free(cand);
-		}
+		d->named = TW_NAMED_NOBODY;
+		seq = tw_queue(w, "alert", d->path,
+			       xasprintf("the decoy %s was about to be opened, but the process "
+					 "had stopped waiting before it could be named (an open "
+					 "with O_NONBLOCK, which the lease refused, or a process "
+					 "killed meanwhile): unattributed%s%s", d->what,
+					 cand[0] ? "; package scripts running then: " : "",
+					 cand), NULL);
+		free(cand);
+	}
+	if (!found && d->named < TW_NAMED_PACKAGE) {
+		d->pending_us = t0;
+		d->pending_seq = seq;
+		return;
 	}
 	/* The alert is out (and whatever --on-alert asks done) before the open goes on. */
 	tw_wait_drained(w, seq);
-	fcntl(d->fd, F_SETLEASE, F_UNLCK);
-	d->leased = false;
-	d->breaks++;
-	if (!found)
-		tw_lease(w, d);         /* nobody is about to open it (O_NONBLOCK): watch on */
-	free(by);
-	free(also);
+	tw_release(w, d, found);
 }
 
-/* An open no lease break announced: name whoever holds the file open now, if anyone. */
+/*
+ * A held break whose time is up: name whoever waits for it now (an opener
+ * that came after the probe), let its alert out, give the lease up.
+ */
+static void tw_settle(struct tripwatch *w, struct tw_decoy *d)
+{
+	uint64_t seq = d->pending_seq, named;
+	size_t found = tw_blocked_openers(w, d, 0);
+	struct attrib_proc who;
+
+	memset(&who, 0, sizeof(who));
+	if (found) {
+		if (attrib_who_pid(w->init_pid, w->procs[0], &who) < 0)
+			memset(&who, 0, sizeof(who));
+		d->opens++;
+		d->expect++;
+		named = tw_alert_opener(w, d, &who, found, d->pending_us);
+		seq = named ? named : seq;
+	}
+	tw_wait_drained(w, seq);
+	tw_release(w, d, found);
+}
+
+/* The held breaks whose time is up; the milliseconds until the next one's is (-1: none). */
+static int tw_settle_due(struct tripwatch *w)
+{
+	uint64_t now = tw_now_us(), next = UINT64_MAX;
+
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_decoy *d = &w->v[i];
+		uint64_t due;
+
+		if (!d->pending_us)
+			continue;
+		due = d->pending_us + tw_pending_us(d);
+		if (due <= now) {
+			tw_settle(w, d);
+			now = tw_now_us();
+		} else if (due < next) {
+			next = due;
+		}
+	}
+	return next == UINT64_MAX ? -1 : (int)((next - now + 999) / 1000);
+}
+
+/*
+ * An open no lease break announced: name whoever holds the file open now,
+ * if anyone, when that names it better than before (looked into at most
+ * TRIPWATCH_LEASES_MAX times a decoy: each look is a scan of the sandbox).
+ */
 static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 {
 	pid_t *procs = w->procs;
@@ -489,15 +814,16 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 	char *by;
 
 	d->opens++;
-	if (d->alerted_open)
+	if (d->named == TW_NAMED_PACKAGE || d->looks >= TRIPWATCH_LEASES_MAX)
 		return;
-	d->alerted_open = true;
+	d->looks++;
 	memset(&who, 0, sizeof(who));
 	n = tw_procs(w, procs, TRIPWATCH_PROCS_MAX);
 	for (size_t i = 0; i < n && !found; i++)
 		if (tw_holds(procs[i], d))
 			found = attrib_who_pid(w->init_pid, procs[i], &who) == 0 && who.found;
-	if (found) {
+	if (found && tw_named_of(&who) > d->named) {
+		d->named = tw_named_of(&who);
 		by = tw_who_words(&who);
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened; %s held it open when the watch looked "
@@ -505,9 +831,10 @@ static void tw_on_unannounced_open(struct tripwatch *w, struct tw_decoy *d)
 				   w->leases ? "another process had it open already" :
 				   "leases are unavailable here"), &who);
 		free(by);
-	} else {
+	} else if (!found && d->named == TW_NAMED_NONE) {
 		char *cand = tw_candidates(w);
 
+		d->named = TW_NAMED_NOBODY;
 		tw_queue(w, "alert", d->path,
 			 xasprintf("the decoy %s was opened and closed again before its process "
 				   "could be named (%s): unattributed%s%s", d->what,
@@ -639,8 +966,9 @@ static void *tw_thread(void *arg)
 			{ .fd = w->stop_efd, .events = POLLIN },
 		};
 
-		int r = poll(p, 3, w->leases ? TW_LOOK_MS : -1);
+		int due = tw_settle_due(w), r;
 
+		r = poll(p, 3, !w->leases ? -1 : due >= 0 && due < TW_LOOK_MS ? due : TW_LOOK_MS);
 		if (r < 0 && errno != EINTR)
 			break;
 		/* Signals first: the blocked opener must be named before its IN_OPEN is read. */
@@ -669,6 +997,8 @@ struct tripwatch *tripwatch_create(const struct decoy_set *set, pid_t init_pid, 
 	pthread_cond_init(&w->drained_cv, NULL);
 	tw_ignore_strays();
 	w->procs = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
+	w->tids = xcalloc(TRIPWATCH_PROCS_MAX, sizeof(pid_t));
+	w->locks = xmalloc(TW_LOCKS_MAX + 1);
 	pthread_mutex_init(&w->mu, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)init_pid);
 	l = readlink(path, w->pidns, sizeof(w->pidns) - 1);
@@ -850,6 +1180,8 @@ void tripwatch_stop(struct tripwatch *w, const struct event_sink *sink, const ch
 	}
 	free(w->v);
 	free(w->procs);
+	free(w->tids);
+	free(w->locks);
 	{
 		const int fds[] = { w->ino, w->sfd, w->stop_efd, w->ready_efd, w->q_efd };
 

@@ -7,8 +7,8 @@
  * sandbox's $HOME before the payload may start (init/decoys.c). On each
  * the watch holds a write lease (fcntl F_SETLEASE): an open of the file by
  * anyone else blocks in the kernel and the watch is signalled, so the opener
- * is still in open() — its process found by its wait channel among the
- * sandbox's processes — while the watch names it; then the lease is
+ * is still in open() — its process listed in /proc/locks as waiting for
+ * that lease — while the watch names it; then the lease is
  * released and the open goes on. inotify on the same inode reports every
  * open, access, change, rename and removal, leases or not; an open nobody
  * held a lease for is named by who holds the file open, or said to be
@@ -19,7 +19,10 @@
  * open). Findings are queued and become events on the caller's thread:
  * tripwatch_fd() turns readable, tripwatch_drain() emits them (layer
  * "tripwire", verdict "alert": red in watch, show, top and the summary).
- * Bounded: one alert per decoy and kind, the rest counted; at most
+ * Bounded: one alert per decoy and kind, the rest counted — except that an
+ * open naming its opener better than the alerts before (a process where none
+ * was named, a package where only a process or a claimed one was) is an
+ * alert again, so a throwaway probe cannot make the real read a count; at most
  * TRIPWATCH_ALERTS_MAX alerts a session and TRIPWATCH_LEASES_MAX lease
  * breaks a decoy named by its opener.
  */
@@ -34,9 +37,12 @@
 #include "common/event.h"
 #include "sandbox/decoys.h"
 
-#define TRIPWATCH_ALERTS_MAX   32       /* alerts a session, at most; the rest counted */
-#define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most */
+#define TRIPWATCH_ALERTS_MAX   48       /* alerts a session, at most; the rest counted (each
+					 * decoy's opens alert at most 3 times, its changes once) */
+#define TRIPWATCH_LEASES_MAX   64       /* opens a decoy has its opener named for, at most
+					 * (breaks nobody waited for do not count) */
 #define TRIPWATCH_PROCS_MAX    8192     /* processes looked at to name one */
+#define TRIPWATCH_THREADS_MAX  16384    /* ... and their threads, at most, a look */
 
 struct tripwatch;
 
@@ -59,6 +65,14 @@ int tripwatch_fd(const struct tripwatch *w);
 void tripwatch_drain(struct tripwatch *w, const struct event_sink *sink, const char *session);
 /* How many decoys are watched. */
 size_t tripwatch_count(const struct tripwatch *w);
+/*
+ * The pids /proc/locks (its text, locks) lists as waiting for the lease on
+ * inode ino of device dev to be broken: the openers it holds in open(), by
+ * process, whatever thread opened ("7: LEASE BREAKING UNLCK 812 00:3a:9 0
+ * EOF" then "7: -> LEASE BREAKER READ 901 <none>:0 0 EOF"). At most max into
+ * out; how many. Pure: tests/unit/test-tripwatch.c.
+ */
+size_t tripwatch_lease_waiters(const char *locks, dev_t dev, ino_t ino, pid_t *out, size_t max);
 /*
  * Stop the thread, emit what is left and the counts of what was only
  * counted, release the leases, close the descriptors and free. NULL is fine.

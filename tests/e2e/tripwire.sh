@@ -19,9 +19,12 @@
 #    hard link, a rename, a symlink swap are all seen; /proc/locks shows no
 #    lease; a token sent base64 in an HTTP body never reaches the server, in
 #    base32 across short DNS labels is found; an encoding the matcher cannot
-#    see (reversed, XOR) still leaves the read's alert; a flood of opens and
-#    names gives one alert each, counted; another session neither sees nor
-#    fires this one's wires.
+#    see (reversed, XOR) still leaves the read's alert; a stealer that lets a
+#    probe or a helper claiming another package take the alerts first is
+#    still named at its own read (tripwire-pkgs/evil-knows), and so is a read
+#    on a thread pool or through a link named as another decoy; a flood of
+#    opens and names gives one alert each, counted; another session neither
+#    sees nor fires this one's wires.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
@@ -44,7 +47,9 @@ mkdir -p "$TN/fixture"
 python3 "$PKGS/mkregistry.py" registry "$PKGS/npm" "$TN/fixture" ||
 	harness_die "could not build the registry fixture"
 python3 "$PKGS/mkregistry.py" pack "$PKGS/evil" "$TN/evil.tgz" || harness_die "no evil.tgz"
-chmod -R a+rX "$TN/fixture" "$TN/evil.tgz"
+python3 "$PKGS/mkregistry.py" pack "$PKGS/evil-knows" "$TN/evil-knows.tgz" ||
+	harness_die "no evil-knows.tgz"
+chmod -R a+rX "$TN/fixture" "$TN/evil.tgz" "$TN/evil-knows.tgz"
 tn_start npm-registry python3 "$BOXY_SRCDIR/bench/npm-registry.py" serve "$TN/fixture" \
 	"$TN_HTTP" 4873 "$REG"
 tn_wait_tcp "$TN_HTTP" 4873
@@ -410,6 +415,106 @@ if grep -q refused "$C/out" &&
 else
 	fail_case "tripwire: an O_NONBLOCK probe names the scripts running then" "$(trip_alerts)" \
 		"$(cat "$C/out")"
+fi
+# A stealer that lets helpers take the alerts first (an O_NONBLOCK probe nobody can name, a
+# reader claiming to be lodash, an orphan probing a hundred times to use up the leases),
+# then reads itself: its own reads are alerts naming it, and the helper is named as what
+# ran it (its claim is not believed: sandbox/attrib.h).
+mkdir -p "$TN/cases/evil-knows" && cp "$TN/evil-knows.tgz" "$TN/cases/evil-knows/"
+run_case evil-knows --profile node -- npm install ./evil-knows.tgz
+A=$(trip_alerts)
+if [ "$RC" -eq 0 ] && grep -q '^probe refused$' "$C/evil-knows.txt" &&
+	grep -q '^read ' "$C/evil-knows.txt" &&
+	grep -q '^~/.aws/credentials|.*opened by postinstall of evil-knows@1.0.0 (node, ' <<<"$A" &&
+	grep -q '^~/.kube/config|.*opened by postinstall of evil-knows@1.0.0 ' <<<"$A" &&
+	grep -q '^~/.config/gcloud/application_default_credentials.json|.*opened by postinstall of evil-knows@1.0.0 (node, ' <<<"$A" &&
+	[ -e "$C/evil-knows.probed" ] && ! grep -q 'lodash' <<<"$A"; then
+	ok "tripwire: a probe nobody can name, a helper claiming lodash, a hundred probes to use up the leases: the stealer's own reads are each named, postinstall of evil-knows"
+else
+	fail_case "tripwire: a probe or a claiming helper first; the stealer's own reads still named" \
+		"$A" "$(cat "$C/evil-knows.txt" 2>&1)"
+fi
+# A read on another thread than the process's first: node's fs.promises (its thread pool), a
+# Python thread. The opener blocked in open() is a thread; its process is named.
+threads='node -e '"'"'require("fs").promises.readFile(require("os").homedir() + "/.aws/credentials").then(b => console.log("node read", b.length))'"'"'
+	python3 -c "
+import os, threading
+def read():
+    print(\"thread read\", len(open(os.path.expanduser(\"~/.pypirc\")).read()))
+t = threading.Thread(target=read)
+t.start()
+t.join()"'
+run_case threads --profile node --net none -- sh -c "$threads"
+if grep -q '^node read ' "$C/out" && grep -q '^thread read ' "$C/out" &&
+	trip_alerts | grep -q '^~/.aws/credentials|.*opened by node -e ' &&
+	trip_alerts | grep -q '^~/.pypirc|.*opened by python3 -c '; then
+	ok "tripwire: a read on a thread pool (node's fs.promises) or a Python thread names its process"
+else
+	fail_case "tripwire: a read on another thread names its process" "$(trip_alerts)" \
+		"$(cat "$C/out")"
+fi
+# /proc/locks flooded past what the watch reads (30,000 locks: 1.5 MB), then a read on a
+# thread: the watch looks for the waiting thread instead, and names its process.
+lockflood='python3 -c "
+import fcntl, os, threading
+fd = os.open(\"/tmp/locks\", os.O_CREAT | os.O_RDWR)
+for i in range(30000):
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, 2 * i)
+print(\"locks\", len(open(\"/proc/locks\").read()) > 1 << 20)
+def read():
+    print(\"thread read\", len(open(os.path.expanduser(\"~/.kube/config\")).read()))
+t = threading.Thread(target=read)
+t.start()
+t.join()"'
+run_case lockflood --tripwires on --net none -- sh -c "$lockflood"
+if grep -q '^locks True$' "$C/out" && grep -q '^thread read ' "$C/out" &&
+	trip_alerts | grep -q '^~/.kube/config|.*opened by python3 -c '; then
+	ok "tripwire: /proc/locks flooded past 1 MiB, a read on a thread is still named"
+else
+	fail_case "tripwire: /proc/locks flooded; a read on a thread named" "$(trip_alerts)" \
+		"$(cat "$C/out")"
+fi
+# A storm of O_NONBLOCK probes, every decoy, for 10 s: a break nobody waits for is held a
+# while and costs the watch one read of /proc/locks, not a quarter of a second looking for
+# an opener that never waits (2.5 s of the daemon's CPU on the build before), and the probes
+# never use the leases up (there, 64 breaks a decoy did): every one is refused.
+storm='python3 -c "
+import os, time
+h = os.path.expanduser(\"~\")
+decoys = [\".aws/credentials\", \".ssh/id_ed25519_github\", \".kube/config\", \".pypirc\",
+          \".config/gcloud/application_default_credentials.json\", \".docker/config.json\",
+          \".git-credentials\", \".config/gh/hosts.yml\", \".config/solana/id.json\"]
+t0, n, refused = time.monotonic(), 0, 0
+while time.monotonic() - t0 < 10:
+    for d in decoys:
+        try:
+            os.close(os.open(h + \"/\" + d, os.O_RDONLY | os.O_NONBLOCK))
+        except BlockingIOError:
+            refused += 1
+        n += 1
+    time.sleep(0.005)
+print(\"probes\", n, \"refused\", refused)"'
+dpid=$(awk '$1 == "pid" { print $2 }' "$TN/state/boxy/daemon.lock" 2>/dev/null)
+cpu0=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
+run_case storm --tripwires on --net none -- sh -c "$storm"
+cpu1=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
+hz=$(getconf CLK_TCK)
+probes=$(awk '$1 == "probes" { print $2 "/" $4 }' "$C/out")
+if [ -n "$dpid" ] && [ -n "$cpu0" ] && [ -n "$cpu1" ] && [ -n "$probes" ] &&
+	[ "${probes%/*}" = "${probes#*/}" ] && [ $((cpu1 - cpu0)) -lt $((hz * 3 / 2)) ]; then
+	ok "tripwire: 10 s of O_NONBLOCK probes on every decoy cost the daemon $(((cpu1 - cpu0) * 1000 / hz)) ms of CPU and use no lease up (${probes#*/} probes, all refused)"
+else
+	fail_case "tripwire: a probe storm costs the daemon little and uses no lease up" \
+		"daemon $dpid: $(((${cpu1:-0} - ${cpu0:-0}) * 1000 / hz)) ms of CPU; probes/refused $probes" \
+		"$(grep tripwire "$C/audit" | cut -c1-200 | tail -n 9)"
+fi
+# A link named as another decoy's file ("credentials" to ~/.kube/config): its reader is named.
+run_case link-name --tripwires on --net none -- sh -c \
+	'ln -s ~/.kube/config /tmp/credentials && cat /tmp/credentials >/dev/null; exit 0'
+if trip_alerts | grep -q '^~/.kube/config|.*opened by cat /tmp/credentials (pid '; then
+	ok "tripwire: a link named as another decoy's file does not hide its reader"
+else
+	fail_case "tripwire: a link named as another decoy's file; its reader named" "$(trip_alerts)"
 fi
 # What the matcher cannot see (reversed, XOR): the read's alert is still there.
 exfil_blind='python3 - <<"PY"

@@ -1,6 +1,7 @@
 /*
  * test-decoys.c — the decoy credentials (src/sandbox/decoys.c) have the
- * shapes stealers' expressions look for (AKIA keys, 40-character secrets,
+ * shapes stealers' expressions look for (AKIA keys whose account decodes
+ * to 12 digits, 40-character secrets,
  * ghp_/gho_ tokens with a valid checksum, an OpenSSH key whose public half
  * is the private seed's, a JWT that decodes, Docker's user:dckr_pat_ auth),
  * plausible ages, nothing in common between two sessions, and each token
@@ -77,6 +78,44 @@ static void test_github_checksum(void **state)
 	(void)state;
 	decoys_github_checksum("123456789", 9, out);    /* CRC-32 0xcbf43926 in base62 */
 	assert_string_equal(out, "3jZRME");
+}
+
+/*
+ * The AWS account an access key id encodes (the 16 base32 characters after
+ * AKIA: the first 48 bits, less their top and low 7): what offline tools
+ * decode from a key, and what must be a 12-digit account of a key made
+ * since 2019, whose first character after AKIA has that top bit set.
+ */
+static bool aws_key_plausible(const char *id)
+{
+	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+	uint64_t z = 0;
+
+	for (int i = 0; i < 10; i++) {         /* 50 bits: the first 48 are the field */
+		const char *c = strchr(b32, id[i]);
+
+		if (!id[i] || !c)
+			return false;
+		z = (z << 5) | (uint64_t)(c - b32);
+	}
+	z >>= 2;
+	return (z >> 47) == 1 && ((z & 0x7fffffffff80ull) >> 7) < 1000000000000ull;
+}
+
+/* Two hundred sets: every AWS key id decodes to a 12-digit account, as a real one would. */
+static void test_aws_account(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 200; i++) {
+		struct decoy_set d;
+		const char *id;
+
+		decoys_make(&d, "alice", NOW);
+		id = strstr(find_decoy(&d, ".aws/credentials")->content, "AKIA");
+		assert_non_null(id);
+		assert_true(aws_key_plausible(id + 4));
+		decoys_free(&d);
+	}
 }
 
 static void test_shapes(void **state)
@@ -249,6 +288,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_github_checksum),
 		cmocka_unit_test(test_shapes),
+		cmocka_unit_test(test_aws_account),
 		cmocka_unit_test(test_ssh_key),
 		cmocka_unit_test(test_jwt_and_docker),
 		cmocka_unit_test(test_tokens),
