@@ -43,6 +43,7 @@ enum spec_kind {
 	SPEC_ENV,       /* list of struct env_spec: parse_env_spec (a profile: names only) */
 	SPEC_ENV_SET,   /* the same list, from a profile's NAME: value mapping */
 	SPEC_FAIL_ON,   /* char *: parse_fail_on's words, kept as fail_on_text gives them */
+	SPEC_ON_ALERT,  /* char *: parse_on_alert's items, kept as on_alert_text gives them */
 };
 
 struct spec_option {
