@@ -33,6 +33,8 @@ enum store_show_query {
 	STORE_SHOW_EVENTS,
 	/* subject, reason: what the run did that its baseline did not (layer "since") */
 	STORE_SHOW_SINCE,
+	/* verdict, subject, reason, count: what its alerts did (layer "react": freeze, resume…) */
+	STORE_SHOW_REACT,
 	STORE_SHOW__COUNT,
 };
 
