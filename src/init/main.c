@@ -370,7 +370,7 @@ static void init_resume_payload(pid_t payload, int st)
 static int init_supervise(pid_t payload, int sfd)
 {
 	int status = 0;
-	bool done = false;
+	bool done = false, frozen = false;
 
 	while (!done) {
 		struct signalfd_siginfo si;
@@ -392,14 +392,21 @@ static int init_supervise(pid_t payload, int sfd)
 				if (w != payload)
 					continue;
 				if (WIFSTOPPED(st)) {
-					init_resume_payload(payload, st);
+					if (!frozen)
+						init_resume_payload(payload, st);
 					continue;
 				}
 				status = st;
 				done = true;
 			}
+		} else if ((int)si.ssi_signo == PLAN_SIG_FREEZE || (int)si.ssi_signo == PLAN_SIG_THAW) {
+			/* The owner's word alone (plan.h): from outside, never from the payload. */
+			if (si.ssi_code == SI_USER && si.ssi_pid == 0)
+				frozen = (int)si.ssi_signo == PLAN_SIG_FREEZE;
 		} else if (si.ssi_signo == SIGCONT) {
 			/* the whole group: a member stopped in vfork leaves the payload unstopped */
+			if (frozen)
+				continue;
 			if (kill(-payload, SIGCONT) < 0)
 				kill(payload, SIGCONT);
 		} else {
@@ -459,6 +466,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(init_forwarded); i++)
 		sigaddset(&mask, init_forwarded[i]);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, PLAN_SIG_FREEZE);
+	sigaddset(&mask, PLAN_SIG_THAW);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
