@@ -151,6 +151,13 @@ struct broker {
 
 	bool dead;
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
+	bool held;                  /* the session is frozen: broker_hold */
+	struct {                    /* the query whose alert froze the session, until released */
+		bool have;
+		uint32_t id;
+		uint16_t qtype;
+		char name[DNS_NAME_BUF];
+	} held_query;
 	uint64_t flow_seq;
 	char *failure;
 };
@@ -384,11 +391,10 @@ static void flow_free(struct flow *f)
 
 static void flow_dial(struct broker *b, struct flow *f);
 
-/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
-static void dial_slot_free(struct broker *b)
+/* Dial the flows waiting for a slot, as many as there are slots (none while held). */
+static void dial_queue_run(struct broker *b)
 {
-	b->ndials--;
-	while (!b->dead && b->dialq != NULL && b->ndials < DIALS_MAX) {
+	while (!b->dead && !b->held && b->dialq != NULL && b->ndials < DIALS_MAX) {
 		struct flow *f = b->dialq;
 
 		b->dialq = f->qnext;
@@ -398,6 +404,13 @@ static void dial_slot_free(struct broker *b)
 		f->state = FLOW_NAME;   /* off the queue, not dialling yet: what flow_dial expects */
 		flow_dial(b, f);
 	}
+}
+
+/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
+static void dial_slot_free(struct broker *b)
+{
+	b->ndials--;
+	dial_queue_run(b);
 }
 
 /* Unlink a flow from the table and free it. */
@@ -1092,13 +1105,14 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	free(q);
 }
 
-/* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
+static void resolve_decide(struct broker *b, uint32_t id, const char *name, uint16_t qtype);
+
+/* NET_RESOLVE: the detectors' look at it, then refuse here, answer here, or look it up. */
 static void on_resolve(struct broker *b, struct rbuf *r)
 {
 	uint32_t id = wire_get_u32(r);
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
 	uint16_t qtype = wire_get_u16(r);
-	struct net_verdict v;
 	struct query *q;
 
 	if (!wire_done(r) || !name || !name_chars_ok(name) ||
@@ -1120,16 +1134,43 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 
 		exfil_judged(b, fired, parent, fired ? why : NULL);
 	}
+	if (b->held) {
+		/*
+		 * The alert this query raised froze the session (broker_hold): the
+		 * query waits with it, and leaves only if the session is resumed.
+		 * One at most: nothing more is read while held.
+		 */
+		if (b->held_query.have) {
+			send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+			goto out;
+		}
+		b->held_query.have = true;
+		b->held_query.id = id;
+		b->held_query.qtype = qtype;
+		snprintf(b->held_query.name, sizeof(b->held_query.name), "%s", name);
+		goto out;
+	}
+	resolve_decide(b, id, name, qtype);
+out:
+	free(name);
+}
+
+/* A query judged by the detectors: refuse it here, answer "no data" here, or look it up. */
+static void resolve_decide(struct broker *b, uint32_t id, const char *name, uint16_t qtype)
+{
+	struct net_verdict v;
+	struct query *q;
+
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
 		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
 		send_answer(b, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA) {
 		/* Only addresses are ever answered: no data for the rest. */
 		send_answer(b, id, DNS_RCODE_NOERROR, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	{
 		struct dns_cache_answer hit;
@@ -1137,12 +1178,12 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
 			answer_deliver(b, id, name, qtype, hit.rcode, hit.addrs, hit.ttls, hit.n,
 				       true);
-			goto out;
+			return;
 		}
 	}
 	if (b->nqueries >= BROKER_MAX_QUERIES) {
 		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	q = xcalloc(1, sizeof(*q));
 	q->b = b;
@@ -1159,8 +1200,6 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		free(q);
 		send_answer(b, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
 	}
-out:
-	free(name);
 }
 
 /* NET_LOG: one line of boxy-net's health for the daemon's log, sanitised. */
@@ -1286,7 +1325,7 @@ static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
+	for (int i = 0; i < READ_BATCH && !b->dead && !b->held; i++) {
 		struct msg m;
 		char *err = NULL;
 		int rc = msg_read_packet(b->fd, &m, &err);
@@ -1475,6 +1514,41 @@ fail:
 	return -1;
 }
 
+void broker_hold(struct broker *b, bool hold)
+{
+	if (hold) {
+		if (b->held)
+			return;
+		b->held = true;
+		ev_io_stop(b->loop, &b->rw);
+		if (b->pid > 0 && b->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, b->pidfd, SIGSTOP, NULL, 0);
+		return;
+	}
+	if (!b->held)
+		return;
+	b->held = false;
+	if (b->held_query.have && !b->dead) {
+		b->held_query.have = false;
+		resolve_decide(b, b->held_query.id, b->held_query.name, b->held_query.qtype);
+	}
+	/* What was let go may have raised an alert that froze the session again. */
+	if (b->held)
+		return;
+	dial_queue_run(b);
+	if (b->held)
+		return;
+	if (b->pid > 0 && b->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, b->pidfd, SIGCONT, NULL, 0);
+	if (b->fd >= 0 && !b->dead && !b->finishing)
+		ev_io_start(b->loop, &b->rw);
+}
+
+bool broker_held(const struct broker *b)
+{
+	return b->held;
+}
+
 pid_t broker_helper_pid(const struct broker *b)
 {
 	return b->pid;
@@ -1514,7 +1588,9 @@ void broker_finish(struct broker *b)
 {
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
 
-	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
+	/* Held (a frozen session ends): boxy-net stays stopped and is killed, never
+	 * continued, so no byte it holds leaves; its counters are its last reports. */
+	if (b->dead || b->fd < 0 || !b->hello || b->finishing || b->held)
 		return;
 	b->finishing = true;
 	ev_io_stop(b->loop, &b->rw);
@@ -1571,8 +1647,9 @@ void broker_free(struct broker *b)
 		b->dead = true;
 		broker_disconnect(b);
 		/* The socket is closed: boxy-net sees EOF and may finish its capture;
-		 * a short grace (the pidfd turns readable at its exit), then SIGKILL. */
-		if (b->pid > 0 && b->pidfd >= 0) {
+		 * a short grace (the pidfd turns readable at its exit), then SIGKILL.
+		 * None when held: a stopped boxy-net cannot exit, and is not continued. */
+		if (b->pid > 0 && b->pidfd >= 0 && !b->held) {
 			struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
 
 			poll(&p, 1, HELPER_GRACE_MS);
