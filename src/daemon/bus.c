@@ -190,7 +190,8 @@ void bus_publish(struct session *s, const struct event *in)
 		if (c->role == CLIENT_WATCHING)
 			bus_send_event(c, &ev);
 		else if ((s->verbose || (ev.verdict && (!strcmp(ev.verdict, "alert") ||
-							 !strcmp(ev.verdict, "new")))) &&
+							 !strcmp(ev.verdict, "new"))) ||
+			  (ev.layer && !strcmp(ev.layer, "react"))) &&
 			 (c->role == CLIENT_RUN || c->role == CLIENT_ATTACHED))
 			bus_send_event(c, &ev);
 	}
@@ -271,6 +272,20 @@ void bus_session_begin(struct session *s)
 	free(argv_json);
 	free(policy);
 	free(lockfile);
+}
+
+void bus_session_frozen(struct session *s)
+{
+	struct server *srv = s->srv;
+	char *err = NULL;
+
+	if (!srv->store)
+		return;
+	/* The alert's rows first, so a reader that sees the session frozen finds why. */
+	bus_flush(srv);
+	if (store_session_frozen(srv->store, s->id, s->frozen ? (int64_t)s->frozen_ms : 0,
+				 s->frozen_reason, &err) < 0)
+		store_warn(srv, err);
 }
 
 void bus_session_end(struct session *s)

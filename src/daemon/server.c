@@ -186,6 +186,7 @@ static void dispatch(struct client *c, struct msg *m)
 	case MSG_RUN:      session_handle_run(c, m); return;
 	case MSG_ATTACH:   session_handle_attach(c, m); return;
 	case MSG_STOP:     session_handle_stop(c, m); return;
+	case MSG_RESUME:   session_handle_resume(c, m); return;
 	case MSG_WATCH:    session_handle_watch(c, m); return;
 	case MSG_SHUTDOWN: handle_shutdown(c); return;
 	case MSG_STATUS:

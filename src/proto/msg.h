@@ -36,6 +36,7 @@ enum msg_type {
 	MSG_ATTACH,                 /* str id-prefix */
 	MSG_STATUS,                 /* nothing */
 	MSG_SHUTDOWN,               /* nothing: stop the daemon (refused while sessions run) */
+	MSG_RESUME,                 /* str id-prefix, u8 log-only: resume a frozen session */
 
 	/* replies */
 	MSG_OK = 0x0301,            /* str words (may be absent) */
