@@ -141,16 +141,19 @@ static char *like_pattern(const char *s)
 
 /* The totals of one session row, summed over its own rows only. */
 #define SESSION_COLUMNS \
-	"s.id, " STORE_STATE_SHOWN ", coalesce(s.profile, ''), coalesce(json_extract(s.policy, '$.net.mode'), '')," \
+	"s.id, " STORE_STATE_SHOWN ", coalesce(s.profile, '')," \
+	" coalesce(json_extract(s.policy, '$.net.mode'), '')," \
 	" s.argv, s.cwd, s.started_ms, coalesce(s.ended_ms, 0), coalesce(s.exit_code, 0)," \
 	" (SELECT coalesce(sum(count), 0) FROM connections c WHERE c.session_id = s.id)," \
 	" " DENIED_OF("s.id") " + s.overflow_denied," \
 	" (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id)," \
-	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
+	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)," \
+	" coalesce(s.frozen_reason, '')"
 
 #define SESSION_MATCH \
 	"(?1 = '' OR s.argv LIKE ?2 ESCAPE '\\' OR s.cwd LIKE ?2 ESCAPE '\\'" \
-	" OR (" STORE_STATE_SHOWN ") LIKE ?2 ESCAPE '\\' OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
+	" OR (" STORE_STATE_SHOWN ") LIKE ?2 ESCAPE '\\'" \
+	" OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
 	" OR s.id LIKE substr(?2, 2))" \
 	" AND (?3 = 0 OR s.overflow_denied > 0" \
 	"  OR EXISTS (SELECT 1 FROM connections d WHERE d.session_id = s.id AND verdict = 'deny')" \
@@ -194,6 +197,7 @@ int store_top_sessions(struct store_top *st, const char *filter, bool denied_onl
 				.ended_ms = sqlite3_column_int64(q, 7),
 				.exit_code = sqlite3_column_int(q, 8), .conns = u64(q, 9),
 				.denied = u64(q, 10), .up = u64(q, 11), .down = u64(q, 12),
+				.frozen_reason = text(q, 13),
 			};
 
 			row(ctx, &r);

@@ -211,8 +211,12 @@ static void draw_header(const struct top_model *m, struct top_screen *s, const c
 	char left[256], right[256];
 	int rw;
 
-	snprintf(left, sizeof(left), "boxy top · %s · %zu running · %llu denied in the last hour%s",
-		 title, m->running, (unsigned long long)m->denied_hour,
+	char frozen[48] = "";
+
+	if (m->frozen)
+		snprintf(frozen, sizeof(frozen), " (%zu frozen)", m->frozen);
+	snprintf(left, sizeof(left), "boxy top · %s · %zu running%s · %llu denied in the last hour%s",
+		 title, m->running, frozen, (unsigned long long)m->denied_hour,
 		 m->lost ? " · events were lost: re-read the store" : "");
 	snprintf(right, sizeof(right), "daemon %.200s",
 		 m->daemon ? m->daemon : "not running: live updates off");
@@ -239,7 +243,8 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 	}
 	if (m->mode == TOP_CONFIRM) {
 		snprintf(line, sizeof(line), "%s session %.8s? y to confirm, any other key cancels",
-			 m->confirm_action == TOP_DO_KILL ? "SIGKILL" : "stop", m->confirm_id);
+			 m->confirm_action == TOP_DO_KILL ? "SIGKILL" :
+			 m->confirm_action == TOP_DO_RESUME ? "resume frozen" : "stop", m->confirm_id);
 		put(s, y, 0, line, s->cols, TOP_A_REVERSE | TOP_A_BOLD);
 		return;
 	}
@@ -247,10 +252,12 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 		put(s, y, 0, m->message, s->cols, TOP_A_BOLD);
 		return;
 	}
-	snprintf(line, sizeof(line), "%s%s%s%sEnter:open Tab:view /:filter d:denied s:stop "
-		 "K:kill a:attach ?:help q:quit",
+	/* While a session is frozen, r takes d's place (80 columns hold one of them). */
+	snprintf(line, sizeof(line), "%s%s%s%sEnter:open Tab:view /:filter %s s:stop K:kill "
+		 "a:attach ?:help q:quit",
 		 m->denied_only ? "[denied only] " : "", m->filter[0] ? "[filter: " : "",
-		 m->filter[0] ? m->filter : "", m->filter[0] ? "] " : "");
+		 m->filter[0] ? m->filter : "", m->filter[0] ? "] " : "",
+		 m->frozen ? "r:resume" : "d:denied");
 	put(s, y, 0, line, s->cols, TOP_A_DIM);
 }
 
@@ -545,6 +552,7 @@ static void draw_help(const struct top_model *m, struct top_screen *s)
 		"        t in destinations: the time window (an hour, a day, a week, all)",
 		"        d: only what was refused something   Esc in a list: clear both",
 		"Act     s stop (SIGTERM, then SIGKILL)   K SIGKILL now   (both ask y first)",
+		"        r resume a session an alert froze (asks y first); s or K on a frozen one kills it",
 		"        a attach (Ctrl-] comes back)   w watch (Ctrl-C comes back)",
 		"Quit    q",
 		"",
