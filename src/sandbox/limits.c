@@ -363,7 +363,7 @@ char *limits_freeze_probe(bool *cgroup)
 		char *no = why_no_freezer(&info);
 
 		out = xasprintf(_("SIGSTOP to every process of the sandbox, swept until none runs "
-				  "(%s; no systemd user manager: %s)"), no, why ? why : "?");
+				  "(%s; %s)"), no, why ? why : "?");
 		free(no);
 	}
 	free(why);

@@ -10,9 +10,9 @@
 # in flight stop at the freeze; a session next to a frozen one runs on; a
 # flood of alerts freezes once, and only boxy resume ever resumes.
 #
-# This host has no cgroup delegated to the test user, so the freezes here are
-# the SIGSTOP sweep's; tests/e2e/react-cgroup.sh runs the same cases in a
-# cgroup v2 subtree delegated to the test user, where they are the freezer's.
+# No cgroup is delegated to the test user here, so the freezes are the SIGSTOP
+# sweep's (boxy doctor must say so); tests/e2e/react-cgroup.sh runs the same
+# cases in a cgroup v2 subtree it delegates to the test user: the freezer's.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
@@ -35,6 +35,13 @@ testnet_enter "$0" "$@"
 testnet_setup
 tn_probe
 react_setup
+
+if tn_boxy doctor --json | grep -q '"check":"freeze","status":"ok","detail":"SIGSTOP to every process of the sandbox'; then
+	ok "SIGSTOP: boxy doctor says an alert would freeze with SIGSTOP (no cgroup delegated)"
+else
+	not_ok "SIGSTOP: boxy doctor says an alert would freeze with SIGSTOP (no cgroup delegated)"
+	diag "$(tn_boxy doctor 2>&1 | grep -A3 freeze)" "own cgroup: $(cat /proc/self/cgroup)"
+fi
 
 react_cases SIGSTOP
 

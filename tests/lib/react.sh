@@ -76,6 +76,36 @@ react_other_agent_start() {
 	for _ in $(seq 50); do [ -S "$REACT_AGENT_DIR/agent.sock" ] && break; sleep 0.1; done
 }
 
+# react_cgroup_delegate (as root): a cgroup v2 subtree of the suite's own,
+# delegated to the test user as systemd would delegate one (the directory and
+# its cgroup.procs, cgroup.threads and cgroup.subtree_control are the user's),
+# with this shell moved into it, so the test user's daemon makes the runs'
+# cgroups below it and freezes them with cgroup.freeze. Undone at exit.
+react_cgroup_delegate() {
+	local user=${BOXY_TEST_USER:-boxytest} mnt
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	[ -n "$mnt" ] || harness_die "no cgroup2 hierarchy is mounted"
+	REACT_CG=$mnt/boxy-react-$$
+	mkdir "$REACT_CG" || harness_die "cannot create $REACT_CG"
+	chown "$user" "$REACT_CG" "$REACT_CG/cgroup.procs" "$REACT_CG/cgroup.threads" \
+		"$REACT_CG/cgroup.subtree_control" || harness_die "cannot delegate $REACT_CG"
+	echo $$ >"$REACT_CG/cgroup.procs" || harness_die "cannot move the suite into $REACT_CG"
+	REACT_CG_PARENT=$mnt
+	trap 'react_cgroup_undo; harness_cleanup' EXIT
+}
+
+# Back to the parent cgroup, and the subtree removed (the runs' cgroups first).
+react_cgroup_undo() {
+	local d
+	[ -n "${REACT_CG:-}" ] || return 0
+	echo $$ >"$REACT_CG_PARENT/cgroup.procs" 2>/dev/null
+	for d in "$REACT_CG"/*/; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+	rmdir "$REACT_CG" 2>/dev/null
+	return 0
+}
+
 react_setup() {
 	mkdir -p "$TN/cases" && chmod 0777 "$TN/cases"
 	tn_start sink python3 -u -c "$REACT_SINK" "$TN_HTTP" 9000 "$TN/sink.bytes"
@@ -148,46 +178,54 @@ wait_session() {
 	return 1
 }
 
-# ns_tasks MARK: one line per thread of the sandbox running MARK, boxy-init's
-# left out: "PID TID STATE CPU" (CPU: utime+stime ticks). Found by the pid
-# namespace of a process whose command line holds MARK.
+# ns_tasks DIR: one line per thread of the sandbox whose payload runs in DIR
+# (a case directory: its work directory), boxy-init's left out: "PID TID STATE
+# CPU" (CPU: utime+stime ticks). Found by the pid namespace of a process whose
+# working directory is DIR; another suite's sandbox never matches.
 ns_tasks() {
-	python3 - "$1" <<'EOF'
+	python3 - "$1" <<'EOF2'
 import os, sys
-mark = sys.argv[1].encode()
+where = os.path.realpath(sys.argv[1])
 def ns(p):
     try:
         return os.readlink("/proc/%s/ns/pid" % p)
     except OSError:
         return None
+def cmd(p):
+    try:
+        return open("/proc/%s/cmdline" % p, "rb").read()
+    except OSError:
+        return b""
 pids = [p for p in os.listdir("/proc") if p.isdigit()]
-target = None
+mine, target = ns("self"), None
 for p in pids:
     try:
-        if mark in open("/proc/%s/cmdline" % p, "rb").read() and ns(p) != ns("self"):
-            target = ns(p); break
+        if os.readlink("/proc/%s/cwd" % p) == where and not cmd(p).startswith(b"boxy"):
+            n = ns(p)
+            if n and n != mine:
+                target = n
+                break
     except OSError:
         pass
 if target is None:
     sys.exit(0)
 for p in pids:
-    if ns(p) != target:
+    if ns(p) != target or cmd(p).startswith(b"boxy-init"):
         continue
     try:
-        if open("/proc/%s/cmdline" % p, "rb").read().startswith(b"boxy-init"):
-            continue
         for t in os.listdir("/proc/%s/task" % p):
             st = open("/proc/%s/task/%s/stat" % (p, t)).read()
             f = st[st.rindex(")") + 2:].split()
             print(p, t, f[0], int(f[11]) + int(f[12]))
     except (OSError, ValueError):
         pass
-EOF
+EOF2
 }
 
-# frozen_check MARK MECH: every thread of the sandbox is stopped (SIGSTOP: state
-# T, t, D or Z; cgroup: nothing runs, R) in three looks 0.5 s apart, the same
-# threads each time (nothing forked) and none used CPU time in between. Sets WHY.
+# frozen_check DIR MECH: every thread of the sandbox running in DIR is stopped
+# (SIGSTOP: state T, t, D or Z; cgroup: none is R) in three looks 0.5 s apart,
+# the same threads each time (nothing forked) and none used CPU time in
+# between. Sets WHY, NTASKS.
 frozen_check() {
 	local a b c bad
 	a=$(ns_tasks "$1" | sort)
@@ -279,7 +317,7 @@ react_cases() {
 	else
 		rx_fail "$mech: boxy run says the session is frozen, why, and how to decide, and keeps waiting"
 	fi
-	if frozen_check exfil.test "$mech"; then
+	if frozen_check "$C" "$mech"; then
 		ok "$mech: every thread of the sandbox is stopped ($NTASKS), none forks or runs"
 	else
 		rx_fail "$mech: every thread of the sandbox is stopped" "$WHY"
@@ -489,7 +527,7 @@ react_hostile() {
 		sleep 0.5
 		'"$REACT_TUNNEL"
 	if wait_session exfil.test 15 && wait_state "$ID" frozen 30; then
-		if frozen_check exfil.test "$mech"; then
+		if frozen_check "$C" "$mech"; then
 			ok "$mech: a fork storm, a vfork storm, signal handlers, SIGCONT and SIGTSTP senders and a stopped process: all $NTASKS threads stopped, none forks or runs"
 		else
 			rx_fail "$mech: a payload fighting the freeze is frozen whole" "$WHY"
