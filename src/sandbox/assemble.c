@@ -748,6 +748,39 @@ static void sandbox_audit_freezer(const struct sandbox *sb, const struct sandbox
 	free(words);
 }
 
+/* Is one of boxy-init's control signals (init/plan.h) still pending, unread? */
+static bool sandbox_ctl_pending(const struct sandbox *sb)
+{
+	char path[48], *text = NULL, *line;
+	unsigned long long mask = 0, want;
+	size_t len;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)sb->pid);
+	if (read_file(path, 64 << 10, &text, &len) < 0)
+		return false;
+	want = (1ULL << (PLAN_SIG_FREEZE - 1)) | (1ULL << (PLAN_SIG_THAW - 1));
+	for (line = text; line && !yes; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if ((strncmp(line, "ShdPnd:", 7) == 0 || strncmp(line, "SigPnd:", 7) == 0) &&
+		    sscanf(line + 7, "%llx", &mask) == 1)
+			yes = (mask & want) != 0;
+	free(text);
+	return yes;
+}
+
+/*
+ * Tell boxy-init sig (PLAN_SIG_FREEZE or THAW). Real-time signals are taken
+ * lowest first, not in the order sent: a thaw and the freeze right behind it
+ * (a resume whose released query raised the next alert) would be read thaw
+ * last. So the previous one is given up to 20 ms to be read first.
+ */
+static void sandbox_tell_init(struct sandbox *sb, int sig)
+{
+	for (int i = 0; i < 200 && sandbox_ctl_pending(sb); i++)
+		usleep(100);
+	sandbox_signal(sb, sig);
+}
+
 /* Freeze every process of the sandbox; see sandbox/assemble.h. */
 int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err)
 {
@@ -764,7 +797,7 @@ int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err)
 	}
 	/* boxy-init first: from its next read on it passes no SIGCONT on (init/plan.h). */
 	sb->frozen_sigstop = true;
-	sandbox_signal(sb, PLAN_SIG_FREEZE);
+	sandbox_tell_init(sb, PLAN_SIG_FREEZE);
 	rc = freeze_sigstop(sb->pid, FREEZE_TIMEOUT_US, rep, err);
 	if (rc == 0 && why)
 		rep->how = "SIGSTOP (the cgroup freezer failed)";
@@ -788,7 +821,7 @@ int sandbox_thaw(struct sandbox *sb, char **err)
 		return set_err(err, "the sandbox has ended");
 	if (sb->frozen_sigstop) {
 		freeze_sigcont(sb->pid);
-		sandbox_signal(sb, PLAN_SIG_THAW);
+		sandbox_tell_init(sb, PLAN_SIG_THAW);
 		sb->frozen_sigstop = false;
 	}
 	if (sb->frozen_cgroup) {

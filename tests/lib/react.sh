@@ -108,6 +108,9 @@ react_cgroup_undo() {
 
 react_setup() {
 	mkdir -p "$TN/cases" && chmod 0777 "$TN/cases"
+	cc -O2 -pthread -o "$TN/react-cont" "$BOXY_SRCDIR/tests/lib/react-cont.c" 2>"$TN/react-cont.log" ||
+		harness_die "cannot build tests/lib/react-cont.c: $(head -n 3 "$TN/react-cont.log")"
+	chmod 0755 "$TN/react-cont"
 	tn_start sink python3 -u -c "$REACT_SINK" "$TN_HTTP" 9000 "$TN/sink.bytes"
 	tn_wait_tcp "$TN_HTTP" 9000
 }
@@ -353,6 +356,7 @@ react_cases() {
 	react_on_stop "$mech"
 	react_on_log "$mech"
 	react_hostile "$mech"
+	react_continuers "$mech"
 	react_stream "$mech"
 	react_neighbour "$mech"
 	react_flood "$mech"
@@ -536,6 +540,44 @@ react_hostile() {
 		rx_fail "$mech: a payload fighting the freeze is frozen whole" "never frozen (ID '$ID')"
 	fi
 	diag "$mech hostile freeze: $(decision_text "$ID" react freeze | grep -o 'frozen [0-9.]* ms after the alert ([^;]*')"
+	tn_boxy stop "$ID" >/dev/null 2>&1
+	rx_wait 20
+}
+
+# Eight processes of three threads, each a tight loop of SIGCONT to every other
+# process and to boxy-init (tests/lib/react-cont.c): the freeze either takes
+# them all, or — when a SIGSTOP sweep cannot converge within its 2 s — the
+# session is killed and says why. Never left running, and nothing leaves.
+react_continuers() {
+	local mech=$1 i st k outcome=
+	mkdir -p "$TN/cases/continuers" && cp "$TN/react-cont" "$TN/cases/continuers/"
+	rx_start continuers --net public --on-alert dns=freeze -- sh -c '
+		./react-cont 8 fighting &
+		while [ ! -e fighting ]; do sleep 0.05; done
+		sleep 0.5
+		'"$REACT_TUNNEL"
+	wait_session exfil.test 15
+	for i in $(seq 1 100); do
+		st=$(state_of "$ID")
+		[ "$st" = frozen ] || [ "$st" = exited ] && break
+		sleep 0.1
+	done
+	k=$(cat "$C/progress" 2>/dev/null)
+	sleep 1
+	if [ "$st" = frozen ] && frozen_check "$C" "$mech"; then
+		outcome="frozen: all $NTASKS threads stopped"
+	elif [ "$st" = exited ] || wait_state "$ID" exited 5; then
+		rx_wait 10
+		[ "$RC" = 137 ] && audit_has react action "could not be frozen" &&
+			outcome="could not be frozen within 2 s: killed (exit 137)"
+	fi
+	if [ -n "$outcome" ] && [ "$k" != done ] && [ "$(exfil_max)" -lt "$k" ]; then
+		ok "$mech: processes that SIGCONT each other in tight loops do not outrun the freeze ($outcome)"
+	else
+		rx_fail "$mech: processes that SIGCONT each other in tight loops do not outrun the freeze" \
+			"state $st; ${WHY:-}; chunk in flight $k, resolver saw up to $(exfil_max)"
+	fi
+	diag "$mech continuers: $(decision_text "$ID" react freeze | grep -o 'frozen [0-9.]* ms after the alert ([^;]*')"
 	tn_boxy stop "$ID" >/dev/null 2>&1
 	rx_wait 20
 }
