@@ -20,7 +20,17 @@
 # every variant alike: boxy's node profile would otherwise reuse its shared cache).
 # A run counts only when npm says it added every package.
 #
-#   bench/npm.sh [--runs N] [--fixture DIR] [--only "host boxy allow bwrap"]
+# Attribution's cost (doc/attribution.md): the variant noattr is boxy's public run with
+# --no-attribution; `--only "boxy noattr"` pairs it with the default, round by round,
+# and prints boxy/noattr for the install's time and for the daemon's own CPU time
+# (user + system of every thread of `boxy daemon serve`, read from /proc around each
+# install: the worker that reads the sandbox's /proc is a thread of the daemon).
+# --callgrind adds one install of each under a daemon run by valgrind's callgrind and
+# prints the daemon's instruction counts (user space only: the kernel's work of
+# producing /proc's text is in the CPU times, not there), noise-free.
+#
+#   bench/npm.sh [--runs N] [--fixture DIR] [--only "host boxy allow bwrap noattr"]
+#                [--callgrind]
 #       as root (re-runs as the test user, like the test suites) or as a user
 #   --runs N        rounds (default 5)
 #   --only "..."    run only these variants (the ratios need host, boxy and bwrap)
@@ -30,6 +40,7 @@ set -u
 RUNS=5
 FIXTURE=/var/tmp/boxy-bench-npm
 ONLY="host boxy allow bwrap"
+CALLGRIND=0
 LIMIT_S=${BOXY_NPM_LIMIT_S:-600}            # one install past this is a failure, not a wait
 args=("$@")
 while [ $# -gt 0 ]; do
@@ -37,7 +48,9 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift 2 ;;
 	--fixture) FIXTURE=$2; shift 2 ;;
 	--only) ONLY=$2; shift 2 ;;
-	*) echo "usage: bench/npm.sh [--runs N] [--fixture DIR] [--only \"VARIANT...\"]" >&2; exit 2 ;;
+	--callgrind) CALLGRIND=1; shift ;;
+	*) echo "usage: bench/npm.sh [--runs N] [--fixture DIR] [--only \"VARIANT...\"] [--callgrind]" >&2
+	   exit 2 ;;
 	esac
 done
 set -- "${args[@]}"
@@ -92,9 +105,20 @@ bwrap_npm() {
 host_npm() { tn_user env HOME="$TN/home" "${NPM[@]}"; }
 boxy_npm() { tn_boxy run --profile node -- "${NPM[@]}"; }
 allow_npm() { tn_boxy run --profile node --allow-host www.example.test --allow-port 4873 -- "${NPM[@]}"; }
+noattr_npm() { tn_boxy run --profile node --no-attribution -- "${NPM[@]}"; }
 read -r -a VARIANTS <<<"$ONLY"
 declare -A LABEL=([host]="host (no sandbox)" [boxy]="boxy --profile node (public)"
-	[allow]="boxy --profile node --allow-host/port" [bwrap]="bwrap --share-net")
+	[allow]="boxy --profile node --allow-host/port" [bwrap]="bwrap --share-net"
+	[noattr]="boxy --profile node --no-attribution")
+# The daemon's pid (its record) and CPU time in ms, every thread (utime + stime).
+daemon_pid() { sed -n 's/^pid //p' "$TN/state/boxy/daemon.lock" 2>/dev/null | head -1; }
+TICK=$(getconf CLK_TCK)
+daemon_cpu_ms() {
+	local p
+	p=$(daemon_pid)
+	[ -n "$p" ] && [ -r "/proc/$p/stat" ] || { echo 0; return; }
+	awk -v t="$TICK" '{ print int(($14 + $15) * 1000 / t) }' "/proc/$p/stat"
+}
 
 # watchdog PID SECS: kill the install's subshell and its children after SECS seconds.
 watchdog() {
@@ -108,6 +132,7 @@ one() {
 	local v=$1 r=$2 p t0 t1 rc job dog
 	p=$OUT/$v-$r
 	mkdir -p "$p" && cp "$FIXTURE/package.json" "$p/" && chmod -R a+rwX "$p"
+	c0=$(daemon_cpu_ms)
 	t0=$(date +%s%N)
 	(cd "$p" && "${v}_npm" >"$p.out" 2>&1 </dev/null) &
 	job=$!
@@ -124,12 +149,15 @@ one() {
 		exit 1
 	fi
 	echo $(((t1 - t0) / 1000000)) >>"$OUT/$v.ms"
+	c1=$(daemon_cpu_ms)
+	# A daemon that changed meanwhile (or none): no figure rather than a wrong one.
+	[ "$c0" -gt 0 ] && [ "$c1" -ge "$c0" ] && echo $((c1 - c0)) >>"$OUT/$v.cpu"
 	rm -rf "$p"
 }
 
 tn_boxy run --net none -- true >/dev/null 2>&1       # the daemon up before the first round
 for v in "${VARIANTS[@]}"; do one "$v" warmup; done
-for v in "${VARIANTS[@]}"; do : >"$OUT/$v.ms"; done
+for v in "${VARIANTS[@]}"; do : >"$OUT/$v.ms"; : >"$OUT/$v.cpu"; done
 for ((r = 0; r < RUNS; r++)); do
 	n=${#VARIANTS[@]}
 	for ((i = 0; i < n; i++)); do one "${VARIANTS[(i + r) % n]}" "$r"; done
@@ -138,9 +166,15 @@ testnet_check
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 spread() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
-echo "npm install of $WANT packages from a local registry, $RUNS rounds (order rotated), medians:"
+echo "npm install of $WANT packages from a local registry, $RUNS rounds (order rotated), medians;"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for v in "${VARIANTS[@]}"; do
-	printf '  %-40s %6s ms  (%s)\n' "${LABEL[$v]}" "$(median "$OUT/$v.ms")" "$(spread "$OUT/$v.ms")"
+	printf '  %-40s %6s ms  (%s)' "${LABEL[$v]}" "$(median "$OUT/$v.ms")" "$(spread "$OUT/$v.ms")"
+	case $v in
+	boxy | allow | noattr)
+		printf '   daemon CPU %s ms (%s)' "$(median "$OUT/$v.cpu")" "$(spread "$OUT/$v.cpu")" ;;
+	esac
+	echo
 done
 ratio() {
 	[ -s "$OUT/$1.ms" ] && [ -s "$OUT/$2.ms" ] || return 0
@@ -152,3 +186,26 @@ ratio boxy host "boxy/host"
 ratio allow host "boxy allowlist/host"
 ratio bwrap host "bwrap/host"
 ratio boxy bwrap "boxy/bwrap"
+ratio boxy noattr "attribution (boxy/noattr)"
+if [ -s "$OUT/boxy.cpu" ] && [ -s "$OUT/noattr.cpu" ]; then
+	awk -v a="$(median "$OUT/boxy.cpu")" -v b="$(median "$OUT/noattr.cpu")" \
+		'BEGIN { printf "  %-28s %.3f (%+d ms)\n", "daemon CPU (boxy/noattr)", b ? a / b : 0, a - b }'
+fi
+
+# --callgrind: the daemon's instructions for one install each, attribution on and off.
+if [ "$CALLGRIND" = 1 ]; then
+	command -v valgrind >/dev/null || { echo "npm.sh: valgrind is not installed" >&2; exit 2; }
+	for v in boxy noattr; do
+		tn_boxy daemon stop >/dev/null 2>&1
+		cg=$OUT/callgrind.$v
+		tn_user env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" XDG_STATE_HOME="$TN/state" \
+			valgrind --tool=callgrind --callgrind-out-file="$cg" --trace-children=no \
+			"$BOXY" daemon serve >"$OUT/callgrind.$v.log" 2>&1 &
+		for _ in $(seq 1 300); do tn_boxy daemon status >/dev/null 2>&1 && break; sleep 0.2; done
+		one "$v" callgrind
+		tn_boxy daemon stop >/dev/null 2>&1
+		wait
+		printf '  daemon instructions, %-28s %s\n' "${LABEL[$v]}:" \
+			"$(sed -n 's/^summary: //p; s/^totals: //p' "$cg" | head -1)"
+	done
+fi

@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "store/store.h"
-#include "store/store-top.h"
+#include "common/event.h"
 #include "common/util.h"
+#include "store/store.h"
+#include "store/store-internal.h"
+#include "store/store-top.h"
 
 struct store_top {
 	sqlite3 *db;
@@ -341,11 +343,49 @@ static void fmt_dest(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 format_size(u64(q, 5), b, sizeof(b)));
 }
 
+/* The words for the who in columns from.. (STORE_WHO_COLUMNS), or NULL when not looked for. */
+static char *who_words(sqlite3_stmt *q, int from)
+{
+	const char *v[9];
+	struct event_who w;
+
+	for (int i = 0; i < 9; i++)
+		v[i] = (const char *)sqlite3_column_text(q, from + i);
+	return event_who_from_row(&w, v) ? event_who_words(&w) : NULL;
+}
+
 static void fmt_denial(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 {
+	char *by = who_words(q, 5);
+
 	*deny = true;
-	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.400s", text(q, 0),
-		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3));
+	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.300s%s%.200s", text(q, 0),
+		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3), by ? "  by " : "",
+		 by ? by : "");
+	free(by);
+}
+
+/* A package of the record: its words (or its command), counts, where it went. */
+static void fmt_package(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	char *name;
+
+	*deny = sqlite3_column_int64(q, 7) > 0;
+	if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
+		struct event_who w = {
+			.found = true, .package = text(q, 0), .version = text(q, 1),
+			.script = text(q, 2), .via = text(q, 4),
+			.claimed = sqlite3_column_int(q, 3) == 1,
+		};
+
+		name = event_who_package_words(&w);
+	} else {
+		name = xstrdup(sqlite3_column_type(q, 5) != SQLITE_NULL ? text(q, 5) : "unknown");
+	}
+	snprintf(buf, len, "  %-40.200s %6lld %6lld %7lld  %.300s", name,
+		 (long long)sqlite3_column_int64(q, 6), (long long)sqlite3_column_int64(q, 7),
+		 (long long)sqlite3_column_int64(q, 8), text(q, 10));
+	free(name);
 }
 
 static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
@@ -353,6 +393,13 @@ static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 	*deny = strcmp(text(q, 1), "deny") == 0;
 	snprintf(buf, len, "  %-8.32s %-9.16s %-24.200s %.400s", text(q, 0), text(q, 1), text(q, 2),
 		 text(q, 3));
+}
+
+/* An alert: red, first in the record, its layer, subject and reason on one line. */
+static void fmt_alert(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	*deny = true;
+	snprintf(buf, len, "  ALERT %-8.32s %.200s: %.600s", text(q, 0), text(q, 1), text(q, 2));
 }
 
 int store_top_record(struct store_top *st, const char *id,
@@ -407,6 +454,26 @@ int store_top_record(struct store_top *st, const char *id,
 	sqlite3_finalize(q);
 	if (!found)
 		return set_err(err, "no session %s in the store", id);
+	{
+		/* The findings to act on (a tripwire, a planted repository), before anything else. */
+		static const char alerts_sql[] =
+			"SELECT layer, coalesce(subject, ''), coalesce(reason, '') FROM decisions"
+			" WHERE session_id = ?1 AND verdict = 'alert' ORDER BY t_ms, id LIMIT 50";
+		sqlite3_stmt *a;
+		bool any = false;
+
+		if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM decisions WHERE session_id = ?1 AND "
+				       "verdict = 'alert' LIMIT 1", -1, &a, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(a, 1, id, -1, SQLITE_TRANSIENT);
+			any = sqlite3_step(a) == SQLITE_ROW;
+			sqlite3_finalize(a);
+		}
+		if (any) {
+			line(ctx, "", false);
+			line(ctx, "ALERTS: act on these", true);
+			record_part(st, id, alerts_sql, fmt_alert, line, ctx, err);
+		}
+	}
 	line(ctx, "", false);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");
@@ -416,10 +483,23 @@ int store_top_record(struct store_top *st, const char *id,
 			fmt_dest, line, ctx, err) == 0)
 		line(ctx, "  (no connection)", false);
 	line(ctx, "", false);
+	line(ctx, "PACKAGES (by what ran them; a package name is the process's claim)", false);
+	snprintf(buf, sizeof(buf), "  %-40s %6s %6s %7s  %s", "PACKAGE", "CONNS", "DENIED",
+		 "LOOKUPS", "DESTINATIONS");
+	line(ctx, buf, false);
+	if (record_part(st, id, "SELECT package, version, script, claimed, via, comm, conns, denied,"
+			" lookups, destinations, dest_list FROM packages WHERE session_id = ?1"
+			" ORDER BY package IS NULL, denied DESC, conns DESC LIMIT 200", fmt_package,
+			line, ctx, err) == 0)
+		line(ctx, "  (no process was looked for: --no-attribution, or nothing on the network)",
+		     false);
+	line(ctx, "", false);
 	line(ctx, "REFUSED", false);
-	if (record_part(st, id, "SELECT subject, sum(count), layer, reason FROM denials"
-			" WHERE session_id = ?1 GROUP BY subject, layer, reason"
-			" ORDER BY sum(count) DESC LIMIT 200", fmt_denial, line, ctx, err) == 0)
+	/* The who of each group's first (SQLite takes bare columns from min()'s row). */
+	if (record_part(st, id, "SELECT subject, sum(count), layer, reason, min(t_ms), "
+			STORE_WHO_COLUMNS " FROM denials WHERE session_id = ?1"
+			" GROUP BY subject, layer, reason ORDER BY sum(count) DESC LIMIT 200",
+			fmt_denial, line, ctx, err) == 0)
 		line(ctx, "  (nothing)", false);
 	line(ctx, "", false);
 	line(ctx, "NEW SINCE THE LAST RUN", false);

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /*
  * The state a reader shows, as SQL over a sessions row (alias-free): 'frozen'
@@ -47,6 +47,7 @@
 #define STORE_KIND_ROWS     128
 
 struct event;
+struct event_who;
 
 struct store;
 
@@ -85,6 +86,7 @@ struct store_conn {
 	const char *layer;      /* the layer that decided: "net.ip", "net.dns", "net.sni", "upstream" */
 	int64_t up, down;
 	uint64_t flow;          /* the broker's flow number (0: none): later byte counts find the row */
+	const struct event_who *who;    /* who made it (doc/attribution.md); NULL: not looked for */
 };
 
 struct store_resolution {
@@ -97,6 +99,7 @@ struct store_resolution {
 	const char *verdict;    /* "allow" | "deny" */
 	const char *reason;
 	const char *layer;      /* the layer that decided: "net.dns" (the name), "net.ip" (the address) */
+	const struct event_who *who;    /* who asked; NULL: not looked for */
 };
 
 struct store_decision {
@@ -107,6 +110,7 @@ struct store_decision {
 	const char *verdict;
 	const char *subject;
 	const char *reason;
+	const struct event_who *who;    /* who made it (a finding's process); NULL: not looked for */
 };
 
 /*

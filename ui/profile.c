@@ -119,4 +119,6 @@ void profile_print_runspec(FILE *out, const struct runspec *rs)
 	fputc('\n', out);
 	fprintf(out, _("seccomp      %s\n"), rs->seccomp == SECCOMP_UNSET ? _("(not set: strict)") :
 	        seccomp_mode_name(rs->seccomp));
+	fprintf(out, _("tripwires    %s\n"), rs->tripwires == ONOFF_UNSET ? _("(not set: off)") :
+		rs->tripwires == ONOFF_ON ? _("on: decoy credentials in $HOME, watched") : _("off"));
 }

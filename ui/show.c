@@ -9,7 +9,8 @@
  *   limits    memory: memory.max = 2.0G in /sys/fs/cgroup/…
  *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
  *     …the busiest SHOW_DESTS_MAX…
- *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
+ *   packages      by what ran them: each package's connections, refusals, destinations
+ *   boxy: 80 refused            (the end-of-run summary's table, summary.c, with who)
  *   git       warn  .git/hooks/pre-commit  …
  *   every event: boxy show 3f2a9c0d --events
  *
@@ -195,12 +196,20 @@ static void dest_cb(void *ctx, int ncol, const char *const *v)
 	free(name);
 }
 
+/* The words for a row's who (STORE_WHO_COLUMNS from v), or NULL when it was not looked for. */
+static char *who_words(const char *const *v)
+{
+	struct event_who w;
+
+	return event_who_from_row(&w, v) ? event_who_words(&w) : NULL;
+}
+
 static void refusal_cb(void *ctx, int ncol, const char *const *v)
 {
 	struct refusals *t = ctx;
 	uint64_t n;
 
-	if (ncol < 4)
+	if (ncol < 15)
 		return;
 	n = num(v[3]);
 	t->total += n;
@@ -215,7 +224,47 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 		g->layer = xstrdup(v[1] ? v[1] : "-");
 		g->reason = xstrdup(v[2] ? v[2] : "");
 		g->count = n;
+		g->who = who_words(v + 5);
+		g->who_more = num(v[14]) > 1;
 	}
+}
+
+/* One row of the packages table, and the destinations it reached. */
+static void package_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *name, *cut, *dests;
+
+	if (ncol < 11)
+		return;
+	if (!l->n++) {
+		fprintf(l->out, "%s\n", _("packages  by what ran them: a package's script, else the "
+					  "command (a package name is the process's claim)"));
+		fprintf(l->out, "  %-46s %6s %6s %7s %5s\n", "PACKAGE", "CONNS", "DENIED", "LOOKUPS",
+			"DESTS");
+	}
+	if (v[0]) {
+		struct event_who w = {
+			.found = true, .package = v[0], .version = v[1], .script = v[2], .via = v[4],
+			.claimed = v[3] && strcmp(v[3], "1") == 0,
+		};
+
+		name = event_who_package_words(&w);
+	} else {
+		name = xstrdup(v[5] ? v[5] : _("unknown"));
+	}
+	cut = summary_cut(name, 46);
+	fprintf(l->out, "%s  %-46s %6llu %6llu %7llu %5llu%s\n",
+		l->color && num(v[7]) ? "\033[31m" : "", cut, (unsigned long long)num(v[6]),
+		(unsigned long long)num(v[7]), (unsigned long long)num(v[8]),
+		(unsigned long long)num(v[9]), l->color && num(v[7]) ? "\033[0m" : "");
+	if (v[10] && v[10][0]) {
+		dests = summary_cut(v[10], LINE_MAX_CHARS - 6);
+		fprintf(l->out, "    → %s\n", dests);
+		free(dests);
+	}
+	free(cut);
+	free(name);
 }
 
 
@@ -240,6 +289,7 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 		     git = { out, "git", 0, false, 0, color },
 		     alerts = { out, "alerts", 0, false, 1, color },
 		     news = { out, "new", 0, false, 0, color },
+		     pkgs = { out, "packages", 0, false, 0, color },
 		     react = { out, "react", 0, false, 0, color };
 	struct refusals t;
 	char when[32], *cmd, *line;
@@ -321,6 +371,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	} else {
 		field(out, "destinations", "none");
 	}
+	if (store_show_query(st, STORE_SHOW_PACKAGES, s->id, 0, package_cb, &pkgs, err) < 0)
+		goto out;
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;
 	refusals_merge_unfixable(&t);
@@ -363,6 +415,13 @@ static void event_cb(void *ctx, int ncol, const char *const *v)
 		fprintf(out, "  ×%s", f[7]);
 	if (*f[8])
 		fprintf(out, "  [%s]", f[8]);
+	if (ncol >= 18) {
+		char *by = who_words(v + 9);
+
+		if (by)
+			fprintf(out, "  by %s", by);
+		free(by);
+	}
 	fputc('\n', out);
 	for (int i = 2; i < 9; i++)
 		free(f[i]);

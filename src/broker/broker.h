@@ -15,6 +15,14 @@
  * Every decision is an event (kinds "tcp", "udp", "dns"; verdicts allow,
  * deny, sni, resolve, bytes, close) through the session's sink, and goes
  * into the session's net-log.
+ *
+ * Tripwires: with the session's decoy tokens, every DNS name is looked at
+ * for them (label by label, as one stream per parent domain, so a token cut
+ * across queries is found): a name that carries one is answered NXDOMAIN
+ * here and never asked upstream, and so is every later name under the same
+ * parent domain. boxy-net looks at the flows' first bytes and says
+ * NET_TRIPWIRE. Each is a red "tripwire" alert, once per token and channel
+ * (BROKER_TRIPWIRE_ALERTS a session, the rest counted).
  */
 #ifndef BOXY_BROKER_H
 #define BOXY_BROKER_H
@@ -35,14 +43,43 @@
 #define BROKER_DIAL_TIMEOUT 30.0        /* seconds for an upstream connect */
 #define BROKER_LOG_MAX      1024        /* one NET_LOG line */
 #define BROKER_FINISH_MS    250         /* broker_finish's wait for boxy-net's last counters */
+#define BROKER_TRIPWIRE_ALERTS 32       /* tripwire alerts a session, at most */
+#define BROKER_TRIPWIRE_DOMAINS 32      /* parent domains whose DNS names are one stream each */
 
 struct broker;
+
+/*
+ * Attribution (doc/attribution.md): who in the sandbox made a flow or asked a
+ * name. The broker asks when a flow opens and when a query comes, and goes
+ * on deciding; the answer comes back through broker_attributed. Meanwhile
+ * the events about that flow or query wait (so each carries its who), and
+ * so do the two things that would destroy the evidence if sent first: a
+ * refusal (the RST makes the sandbox's kernel drop the socket from its
+ * table) and a DNS answer (the client closes its socket once it has one) —
+ * a refusal (a refused name's NXDOMAIN included) never longer than hold_ms,
+ * an answer to a permitted name never longer than answer_hold_ms, which is
+ * short: that wait is the payload's, on a busy machine it would slow every
+ * install. A permitted flow's verdict never waits.
+ */
+struct broker_attrib {
+	/* Ask who owns the socket proto src:sport → dst:dport; false when it cannot be asked
+	 * (the answer is "unknown" at once). */
+	bool (*ask)(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
+		    uint16_t sport, const struct net_addr *dst, uint16_t dport);
+	void *ctx;
+	unsigned hold_ms;           /* the longest a refusal (and events) wait for an answer */
+	unsigned answer_hold_ms;    /* the longest a permitted name's DNS answer waits */
+};
 
 struct broker_opts {
 	const char *dns_servers;    /* NULL: the host's resolv.conf (tests name a server) */
 	const char *tailnet;        /* --tailscale: the MagicDNS suffix, or NULL */
 	const char *tailnet_servers;/* NULL: 100.100.100.100 (tests name a fake) */
 	bool pcap;                  /* a pcap descriptor goes to boxy-net (NETCFG_PCAP) */
+	const struct broker_attrib *attrib;     /* NULL: no attribution (copied) */
+	char *const *tokens;        /* --tripwires: the session's decoy tokens (parse/tripwire.h), */
+	char *const *token_labels;  /* what each is ("AWS secret access key in ~/.aws/credentials") */
+	size_t ntokens;             /* copied; 0: none */
 };
 
 /*
@@ -108,6 +145,16 @@ void broker_finish(struct broker *b);
 
 /* Write the net-log JSON to fd (the client's --net-log). Returns 0 or -1 with *err. */
 int broker_write_netlog(const struct broker *b, int fd, char **err);
+
+/*
+ * The answer to the broker's question token (struct broker_attrib): who is
+ * borrowed for the call (NULL or not found: "unknown"). An answer that came
+ * too late, or for a question never asked, is ignored.
+ */
+void broker_attributed(struct broker *b, uint64_t token, const struct event_who *who);
+
+/* Questions of attribution not answered yet (tests). */
+size_t broker_attrib_waiting(const struct broker *b);
 
 /* Flows open now (dialling, waiting for a name or spliced). */
 size_t broker_flows(const struct broker *b);

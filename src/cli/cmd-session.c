@@ -514,20 +514,19 @@ static int run_watch(int argc, char **argv)
 				fflush(stdout);
 			}
 		} else if (type == MSG_EVENT) {
-			struct event ev;
-			char *strs[10];
+			struct event_copy ec;
 
-			if (watch_event_decode(m.payload, m.len, &ev, strs) == 0) {
+			if (watch_event_decode(m.payload, m.len, &ec) == 0) {
 				if (screen) {
-					watch_model_event(&model, &ev);
+					watch_model_event(&model, &ec.ev);
 				} else {
-					char *line = watch_format_event(&ev);
+					char *line = watch_format_event(&ec.ev);
 
 					if (printf("%s\n", line) < 0 || fflush(stdout) != 0)
 						watch_interrupted = 1;      /* the reader went away */
 					free(line);
 				}
-				watch_event_strs_free(strs);
+				event_copy_free(&ec);
 			}
 		}
 		msg_free(&m);

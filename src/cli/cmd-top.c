@@ -95,8 +95,8 @@ static void add_denial(void *ctx, const struct store_top_denial *r)
 {
 	struct top_model *m = ctx;
 	struct top_denial_row *row = xappend(&m->denials, &m->ndenials, sizeof(*m->denials));
-	struct refusal_group g = { (char *)r->subject, (char *)r->layer, (char *)r->reason,
-				   r->count };
+	struct refusal_group g = { .subject = (char *)r->subject, .layer = (char *)r->layer,
+				   .reason = (char *)r->reason, .count = r->count };
 
 	row->t_ms = r->t_ms;
 	snprintf(row->id, sizeof(row->id), "%s", r->session_id);
@@ -266,12 +266,11 @@ static void data_live(void *ctx, struct top_model *m)
 		if (msg.type == MSG_SNAPSHOT) {
 			watch_model_snapshot(&d->wm, msg.payload, msg.len);
 		} else if (msg.type == MSG_EVENT) {
-			struct event ev;
-			char *strs[10];
+			struct event_copy ec;
 
-			if (watch_event_decode(msg.payload, msg.len, &ev, strs) == 0) {
-				watch_model_event(&d->wm, &ev);
-				watch_event_strs_free(strs);
+			if (watch_event_decode(msg.payload, msg.len, &ec) == 0) {
+				watch_model_event(&d->wm, &ec.ev);
+				event_copy_free(&ec);
 			}
 		} else if (msg.type == MSG_LOSS) {
 			d->wm.lost = dmsg_decode_loss(msg.payload, msg.len);

@@ -264,21 +264,22 @@ static char **alerts, **news;
 
 static bool keep_alert(const struct msg *m)
 {
-	struct event ev;
-	char *strs[10], *subject, *detail, *line;
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *subject, *detail, *line;
 	bool is = false;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
 		return false;
-	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
-		subject = watch_sanitize(ev.subject ? ev.subject : "");
-		detail = watch_sanitize(ev.detail ? ev.detail : "");
-		keep_finding(&ev, strcmp(ev.verdict, "new") == 0);
-		if (strcmp(ev.verdict, "new") == 0) {
+	if (ev->verdict && (strcmp(ev->verdict, "alert") == 0 || strcmp(ev->verdict, "new") == 0)) {
+		subject = watch_sanitize(ev->subject ? ev->subject : "");
+		detail = watch_sanitize(ev->detail ? ev->detail : "");
+		keep_finding(ev, strcmp(ev->verdict, "new") == 0);
+		if (strcmp(ev->verdict, "new") == 0) {
 			line = xasprintf("%s (%s)", subject, detail);
 			strv_push(&news, line);
 		} else {
-			line = xasprintf("%s: %s: %s", ev.layer ? ev.layer : "boxy", subject, detail);
+			line = xasprintf("%s: %s: %s", ev->layer ? ev->layer : "boxy", subject, detail);
 			strv_push(&alerts, line);
 		}
 		free(line);
@@ -286,7 +287,7 @@ static bool keep_alert(const struct msg *m)
 		free(detail);
 		is = true;
 	}
-	watch_event_strs_free(strs);
+	event_copy_free(&ec);
 	return is;
 }
 
@@ -298,20 +299,21 @@ static bool keep_alert(const struct msg *m)
  */
 static bool notice_react(const struct msg *m, bool raw)
 {
-	struct event ev;
-	char *strs[10], *id, *detail;
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *id, *detail;
 	const char *nc = getenv("NO_COLOR");
 	bool red = isatty(STDERR_FILENO) && !(nc && *nc), is;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
 		return false;
-	is = ev.layer && strcmp(ev.layer, "react") == 0 && ev.verdict &&
-	     strcmp(ev.verdict, "action") == 0 && ev.subject &&
-	     (strcmp(ev.subject, "freeze") == 0 || strcmp(ev.subject, "resume") == 0);
+	is = ev->layer && strcmp(ev->layer, "react") == 0 && ev->verdict &&
+	     strcmp(ev->verdict, "action") == 0 && ev->subject &&
+	     (strcmp(ev->subject, "freeze") == 0 || strcmp(ev->subject, "resume") == 0);
 	if (is) {
-		id = watch_sanitize(ev.session ? ev.session : "?");
-		detail = watch_sanitize(ev.detail ? ev.detail : "");
-		if (strcmp(ev.subject, "freeze") == 0)
+		id = watch_sanitize(ev->session ? ev->session : "?");
+		detail = watch_sanitize(ev->detail ? ev->detail : "");
+		if (strcmp(ev->subject, "freeze") == 0)
 			fprintf(stderr, _("%sboxy: session %.8s frozen: %s%s%s"), red ? "\033[1;31m" : "",
 				id, detail, red ? "\033[0m" : "", raw ? "\r\n" : "\n");
 		else
@@ -319,7 +321,7 @@ static bool notice_react(const struct msg *m, bool raw)
 		free(id);
 		free(detail);
 	}
-	watch_event_strs_free(strs);
+	event_copy_free(&ec);
 	return is;
 }
 
@@ -368,19 +370,20 @@ static int exit_from(const struct msg *m)
 /* -v: print refusals and degraded decisions as they happen. */
 static void print_event(const struct msg *m, bool raw)
 {
-	struct event ev;
-	char *strs[10], *line;
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *line;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
 		return;
 	/* -v: every audit event whatever its verdict (flags.md), and any other kind's refusal. */
-	if ((ev.kind && strcmp(ev.kind, "audit") == 0) ||
-	    (ev.verdict && strcmp(ev.verdict, "allow") != 0 && strcmp(ev.verdict, "start") != 0)) {
-		line = watch_format_event(&ev);
+	if ((ev->kind && strcmp(ev->kind, "audit") == 0) ||
+	    (ev->verdict && strcmp(ev->verdict, "allow") != 0 && strcmp(ev->verdict, "start") != 0)) {
+		line = watch_format_event(ev);
 		fprintf(stderr, "boxy: %s%s", line, raw ? "\r\n" : "\n");
 		free(line);
 	}
-	watch_event_strs_free(strs);
+	event_copy_free(&ec);
 }
 
 int client_request_stop(const char *id, bool now, char **err)

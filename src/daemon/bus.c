@@ -31,24 +31,8 @@
 
 struct pending_event {
 	struct pending_event *next;
-	struct event ev;
-	char *strs[10];
+	struct event_copy c;        /* the event, its strings and its who's (common/event.h) */
 };
-
-/* Deep-copy ev's strings into dst; the copies are owned by strs[] (at least 9 slots). */
-static void event_copy(struct event *dst, char **strs, const struct event *src)
-{
-	const char **fields[] = {
-		&dst->session, &dst->kind, &dst->verdict, &dst->layer, &dst->subject,
-		&dst->detail, &dst->addr, &dst->host, &dst->sni,
-	};
-
-	*dst = *src;
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
-		*fields[i] = strs[i];
-	}
-}
 
 static struct dest *dest_find(struct session *s, const char *name)
 {
@@ -110,16 +94,16 @@ static void count(struct session *s, const struct event *ev)
 
 static void remember(struct session *s, const struct event *ev)
 {
-	struct recent_event *r = &s->recent[s->recent_next];
+	struct event_copy *r = &s->recent[s->recent_next];
 
-	for (size_t i = 0; i < ARRAY_SIZE(r->strs); i++) {
-		free(r->strs[i]);
-		r->strs[i] = NULL;
-	}
-	event_copy(&r->ev, r->strs, ev);
+	event_copy_free(r);
+	event_copy_init(r, ev);
 	s->recent_next = (s->recent_next + 1) % SESSION_RECENT;
 	if (s->nrecent < SESSION_RECENT)
 		s->nrecent++;
+	if (ev->verdict && strcmp(ev->verdict, "alert") == 0 && s->nalerts < SESSION_ALERTS) {
+		event_copy_init(&s->alerts[s->nalerts++], ev);
+	}
 }
 
 static void queue_for_store(struct server *srv, const struct event *ev)
@@ -135,7 +119,7 @@ static void queue_for_store(struct server *srv, const struct event *ev)
 		return;
 	}
 	p = xcalloc(1, sizeof(*p));
-	event_copy(&p->ev, p->strs, ev);
+	event_copy_init(&p->c, ev);
 	if (srv->pending_tail)
 		srv->pending_tail->next = p;
 	else
@@ -227,12 +211,11 @@ void bus_flush(struct server *srv)
 		struct pending_event *p = srv->pending;
 
 		srv->pending = p->next;
-		if (ok && store_one(srv, &p->ev, &err) < 0) {
+		if (ok && store_one(srv, &p->c.ev, &err) < 0) {
 			store_warn(srv, err);
 			err = NULL;
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(p->strs); i++)
-			free(p->strs[i]);
+		event_copy_free(&p->c);
 		free(p);
 	}
 	srv->pending_tail = NULL;

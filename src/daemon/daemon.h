@@ -33,12 +33,14 @@
 #define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
 #define SESSION_RING        (64u << 10)     /* terminal output kept for a later attach */
 #define SESSION_RECENT      64              /* recent events kept for a new watcher */
+#define SESSION_ALERTS      8               /* ... and its first alerts, however old */
 #define SESSION_DESTS_MAX   1024            /* destinations counted apart; the rest share one */
 #define DEST_OTHER          "(other destinations)"
 #define STOP_GRACE_S        10.0
 
 struct server;
 struct session;
+struct session_attrib;
 
 enum client_role {
 	CLIENT_NEW,         /* has not said hello */
@@ -77,11 +79,6 @@ struct dest {
 	char **addrs;               /* distinct addresses */
 };
 
-struct recent_event {
-	struct event ev;            /* strings owned below */
-	char *strs[10];
-};
-
 struct session {
 	struct session *next;
 	struct server *srv;
@@ -94,6 +91,7 @@ struct session {
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (daemon/session.c) */
 	ev_io gitcheck_w;           /* the after-run git check is done (sandbox/gitcheck.c) */
+	ev_io trip_w;               /* the decoys' watch has findings (sandbox/tripwatch.h) */
 	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
@@ -122,13 +120,16 @@ struct session {
 	bool verbose;
 
 	struct broker *net;         /* the session's network (daemon/session-net.c), or NULL */
+	struct session_attrib *attrib;  /* who did what (daemon/session-attrib.c), or NULL */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
 	size_t ndests;
 	uint64_t conns, denied, up, down;
-	struct recent_event recent[SESSION_RECENT];
+	struct event_copy recent[SESSION_RECENT];     /* the last events, for a new watcher */
 	size_t nrecent, recent_next;
+	struct event_copy alerts[SESSION_ALERTS];      /* a watcher that comes late sees them */
+	size_t nalerts;
 };
 
 struct pending_event;

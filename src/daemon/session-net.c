@@ -19,8 +19,10 @@
 #include "broker/netlog.h"
 #include "broker/resolver.h"
 #include "sandbox/assemble.h"
+#include "sandbox/decoys.h"
 #include "daemon/daemon.h"
 #include "daemon/session-net.h"
+#include "daemon/session-attrib.h"
 #include "common/util.h"
 
 /* One "audit" event about the session's network (layer net). */
@@ -50,7 +52,8 @@ char *session_net_tailnet(struct session *s)
 void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
-	char *err = NULL, *path = NULL, *words;
+	char *err = NULL, *path = NULL, *words, **tokens = NULL, **labels = NULL;
+	const struct decoy_set *decoys;
 	struct broker *b = NULL;
 	int tap = -1;
 
@@ -63,7 +66,24 @@ void session_net_start(struct session *s, const char *tailnet)
 	}
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
+	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
+	decoys = sandbox_decoys(s->sb);
+	if (decoys) {
+		/* Looked for in every name and the first bytes of every flow. */
+		tokens = xcalloc(decoys->ntokens + 1, sizeof(char *));
+		labels = xcalloc(decoys->ntokens + 1, sizeof(char *));
+		for (size_t i = 0; i < decoys->ntokens; i++) {
+			tokens[i] = decoys->tokens[i].text;
+			labels[i] = decoys->tokens[i].label;
+		}
+		opts.tokens = tokens;
+		opts.token_labels = labels;
+		opts.ntokens = decoys->ntokens;
+	}
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
+	free(tokens);
+	free(labels);
+	tokens = labels = NULL;
 	if (!b)
 		goto fail;
 	path = broker_helper_path();

@@ -38,6 +38,7 @@
 #include "daemon/bus.h"
 #include "daemon/clients.h"
 #include "daemon/session.h"
+#include "daemon/session-attrib.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
@@ -97,6 +98,7 @@ void session_free(struct session *s)
 	ev_timer_stop(s->srv->loop, &s->grace_w);
 	ev_timer_stop(s->srv->loop, &s->resume_w);
 	ev_io_stop(s->srv->loop, &s->gitcheck_w);
+	ev_io_stop(s->srv->loop, &s->trip_w);
 	session_launch_end(s);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
@@ -105,6 +107,7 @@ void session_free(struct session *s)
 	session_log_close(s->log);
 	refusals_free(&s->refusals);
 	session_net_end(s);
+	session_attrib_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -118,8 +121,9 @@ void session_free(struct session *s)
 	}
 	free(s->dests);
 	for (size_t i = 0; i < SESSION_RECENT; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
-			free(s->recent[i].strs[j]);
+		event_copy_free(&s->recent[i]);
+	for (size_t i = 0; i < s->nalerts; i++)
+		event_copy_free(&s->alerts[i]);
 	free(s);
 }
 
@@ -226,6 +230,7 @@ static void session_ended(struct session *s, int status)
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
 	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	session_attrib_end(s);
 	since_report(s);        /* what this run did that the last one did not */
 	bus_publish(s, &ev);
 	bus_session_end(s);
@@ -264,6 +269,7 @@ void session_child_exited(struct session *s, int st)
 	ev_child_stop(loop, &s->child_w);
 	ev_timer_stop(loop, &s->timeout_w);
 	ev_timer_stop(loop, &s->grace_w);
+	ev_io_stop(loop, &s->trip_w);   /* sandbox_reap emits what the decoys' watch saw last */
 	fd = sandbox_gitcheck_start(s->sb);
 	if (fd < 0) {
 		session_ended(s, st);
@@ -370,11 +376,29 @@ void session_run_failed(struct session *s, struct client *c, char *err)
 	session_free(s);
 }
 
+/* The decoys' watch has findings: they become events now, on the loop. */
+static void trip_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_tripwire_drain(s->sb);
+}
+
 /* boxy-init reported ready: the session runs, and c (NULL when it left) is bound to it. */
 void session_run_started(struct session *s, struct client *c, bool tty, const char *tailnet)
 {
 	struct server *srv = s->srv;
+	int tfd = sandbox_tripwire_fd(s->sb);
 
+	if (tfd >= 0) {
+		ev_io_init(&s->trip_w, trip_readable, tfd, EV_READ);
+		s->trip_w.data = s;
+		ev_io_start(srv->loop, &s->trip_w);
+		sandbox_tripwire_drain(s->sb);  /* what came before the loop watched */
+	}
+	session_attrib_start(s);        /* first: the network's broker asks it from the start */
 	session_net_start(s, tailnet);
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
@@ -725,6 +749,19 @@ void session_handle_watch(struct client *c, const struct msg *m)
 	c->role = CLIENT_WATCHING;
 	c->session = s;
 	session_snapshot(s, c);
+	/* The first alerts, whatever came after them (the recent ring may have lost them). */
+	for (size_t i = 0; i < s->nalerts; i++) {
+		bool in_recent = false;
+
+		for (size_t k = 0; k < s->nrecent && !in_recent; k++)
+			in_recent = s->recent[k].ev.t_ms == s->alerts[i].ev.t_ms &&
+				    s->recent[k].ev.verdict && s->alerts[i].ev.detail &&
+				    strcmp(s->recent[k].ev.verdict, "alert") == 0 &&
+				    s->recent[k].ev.detail &&
+				    strcmp(s->recent[k].ev.detail, s->alerts[i].ev.detail) == 0;
+		if (!in_recent)
+			bus_send_event(c, &s->alerts[i].ev);
+	}
 	for (size_t i = 0; i < s->nrecent; i++) {
 		size_t at = (s->recent_next + SESSION_RECENT - s->nrecent + i) % SESSION_RECENT;
 

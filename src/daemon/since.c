@@ -43,7 +43,7 @@ static void since_row(void *arg, int ncol, const char *const *v)
 		return;
 	}
 	c->n++;
-	if (strcmp(v[0], "destination") == 0)
+	if (strcmp(v[0], "destination") == 0 || strcmp(v[0], "package") == 0)
 		detail = xasprintf("%s, %s", v[2] ? v[2] : "new", c->why);
 	else
 		detail = xasprintf("new %s (%s), %s", v[0], v[2] ? v[2] : "", c->why);

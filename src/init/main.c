@@ -190,9 +190,14 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	/* tap0 while /dev/net/tun is still the host's and CAP_NET_ADMIN is held;
 	 * its descriptor goes back to the daemon over the plan socket. */
 	if (plan->net == NET_PUBLIC || plan->net == NET_ALLOWLIST) {
-		if (sandbox_net_setup(FD_PLAN, err) < 0)
+		/* The plan socket outlives the stage when the decoys go over it too. */
+		int sock = plan->ndecoys ? fcntl(FD_PLAN, F_DUPFD_CLOEXEC, 10) : FD_PLAN;
+
+		if (sock < 0)
+			return set_err_errno(err, "dup");
+		if (sandbox_net_setup(sock, err) < 0)
 			return -1;
-	} else {
+	} else if (!plan->ndecoys) {
 		close(FD_PLAN);
 	}
 
@@ -222,6 +227,15 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	*stage = "links";
 	if (init_mask_links(plan, err) < 0)
 		return -1;
+
+	/* decoys: the tripwires' files, written by the mount stage, go to the
+	 * daemon, which watches them before the payload may start. */
+	if (plan->ndecoys) {
+		*stage = "decoys";
+		if (decoys_hand_over(plan, FD_PLAN, FD_REPORT, err) < 0)
+			return -1;
+		close(FD_PLAN);
+	}
 
 	/* ucounts: the inotify, fanotify and namespace counters of the sandbox's
 	 * user namespace, lowered so the payload cannot use up the host user's

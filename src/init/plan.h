@@ -28,6 +28,17 @@
  */
 #define PLAN_SIG_FREEZE  (SIGRTMIN + 2)
 #define PLAN_SIG_THAW    (SIGRTMIN + 3)
+/* A decoy credential boxy-init writes into the fresh $HOME (doc/tripwires.md). */
+struct plan_decoy {
+	char *path;                 /* below $HOME: relative, normal, at most PLAN_DECOY_PATH_MAX */
+	char *content;              /* the file's text, at most PLAN_DECOY_CONTENT_MAX bytes */
+	uint32_t mode;              /* the file's permission bits (a subset of 0777) */
+	int64_t mtime;              /* its modification time, seconds since the epoch (> 0) */
+};
+
+#define PLAN_DECOYS_MAX           16
+#define PLAN_DECOY_PATH_MAX       128
+#define PLAN_DECOY_CONTENT_MAX    16384
 
 struct plan {
 	char **argv;                /* the payload command; argv[0] is looked up in PATH inside */
@@ -67,6 +78,9 @@ struct plan {
 	size_t seccomp_bpf_len;     /* bytes, a multiple of PLAN_BPF_INSN */
 	uint32_t hold_ms;           /* the test suite's knob (BOXY_DAEMON_HOLD_START_MS): boxy-init
 				     * waits this long before its stages; 0 always but in tests */
+	struct plan_decoy *decoys;  /* --tripwires: written into $HOME by the mount stage, then
+				     * opened and handed to the daemon (PLAN_REPORT_DECOYS) */
+	size_t ndecoys;
 };
 
 #define PLAN_BPF_INSN       8u          /* sizeof(struct sock_filter) */
@@ -83,6 +97,16 @@ struct plan {
  */
 #define PLAN_REPORT_READY 0
 #define PLAN_REPORT_MAX   1024     /* status byte + text, never more */
+/*
+ * With decoys, one record comes before "ready": status PLAN_REPORT_DECOYS,
+ * sent once the decoys were written and their descriptors sent over the
+ * plan socket (a byte 'D', a byte n, then n bytes: each descriptor's index
+ * in plan->decoys; attached, 1 + n descriptors: a socket for the answer,
+ * then the decoys, O_RDONLY). boxy-init then waits for the byte 'A' on that
+ * socket (the daemon watches them now) before it goes on, so that nothing
+ * of the payload runs unwatched.
+ */
+#define PLAN_REPORT_DECOYS 1
 
 void plan_init(struct plan *p);
 void plan_free(struct plan *p);

@@ -211,6 +211,13 @@ struct ev_loop;
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap);
 /* Public mode: report what each open TCP flow's first bytes name (NET_FLOW_SEEN). */
 void gw_set_observe(struct gw *gw, bool on);
+/*
+ * The session's decoy tokens (parse/tripwire.h): the first NETPROTO_TRIPWIRE_SCAN
+ * bytes the sandbox sends on each flow are scanned before they go; one that
+ * holds a token is reset (TCP) or stopped (UDP), and NET_TRIPWIRE tells the
+ * broker. None: nothing scanned. 0, or -1 with *err (a token the matcher refuses).
+ */
+int gw_set_tripwires(struct gw *gw, char *const *tokens, size_t n, char **err);
 /* Start reading the TAP device and the broker. */
 void gw_start(struct gw *gw);
 /* For the fuzz target and tests: one TAP read (vnet header, then the frame)

@@ -299,6 +299,22 @@ void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 	wire_put_u32(w, ev->ttl);
 	wire_put_u64(w, ev->up);
 	wire_put_u64(w, ev->down);
+	/* Who made it (common/event.h): a byte saying whether it was looked for, then its fields. */
+	wire_put_u8(w, ev->who ? 1 : 0);
+	if (ev->who) {
+		const struct event_who *who = ev->who;
+
+		wire_put_u8(w, who->found);
+		wire_put_u32(w, who->pid);
+		wire_put_str(w, who->comm);
+		wire_put_str(w, who->argv0);
+		wire_put_str(w, who->cmdline);
+		wire_put_str(w, who->package);
+		wire_put_str(w, who->version);
+		wire_put_str(w, who->script);
+		wire_put_str(w, who->via);
+		wire_put_u8(w, who->claimed);
+	}
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */

@@ -80,6 +80,9 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 	case SPEC_SECCOMP:
 		wire_put_u8(w, (uint8_t)*(const enum seccomp_mode *)f);
 		return;
+	case SPEC_ONOFF:
+		wire_put_u8(w, (uint8_t)*(const enum onoff *)f);
+		return;
 	default:
 		break;
 	}
@@ -344,6 +347,11 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 		v = wire_get_u8(r);
 		*(enum seccomp_mode *)f = (enum seccomp_mode)v;
 		return v == SECCOMP_UNSET || v > SECCOMP_COMPAT ? "seccomp mode" : NULL;
+	case SPEC_ONOFF:
+		/* finished by the client: on or off, never left unset */
+		v = wire_get_u8(r);
+		*(enum onoff *)f = (enum onoff)v;
+		return v == ONOFF_UNSET || v > ONOFF_OFF ? o->flag : NULL;
 	default:
 		break;
 	}

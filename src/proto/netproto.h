@@ -25,6 +25,9 @@
  *                      FLOW_CLOSE with the final totals of every open flow, and exits.
  * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
  *                      the DNS response itself from the answer's fields.
+ * Tripwires:           NET_CONFIG carries the session's decoy tokens; a flow
+ *                      whose first bytes hold one is reset (TCP) or stopped
+ *                      (UDP) before they are sent, and TRIPWIRE says so.
  */
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
@@ -35,12 +38,11 @@
 #include "parse/name.h"
 #include "proto/wire.h"
 
-#define NETPROTO_VERSION 4
+#define NETPROTO_VERSION 6
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
-	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*)
-				 *             [, u64 pcap size cap; absent: 1 GiB] */
+	NET_CONFIG,             /* broker→net: struct net_config (netproto_config_encode) */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
 	NET_VERDICT,            /* broker→net: u32 flow, u8 verdict (NETV_*); 1 descriptor with
@@ -50,12 +52,18 @@ enum netproto_type {
 				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
 	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
-	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
+	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype, u8 proto (6|17),
+				 *             addr src, u16 sport, addr dst, u16 dport — the
+				 *             query's own socket, for its attribution */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
 	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI
 				 *             or NET_NAME_HOST), str name — what an open flow's
 				 *             first bytes named; recorded, never a decision */
+	NET_TRIPWIRE,           /* net→broker: u32 flow, u8 token (its index in NET_CONFIG's
+				 *             list), u8 encoding (enum tw_encoding) — a decoy token
+				 *             in the flow's first bytes; they were not sent, the
+				 *             flow is reset (at most one per flow) */
 };
 
 enum netproto_verdict {
@@ -66,7 +74,27 @@ enum netproto_verdict {
 
 #define NETCFG_PCAP      0x01   /* a pcap descriptor was given to boxy-net */
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
+#define NETCFG_ALL       (NETCFG_PCAP | NETCFG_OBSERVE)
 #define NETPROTO_MAX_NAME 253
+/* Bytes of a flow (each way it is read: the sandbox's) looked at for the decoy tokens, at most. */
+#define NETPROTO_TRIPWIRE_SCAN (64u << 10)
+
+/*
+ * NET_CONFIG: u8 mode (enum net_mode; boxy-net serves public and allowlist), u8 flags (NETCFG_ALL),
+ * u64 pcap size cap (0: none asked; boxy-net's default then), u8 n, n × str
+ * decoy tokens (parse/tripwire.h's tw_token_ok, at most TW_TOKENS_MAX).
+ */
+struct net_config {
+	uint8_t mode, flags;
+	uint64_t pcap_max;
+	char **tokens;          /* NULL-terminated, or NULL when none */
+	size_t ntokens;
+};
+
+void netproto_config_encode(struct wbuf *w, const struct net_config *c);
+/* Strict: any field out of range, a bad token, a byte too many is an error. */
+int netproto_config_decode(const void *p, size_t len, struct net_config *c, char **err);
+void netproto_config_free(struct net_config *c);
 
 /* The address field, both ways; get is strict (false: malformed, the peer is lying). */
 void netproto_put_addr(struct wbuf *w, const struct net_addr *a);

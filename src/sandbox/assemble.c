@@ -53,8 +53,11 @@
 #include "init/stages.h"
 #include "sandbox/assemble.h"
 #include "init/tap.h"
+#include "common/buf.h"
 #include "sandbox/gitcheck.h"
 #include "spec/values.h"
+#include "sandbox/decoys.h"
+#include "sandbox/tripwatch.h"
 #include "common/util.h"
 
 #ifndef CLONE_NEWCGROUP
@@ -86,10 +89,16 @@ struct sandbox {
 	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
 	bool frozen_cgroup;         /* sandbox_freeze wrote 1 to the run's cgroup.freeze */
 	bool frozen_sigstop;        /* sandbox_freeze swept with SIGSTOP */
+	bool tap_taken;             /* tap0 was received (at the decoys' record or at "ready") */
+	struct decoy_set decoys;    /* --tripwires: the session's decoy credentials (n 0: none) */
+	struct tripwatch *trip;     /* their watch (sandbox/tripwatch.h), or NULL */
 };
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
 			       char **err);
+static void sandbox_plan_decoys(struct sandbox *sb, struct plan *plan,
+				const struct sandbox_ctx *ctx);
+static int sandbox_take_decoys(struct sandbox *sb, char **err);
 static int sandbox_refuse_protected(const char *path, const char *what, char **err);
 static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
 static void sandbox_memwatch_end(struct sandbox *sb, char **err);
@@ -229,6 +238,27 @@ static void sandbox_audit_plan(const struct plan *plan, const struct sandbox_ctx
 	nlosses = landlock_losses(plan->landlock_abi, losses, ARRAY_SIZE(losses));
 	for (size_t i = 0; i < nlosses && i < ARRAY_SIZE(losses); i++)
 		sandbox_audit(ctx->events, ctx->session, "landlock", "degraded", "abi", losses[i]);
+
+	if (plan->ndecoys) {
+		struct wbuf w;
+
+		wbuf_init(&w);
+		for (size_t i = 0; i < plan->ndecoys; i++) {
+			wbuf_put(&w, i ? ", ~/" : "~/", i ? 4 : 2);
+			wbuf_put(&w, plan->decoys[i].path, strlen(plan->decoys[i].path));
+		}
+		wbuf_put(&w, "", 1);
+		d = xasprintf("on: %zu decoy credentials in $HOME (%s) with tokens made for this "
+			      "run; opening one, or sending a token out, raises a tripwire alert",
+			      plan->ndecoys, (char *)w.p);
+		sandbox_audit(ctx->events, ctx->session, "tripwire", "info", "decoys", d);
+		free(d);
+		wbuf_free(&w);
+	} else {
+		sandbox_audit(ctx->events, ctx->session, "tripwire", "info", "decoys",
+			      "off: no decoy credentials in $HOME (--tripwires on, or the node, "
+			      "python and claude presets, turn them on)");
+	}
 
 	if (plan->allow_git_write)
 		sandbox_audit(ctx->events, ctx->session, "mount", "degraded", ".git",
@@ -531,6 +561,8 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 
 	if (sandbox_plan_resolve(rs, ctx, &plan, err) < 0)
 		goto fail;
+	if (rs->tripwires == ONOFF_ON)
+		sandbox_plan_decoys(sb, &plan, ctx);
 	sandbox_audit_plan(&plan, ctx);
 	sandbox_audit_missing(&plan, ctx);
 	sb->git = gitcheck_begin(&plan);
@@ -579,6 +611,19 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	sb->pid = (pid_t)pid;
 	sb->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
 	gitcheck_arm(sb->git, sb->pidfd);       /* the gitdir watch may stop it from now on */
+	if (sb->decoys.n) {
+		char *why = NULL;
+
+		sb->trip = tripwatch_create(&sb->decoys, sb->pid, &why);
+		if (!sb->trip) {
+			char *d = xasprintf("the decoys cannot be watched (%s): an opened decoy goes "
+					    "unnoticed; a token sent out is still found", why);
+
+			sandbox_audit(ctx->events, ctx->session, "tripwire", "degraded", "decoys", d);
+			free(d);
+			free(why);
+		}
+	}
 	close(ctl[1]);
 	close(rep[1]);
 	ctl[1] = rep[1] = -1;
@@ -650,11 +695,23 @@ int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **e
 	n = read(sb->launch_rep, rec, PLAN_REPORT_MAX);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 1;
+	if (n == 2 && (uint8_t)rec[0] == PLAN_REPORT_DECOYS && sb->decoys.n) {
+		/* The decoys are written; boxy-init waits for their watch before going on. */
+		if (sandbox_take_decoys(sb, err) == 0)
+			return 1;
+		close(sb->launch_rep);
+		close(sb->launch_ctl);
+		sb->launch_rep = sb->launch_ctl = -1;
+		kill(sb->pid, SIGKILL);
+		sb->start_code = EXIT_BOXY_FAILED;
+		sb->start_err = xasprintf("stage decoys: %s", err && *err ? *err : "hand-over failed");
+		return -1;
+	}
 	close(sb->launch_rep);
 	sb->launch_rep = -1;
 	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
 		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
-		if (sb->launch_net) {
+		if (sb->launch_net && !sb->tap_taken) {
 			sb->tap_fd = sandbox_net_recv_fd(sb->launch_ctl, err);
 			if (sb->tap_fd < 0) {
 				close(sb->launch_ctl);
@@ -868,6 +925,9 @@ int sandbox_reap(struct sandbox *sb, int status, char **err)
 		return sb->start_code;
 	}
 	sb->reaped = true;
+	/* Every process is gone: what the decoys' watch saw last, and its counts. */
+	tripwatch_stop(sb->trip, events, sb->session);
+	sb->trip = NULL;
 	sandbox_memwatch_end(sb, err);
 	if (sb->have_limits) {
 		limits_release(&sb->lim);
@@ -910,6 +970,8 @@ void sandbox_free(struct sandbox *sb)
 	if (sb->launch_ctl >= 0)
 		close(sb->launch_ctl);
 	memwatch_stop(sb->mw, NULL);
+	tripwatch_stop(sb->trip, NULL, NULL);
+	decoys_free(&sb->decoys);
 	if (sb->have_limits)
 		limits_release(&sb->lim);
 	if (sb->pidfd >= 0)
@@ -930,8 +992,9 @@ static int sandbox_wait(struct sandbox *sb, const struct runspec *rs,
 	int st;
 
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = sfd, .events = POLLIN },
+			{ .fd = sandbox_tripwire_fd(sb), .events = POLLIN },
 			{ .fd = sb->pidfd, .events = POLLIN },
 		};
 		int timeout = -1;
@@ -946,8 +1009,10 @@ static int sandbox_wait(struct sandbox *sb, const struct runspec *rs,
 			if (timeout < 0 || left < (uint64_t)timeout)
 				timeout = left > INT32_MAX ? INT32_MAX : (int)left;
 		}
-		if (poll(pfd, sb->pidfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, sb->pidfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
 			return -1;
+		if (pfd[1].revents & POLLIN)
+			sandbox_tripwire_drain(sb);
 
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -1168,4 +1233,136 @@ static void sandbox_memwatch_end(struct sandbox *sb, char **err)
 int sandbox_gitcheck_start(struct sandbox *sb)
 {
 	return sb->start_code ? -1 : gitcheck_end_start(sb->git);
+}
+
+/* ---- tripwires -------------------------------------------------------------- */
+
+/* --tripwires on: the session's decoys, made here and kept for the detectors, into the plan. */
+static void sandbox_plan_decoys(struct sandbox *sb, struct plan *plan,
+				const struct sandbox_ctx *ctx)
+{
+	decoys_make(&sb->decoys, ctx->user, (int64_t)(now_real_ms() / 1000));
+	plan->decoys = xcalloc(sb->decoys.n, sizeof(*plan->decoys));
+	for (size_t i = 0; i < sb->decoys.n && i < PLAN_DECOYS_MAX; i++) {
+		const struct decoy *d = &sb->decoys.v[i];
+
+		plan->decoys[i] = (struct plan_decoy){
+			xstrdup(d->path), xstrdup(d->content), d->mode, d->mtime,
+		};
+		plan->ndecoys++;
+	}
+}
+
+/*
+ * boxy-init's PLAN_REPORT_DECOYS: take tap0 first when it is on its way (it
+ * was sent before), then the decoys' descriptors, start their watch, and let
+ * boxy-init go on. A malformed hand-over fails the start.
+ */
+static int sandbox_take_decoys(struct sandbox *sb, char **err)
+{
+	uint8_t msg[2 + PLAN_DECOYS_MAX];
+	int fds[1 + PLAN_DECOYS_MAX];
+	size_t got = 0, nfd = 0;
+	bool seen[PLAN_DECOYS_MAX] = { false };
+	char ack = 'A', *note = NULL;
+	int rc = -1;
+
+	if (sb->launch_net && !sb->tap_taken) {
+		sb->tap_fd = sandbox_net_recv_fd(sb->launch_ctl, err);
+		if (sb->tap_fd < 0)
+			return -1;
+		sb->tap_taken = true;
+	}
+	while (got < 2 || got < 2u + msg[1]) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int) * (1 + PLAN_DECOYS_MAX))];
+		} ctl;
+		struct iovec iov = { .iov_base = msg + got,
+				     .iov_len = (got < 2 ? 2 + PLAN_DECOYS_MAX : 2u + msg[1]) - got };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				     .msg_controllen = sizeof(ctl.buf) };
+		ssize_t r;
+
+		do
+			r = recvmsg(sb->launch_ctl, &mh, MSG_CMSG_CLOEXEC);
+		while (r < 0 && errno == EINTR);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); r > 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			int in[1 + PLAN_DECOYS_MAX];
+
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+			    k > ARRAY_SIZE(in))
+				continue;
+			memcpy(in, CMSG_DATA(c), k * sizeof(int));
+			for (size_t j = 0; j < k; j++) {
+				if (nfd < ARRAY_SIZE(fds))
+					fds[nfd++] = in[j];
+				else
+					close(in[j]);
+			}
+		}
+		if (r <= 0 || (mh.msg_flags & MSG_CTRUNC) || msg[0] != 'D' ||
+		    msg[1] > PLAN_DECOYS_MAX) {
+			set_err(err, "the decoys' descriptors did not come");
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	if (nfd != 1u + msg[1]) {
+		set_err(err, "%zu descriptors for %u decoys", nfd, msg[1]);
+		goto out;
+	}
+	for (size_t i = 0; i < msg[1]; i++) {
+		size_t idx = msg[2 + i];
+
+		if (idx >= sb->decoys.n || seen[idx]) {
+			set_err(err, "decoy %zu handed over twice, or unknown", idx);
+			goto out;
+		}
+		seen[idx] = true;
+	}
+	for (size_t i = 0; i < msg[1]; i++) {
+		int fd = fds[1 + i];
+
+		fds[1 + i] = -1;
+		if (sb->trip && tripwatch_adopt(sb->trip, msg[2 + i], fd, err) < 0)
+			goto out;
+		if (!sb->trip)
+			close(fd);
+	}
+	if (sb->trip) {
+		if (tripwatch_start(sb->trip, &note, err) < 0)
+			goto out;
+	}
+	if (note) {
+		sandbox_audit(sb->have_events ? &sb->events : NULL, sb->session, "tripwire",
+			      "degraded", "decoys", note);
+		free(note);
+	}
+	if (send(fds[0], &ack, 1, MSG_NOSIGNAL) != 1) {
+		set_err_errno(err, "letting the sandbox go on");
+		goto out;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < nfd; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
+const struct decoy_set *sandbox_decoys(const struct sandbox *sb)
+{
+	return sb->decoys.n ? &sb->decoys : NULL;
+}
+
+int sandbox_tripwire_fd(const struct sandbox *sb)
+{
+	return tripwatch_fd(sb->trip);
+}
+
+void sandbox_tripwire_drain(struct sandbox *sb)
+{
+	tripwatch_drain(sb->trip, sb->have_events ? &sb->events : NULL, sb->session);
 }

@@ -128,6 +128,17 @@ int sandbox_gitcheck_start(struct sandbox *sb);
  */
 int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
 
+struct decoy_set;
+/* --tripwires: the session's decoy credentials and their tokens (sandbox/decoys.h), or NULL. */
+const struct decoy_set *sandbox_decoys(const struct sandbox *sb);
+/*
+ * Readable while the decoys' watch has findings waiting (-1: no watch);
+ * sandbox_tripwire_drain emits them through the sandbox's sink (the caller's
+ * thread). sandbox_reap emits what is left.
+ */
+int sandbox_tripwire_fd(const struct sandbox *sb);
+void sandbox_tripwire_drain(struct sandbox *sb);
+
 struct plan;
 /*
  * Put the seccomp program compiled at build time for p->seccomp into p, and

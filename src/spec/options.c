@@ -64,10 +64,14 @@ const struct spec_option spec_options[] = {
 	{ "on-denials", 0, "on-denials", "react.on_denials", SPEC_COUNT, 0, F(on_denials), 0,
 	  NULL },
 	{ "seccomp", 0, "seccomp", "seccomp", SPEC_SECCOMP, 0, F(seccomp), 0, "strict compat" },
+	{ "tripwires", 0, "tripwires", "tripwires", SPEC_ONOFF, 0, F(tripwires), 0, "on off" },
 	{ "tty", 0, NULL, "tty", SPEC_SWITCH, 0, F(tty), 0, NULL },
 	{ "verbose", 'v', NULL, "verbose", SPEC_SWITCH, 0, F(verbose), 0, NULL },
 	{ "detach", 'd', NULL, "detach", SPEC_SWITCH, 0, F(detach), 0, NULL },
 	{ "raw-terminal", 0, "raw-terminal", "raw_terminal", SPEC_SWITCH, 0, F(raw_terminal), 0,
+	  NULL },
+	/* A flag only: a profile that comes with a project must not hide who did what. */
+	{ "no-attribution", 0, NULL, "no_attribution", SPEC_SWITCH, 0, F(no_attribution), 0,
 	  NULL },
 	/* A profile may come from a project: it can send the log to the journal, never to a
 	 * file (doc/journal.md); the flag's row owns the field on the wire and in JSON. */
@@ -235,6 +239,8 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		return parse_net_mode(text, f, err);
 	case SPEC_SECCOMP:
 		return parse_seccomp_mode(text, f, err);
+	case SPEC_ONOFF:
+		return parse_onoff(text, f, err);
 	case SPEC_FAIL_ON: {
 		unsigned bits;
 
@@ -351,6 +357,9 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		return;
 	case SPEC_SECCOMP:
 		json_str(b, seccomp_mode_name(*(const enum seccomp_mode *)f));
+		return;
+	case SPEC_ONOFF:
+		json_str(b, onoff_name(*(const enum onoff *)f));
 		return;
 	case SPEC_MOUNT: case SPEC_COPY:
 		json_arr_begin(b);

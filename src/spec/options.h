@@ -35,6 +35,7 @@ enum spec_kind {
 	SPEC_CPUS,      /* uint32_t millicpus: parse_cpus */
 	SPEC_NET_MODE,  /* enum net_mode: parse_net_mode */
 	SPEC_SECCOMP,   /* enum seccomp_mode: parse_seccomp_mode */
+	SPEC_ONOFF,     /* enum onoff: parse_onoff */
 	SPEC_MOUNT,     /* list of struct mount_spec of kind .mount, a path each */
 	SPEC_COPY,      /* list of struct mount_spec of kind .mount: parse_copy_spec */
 	SPEC_HOST,      /* list of struct host_spec: parse_host_spec */

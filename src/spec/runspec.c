@@ -222,10 +222,13 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 		dst->pcap_max = src->pcap_max;
 	if (src->seccomp != SECCOMP_UNSET)
 		dst->seccomp = src->seccomp;
+	if (src->tripwires != ONOFF_UNSET)
+		dst->tripwires = src->tripwires;
 	dst->tty = dst->tty || src->tty;
 	dst->verbose = dst->verbose || src->verbose;
 	dst->detach = dst->detach || src->detach;
 	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
+	dst->no_attribution = dst->no_attribution || src->no_attribution;
 }
 
 /*
@@ -324,6 +327,9 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 			       "--net allowlist");
 	if (rs->seccomp == SECCOMP_UNSET)
 		rs->seccomp = SECCOMP_STRICT;
+	/* The node, python and claude presets turn them on; nothing else does unasked. */
+	if (rs->tripwires == ONOFF_UNSET)
+		rs->tripwires = ONOFF_OFF;
 	if (rs->pcap && !rs->pcap_max)
 		rs->pcap_max = RUNSPEC_DEFAULT_PCAP_MAX;
 	if (rs->pids == 0)
@@ -354,6 +360,19 @@ const char *seccomp_mode_name(enum seccomp_mode m)
 	case SECCOMP_COMPAT:
 		return "compat";
 	case SECCOMP_UNSET:
+		break;
+	}
+	return "unset";
+}
+
+const char *onoff_name(enum onoff v)
+{
+	switch (v) {
+	case ONOFF_ON:
+		return "on";
+	case ONOFF_OFF:
+		return "off";
+	case ONOFF_UNSET:
 		break;
 	}
 	return "unset";

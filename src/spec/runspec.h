@@ -28,6 +28,13 @@ enum seccomp_mode {
 	SECCOMP_COMPAT,
 };
 
+/* A choice that is on, off, or left to the profile (--tripwires). */
+enum onoff {
+	ONOFF_UNSET = 0,
+	ONOFF_ON,
+	ONOFF_OFF,
+};
+
 enum mount_kind {
 	MOUNT_RO,       /* --ro PATH: bind read-only */
 	MOUNT_RW,       /* --rw PATH: bind read-write */
@@ -101,10 +108,12 @@ struct runspec {
 	uint64_t on_denials;        /* --on-denials: the refusal that counts as an alert; 0 unset */
 
 	enum seccomp_mode seccomp;
+	enum onoff tripwires;       /* decoy credentials in $HOME and their detectors (doc/tripwires.md) */
 	bool tty;
 	bool verbose;
 	bool detach;
 	bool raw_terminal;          /* --raw-terminal: no filter on the relayed terminal output */
+	bool no_attribution;        /* --no-attribution: no process or package found for events */
 };
 
 /* Defaults applied by runspec_finish() when nothing set a value. */
@@ -143,7 +152,7 @@ void runspec_merge(struct runspec *dst, const struct runspec *src);
 
 /*
  * Fill defaults (workdir = cwd, net = allowlist when hosts were named else
- * public, seccomp strict, pcap_max when --pcap), make workdir, mount sources
+ * public, seccomp strict, tripwires off, pcap_max when --pcap), make workdir, mount sources
  * and log paths absolute against cwd, and refuse contradictions: a missing
  * command; --allow-host with --net none or public; --pcap, --allow-port,
  * --allow-cidr or --tailscale with --net none; --pcap-max without --pcap.
@@ -159,6 +168,7 @@ char *runspec_to_json(const struct runspec *rs);
 
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_mode_name(enum seccomp_mode m);
+const char *onoff_name(enum onoff v);
 const char *mount_kind_name(enum mount_kind k);
 
 #endif

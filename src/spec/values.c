@@ -347,10 +347,22 @@ int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
 	return 0;
 }
 
+int parse_onoff(const char *s, enum onoff *out, char **err)
+{
+	if (strcmp(s, "on") == 0)
+		*out = ONOFF_ON;
+	else if (strcmp(s, "off") == 0)
+		*out = ONOFF_OFF;
+	else
+		return fail(err, _("value"), s, _(": expected on or off"));
+	return 0;
+}
+
 /* The gate's words, in their canonical order. */
 static const struct { const char *word; unsigned bit; } fail_on_words[] = {
 	{ "deny", FAIL_ON_DENY },
 	{ "new-destination", FAIL_ON_NEW },
+	{ "tripwire", FAIL_ON_TRIPWIRE },
 	{ "alert", FAIL_ON_ALERT },
 };
 
@@ -361,7 +373,7 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 
 	if (!*s)
 		return set_err(err, _("empty; expected a comma list of deny, "
-				      "new-destination, alert"));
+				      "new-destination, tripwire, alert"));
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		size_t i;
@@ -372,15 +384,11 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 				break;
 		if (i < ARRAY_SIZE(fail_on_words)) {
 			bits |= fail_on_words[i].bit;
-		} else if (n == 8 && strncmp(p, "tripwire", 8) == 0) {
-			/* never accept a word that cannot fire */
-			return set_err(err, _("tripwire: not built yet (tripwires come with "
-					      "issue 14)"));
 		} else {
 			char *word = xstrndup(p, n);
 			char *clean = text_sanitize(word);
 			int rc = set_err(err, _("unknown word '%s'; expected deny, "
-						"new-destination, alert"), clean);
+						"new-destination, tripwire, alert"), clean);
 
 			free(clean);
 			free(word);

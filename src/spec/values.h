@@ -30,13 +30,16 @@ int parse_port(const char *s, uint16_t *out, char **err);
 int parse_net_mode(const char *s, enum net_mode *out, char **err);
 /* "strict" | "compat". */
 int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err);
+/* "on" | "off". */
+int parse_onoff(const char *s, enum onoff *out, char **err);
 /* --fail-on's words: what fails the CI gate (doc/ci.md). */
 #define FAIL_ON_DENY  1u        /* a refusal */
 #define FAIL_ON_NEW   2u        /* a destination or port the last run did not reach */
-#define FAIL_ON_ALERT 4u        /* a finding (verdict "alert") */
-/* "deny,new-destination,alert" (any of them, once each) → bits; "tripwire" is not built. */
+#define FAIL_ON_ALERT 4u        /* a finding (verdict "alert"), tripwires included */
+#define FAIL_ON_TRIPWIRE 8u     /* a tripwire: a decoy credential opened or sent out */
+/* "deny,new-destination,tripwire,alert" (any of them, once each) → bits. */
 int parse_fail_on(const char *s, unsigned *out, char **err);
-/* The bits back as the canonical comma list (deny, new-destination, alert order). malloc'd. */
+/* The bits back as the canonical comma list (deny, new-destination, tripwire, alert). malloc'd. */
 char *fail_on_text(unsigned bits);
 /*
  * --on-alert: what the daemon does when a session raises an alert

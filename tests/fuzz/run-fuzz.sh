@@ -6,7 +6,7 @@
 #   tests/fuzz/run-fuzz.sh [SECONDS]      (default $BOXY_FUZZ_SECS, else 5)
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
-# "dns sni http frame termfilter msgrun request msg plan verify"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# "dns sni http frame termfilter msgrun request msg plan verify tripwire"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -27,7 +27,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify}
+targets=${FUZZ_TARGETS:-dns sni http frame termfilter msgrun request msg plan verify tripwire}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -80,7 +80,7 @@ srcs_of() {
 	sni)   echo "parse/sni parse/dns common/netaddr" ;;
 	http)  echo "parse/http parse/dns common/netaddr" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
-		"net/broker-msg net/pcap parse/sni parse/http parse/dns common/netaddr" \
+		"net/broker-msg net/pcap parse/sni parse/http parse/dns parse/tripwire common/netaddr" \
 		"proto/netproto proto/msg proto/wire common/buf common/util" ;;
 	termfilter) echo "client/termfilter" ;;
 	msgrun) echo "proto/msg-run proto/wire spec/options spec/values spec/runspec" \
@@ -89,6 +89,8 @@ srcs_of() {
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
 	verify) echo "cli/verify common/chain common/sign common/util common/json common/buf" ;;
+	tripwire) echo "parse/tripwire proto/netproto proto/wire common/buf common/util" \
+		"common/netaddr" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -99,6 +101,7 @@ max_of() {
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
 	plan) echo 16384 ;;
 	verify) echo 65536 ;;
+	tripwire) echo 16384 ;;
 	esac
 }
 for t in $targets; do

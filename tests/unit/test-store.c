@@ -623,7 +623,8 @@ static void test_migrate_from_v1(void **state)
 	(void)state;
 	/* Make the file a version 1 store: drop the schema, then version 1's and its rows. */
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
-				    "DROP VIEW session_summary; DROP TABLE connections;"
+				    "DROP VIEW session_summary; DROP VIEW packages;"
+				    "DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
 				    "DROP TABLE chains;"
 				    "DROP TABLE sessions; PRAGMA user_version = 0", NULL, NULL,

@@ -149,6 +149,8 @@ static void test_snapshot(void **state)
 	wire_put_str(&w, "net.dns");
 	wire_put_str(&w, "hostname not on the allowlist");
 	wire_put_u64(&w, 2);
+	wire_put_str(&w, "curl -s http://other.example.test/ (pid 7)");     /* who */
+	wire_put_u8(&w, 0);
 	watch_model_init(&m);
 	assert_int_equal(watch_model_snapshot(&m, w.p, w.len), 0);
 	assert_int_equal(m.refusals.total, 3);
@@ -278,6 +280,8 @@ static void hostile_snapshot(struct wbuf *w, const char *name)
 	wire_put_str(w, name);
 	wire_put_str(w, name);
 	wire_put_u64(w, 1);
+	wire_put_str(w, name);                  /* who */
+	wire_put_u8(w, 1);
 }
 
 /* Render the whole watch screen with name in every field; check the bytes. */
@@ -361,9 +365,57 @@ static void test_render_long(void **state)
 			render_one(hostile[i], cols);
 }
 
+/*
+ * An alert (a tripwire) stays on top of the screen, red, after hundreds of
+ * events pushed it out of RECENT; a watcher sent it twice (replayed when it
+ * joined) pins it once; past WATCH_ALERTS the rest is counted.
+ */
+static void test_alerts_pinned(void **state)
+{
+	struct watch_model m;
+	struct event alert = {
+		.kind = "audit", .verdict = "alert", .layer = "tripwire",
+		.subject = "~/.aws/credentials",
+		.detail = "the decoy AWS credentials was opened by postinstall of evil-pkg@1.2.3",
+	};
+	struct event busy = { .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+			      .subject = "registry.npmjs.org", .detail = "104.16.0.35" };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	watch_model_init(&m);
+	watch_model_event(&m, &alert);
+	watch_model_event(&m, &alert);
+	for (int i = 0; i < WATCH_RECENT + 50; i++)
+		watch_model_event(&m, &busy);
+	assert_int_equal(m.nalerts, 1);
+	assert_true(m.alerts[0].alert);
+	f = open_memstream(&out, &len);
+	watch_render(&m, f, 40, 200, true);
+	fclose(f);
+	assert_non_null(strstr(out, "\x1b[1;31mALERTS: act on these"));
+	assert_non_null(strstr(out, "postinstall of evil-pkg@1.2.3"));
+	assert_true(strstr(out, "ALERTS") < strstr(out, "DESTINATION"));
+	free(out);
+	for (int i = 0; i < WATCH_ALERTS + 3; i++) {
+		char d[64];
+		struct event e = alert;
+
+		snprintf(d, sizeof(d), "alert number %d", i);
+		e.detail = d;
+		watch_model_event(&m, &e);
+	}
+	assert_int_equal(m.nalerts, WATCH_ALERTS);
+	assert_int_equal(m.more_alerts, 4);
+	watch_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alerts_pinned),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_spec_lines),
 		cmocka_unit_test(test_snapshot),
