@@ -226,6 +226,8 @@ struct broker {
 	uint8_t tw_alerted[TW_TOKENS_MAX];  /* per token: bit 0 DNS, bit 1 a flow */
 	unsigned tw_alerts;
 	uint64_t tw_over_cap;
+	void (*alert_now)(void *ctx, const struct event *ev);  /* broker_opts' */
+	void *alert_ctx;
 };
 
 static void broker_end(struct broker *b, const char *fmt, ...)
@@ -339,6 +341,13 @@ static void emit_alert(struct broker *b, struct who_q *wq, const char *layer,
 		.detail = detail,
 	};
 
+	/* Held for its who: reacted to now all the same (broker_opts.alert_now). */
+	if (b->alert_now && wq && wq->waiting) {
+		ev.session = b->session;
+		ev.t_ms = now_real_ms();
+		b->alert_now(b->alert_ctx, &ev);
+		ev.reacted = true;
+	}
 	who_emit(b, wq, &ev);
 }
 
@@ -1953,6 +1962,10 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->child_w.data = b;
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
+	if (opts) {
+		b->alert_now = opts->alert_now;
+		b->alert_ctx = opts->alert_ctx;
+	}
 	if (opts && opts->attrib && opts->attrib->ask)
 		b->attrib = *opts->attrib;
 	ev_init(&b->who_t, who_expired);

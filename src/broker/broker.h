@@ -80,6 +80,15 @@ struct broker_opts {
 	char *const *tokens;        /* --tripwires: the session's decoy tokens (parse/tripwire.h), */
 	char *const *token_labels;  /* what each is ("AWS secret access key in ~/.aws/credentials") */
 	size_t ntokens;             /* copied; 0: none */
+	/*
+	 * An alert whose event must wait for its who (attribution holds a
+	 * query's or flow's events until its asker is found) is handed here at
+	 * once, without its who, so that what reacts to it (--on-alert freeze:
+	 * daemon/react.h) acts before the query or flow that raised it goes on;
+	 * its event, sent later, is marked reacted. NULL: none.
+	 */
+	void (*alert_now)(void *ctx, const struct event *ev);
+	void *alert_ctx;
 };
 
 /*

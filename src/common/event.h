@@ -51,6 +51,8 @@ struct event {
 	uint64_t t_rel_ms;      /* ms since the session started (filled by the daemon) */
 	uint64_t flow;          /* tcp/udp: the broker's number for the flow (0: none) */
 	bool mirror;            /* audit: a copy, for --audit-log, of a flow event the store keeps */
+	bool reacted;           /* an alert acted on when it was raised (broker_opts.alert_now), its
+				 * event sent once its who was found: daemon/react.h acts once */
 	const struct event_who *who;    /* who made it; NULL: not attributed (not looked for) */
 };
 

@@ -220,7 +220,7 @@ void react_event(struct session *s, const struct event *ev, bool refusal)
 {
 	int kind = react_kind_of(ev);
 
-	if (kind >= 0)
+	if (kind >= 0 && !ev->reacted)
 		react_alert(s, (enum react_kind)kind, ev);
 	if (refusal)
 		react_refusal(s, ev);

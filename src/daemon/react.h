@@ -17,7 +17,9 @@ struct session;
 /*
  * ev was just published for s (refusal: it was one of the session's
  * refusals). An alert — verdict "alert", or a tripwire's — gets its kind's
- * action; the --on-denials'th refusal raises an alert of kind "denials".
+ * action, unless it was acted on when it was raised (ev->reacted: the broker
+ * hands an alert whose event waits for attribution here at once, unsent);
+ * the --on-denials'th refusal raises an alert of kind "denials".
  */
 void react_event(struct session *s, const struct event *ev, bool refusal);
 

@@ -21,6 +21,7 @@
 #include "sandbox/assemble.h"
 #include "sandbox/decoys.h"
 #include "daemon/daemon.h"
+#include "daemon/react.h"
 #include "daemon/session-net.h"
 #include "daemon/session-attrib.h"
 #include "common/util.h"
@@ -49,6 +50,12 @@ char *session_net_tailnet(struct session *s)
 	return suffix;
 }
 
+/* An alert of the network whose event waits for its who: reacted to now (broker_opts). */
+static void session_net_alert_now(void *ctx, const struct event *ev)
+{
+	react_event(ctx, ev, false);
+}
+
 void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
@@ -67,6 +74,8 @@ void session_net_start(struct session *s, const char *tailnet)
 	opts.tailnet = s->rs.tailscale ? tailnet : NULL;
 	opts.pcap = s->pcap_fd >= 0;
 	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
+	opts.alert_now = session_net_alert_now;
+	opts.alert_ctx = s;
 	decoys = sandbox_decoys(s->sb);
 	if (decoys) {
 		/* Looked for in every name and the first bytes of every flow. */

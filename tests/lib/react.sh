@@ -127,6 +127,7 @@ rx_start() {
 	(cd "$C" && tn_boxy run --audit-log "$C/audit" "$@" >"$C/out" 2>"$C/err" </dev/null
 	 echo $? >"$C/rc") &
 	RX_PID=$!
+	RC=-1
 }
 
 # rx_wait [SECONDS]: wait for the background client to end; RC its status (-1: still running).
@@ -145,16 +146,25 @@ rx_wait() {
 session_where() {
 	tn_boxy ps --json 2>/dev/null | python3 -c '
 import json, sys
-for s in json.load(sys.stdin):
+try:
+    rows = json.load(sys.stdin)
+except ValueError:
+    rows = []
+for s in rows:
     if sys.argv[1] in " ".join(s.get("argv", [])):
         print(s["id"]); break' "$1"
 }
 
 # state_of ID: the session's state as boxy ps -a --json says it.
 state_of() {
+	[ -n "$1" ] || return 0
 	tn_boxy ps -a --json 2>/dev/null | python3 -c '
 import json, sys
-for s in json.load(sys.stdin):
+try:
+    rows = json.load(sys.stdin)
+except ValueError:
+    rows = []
+for s in rows:
     if s["id"].startswith(sys.argv[1]):
         print(s["state"]); break' "$1"
 }
@@ -272,7 +282,10 @@ exfil_max() {
 decisions() {
 	tn_boxy show "$1" --json 2>/dev/null | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = {}
 print(sum(r.get("count", 1) for r in d.get("decisions", [])
           if r.get("layer") == sys.argv[1] and r.get("subject") == sys.argv[2]))' "$2" "$3"
 }
@@ -280,7 +293,10 @@ print(sum(r.get("count", 1) for r in d.get("decisions", [])
 decision_text() {
 	tn_boxy show "$1" --json 2>/dev/null | python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = {}
 for r in d.get("decisions", []):
     if r.get("layer") == sys.argv[1] and r.get("subject") == sys.argv[2]:
         print(r.get("reason"))' "$2" "$3"
@@ -351,6 +367,7 @@ react_cases() {
 		rx_fail "$mech: boxy resume lets it finish" "resume said: $out"
 	fi
 
+	react_evil "$mech"
 	react_stop_frozen "$mech"
 	react_denials "$mech"
 	react_on_stop "$mech"
@@ -360,6 +377,62 @@ react_cases() {
 	react_stream "$mech"
 	react_neighbour "$mech"
 	react_flood "$mech"
+}
+
+# Issue 14's "done when": `npm install ./evil.tgz` under the node preset and
+# nothing else, whose postinstall reads ~/.aws/credentials and then sends it
+# hex-encoded in DNS names (tests/e2e/tripwire-pkgs/evil): frozen at the read —
+# the tripwire holds the opener in open() until the freeze is done — so not a
+# name leaves; the red event names postinstall of evil-pkg@1.2.3 in boxy run's
+# line, watch, show and top; boxy stop ends it.
+react_evil() {
+	local mech=$1 pkgs=$BOXY_SRCDIR/tests/e2e/tripwire-pkgs w
+	mkdir -p "$TN/cases/evil"
+	if ! python3 "$pkgs/mkregistry.py" pack "$pkgs/evil" "$TN/cases/evil/evil.tgz" >/dev/null; then
+		not_ok "$mech: npm install ./evil.tgz under --profile node is frozen at the read"
+		diag "could not pack tests/e2e/tripwire-pkgs/evil"
+		return 0
+	fi
+	rx_start evil --profile node -- npm install ./evil.tgz
+	if ! wait_session evil.tgz 30 || ! wait_state "$ID" frozen 90; then
+		rx_fail "$mech: npm install ./evil.tgz under --profile node is frozen at the read" \
+			"never frozen (ID '$ID', state $(state_of "$ID"))"
+		tn_boxy stop "$ID" >/dev/null 2>&1
+		rx_wait 20
+		return 0
+	fi
+	sleep 2
+	if ! grep -q '^asked ' "$C/evil-sent.txt" 2>/dev/null && [ "$(exfil_logged)" = 0 ] &&
+		grep -q "^boxy: session ${ID:0:8} frozen: tripwire: ~/.aws/credentials: .*postinstall of evil-pkg@1.2.3" "$C/err" &&
+		frozen_check "$C" "$mech"; then
+		ok "$mech: npm install ./evil.tgz under --profile node is frozen at the read: no name of its exfiltration left ($NTASKS threads stopped)"
+	else
+		rx_fail "$mech: npm install ./evil.tgz under --profile node is frozen at the read" \
+			"sent: $(grep -c '^asked ' "$C/evil-sent.txt" 2>/dev/null), resolver: $(exfil_logged)" \
+			"${WHY:-}"
+	fi
+	diag "$mech evil: $(decision_text "$ID" react freeze | grep -o 'frozen [0-9.]* ms after the alert ([^;]*')"
+	w=$(tn_user timeout 3 env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" \
+		XDG_STATE_HOME="$TN/state" "$BOXY" watch "$ID" 2>&1)
+	if tn_boxy ps | grep -q "^${ID:0:8}  frozen " &&
+		tn_boxy show "$ID" | grep -q "^frozen    tripwire: ~/.aws/credentials: .*postinstall of evil-pkg@1.2.3" &&
+		tn_boxy top --json | grep -q '"frozen_reason":"tripwire: ~/.aws/credentials: [^"]*postinstall of evil-pkg@1.2.3' &&
+		grep -q 'tripwire alert  *~/.aws/credentials .*postinstall of evil-pkg@1.2.3' <<<"$w" &&
+		grep -q 'react.*freeze' <<<"$w"; then
+		ok "$mech: boxy ps, show, top and watch say it is frozen by the tripwire, postinstall of evil-pkg@1.2.3 named"
+	else
+		rx_fail "$mech: boxy ps, show, top and watch say it is frozen by the tripwire" \
+			"watch: $(grep -i 'tripwire\|react' <<<"$w" | head -n 4 | tr '\n' ';')"
+	fi
+	tn_boxy stop "$ID" >/dev/null 2>&1
+	rx_wait 20
+	sleep 1
+	if [ "$RC" = 137 ] && ! grep -q '^asked ' "$C/evil-sent.txt" 2>/dev/null &&
+		[ "$(exfil_logged)" = 0 ]; then
+		ok "$mech: boxy stop ends it; nothing of the credentials ever reached the resolver"
+	else
+		rx_fail "$mech: boxy stop ends it; nothing of the credentials ever reached the resolver"
+	fi
 }
 
 # boxy stop on a frozen tunnel: SIGKILL reaches the stopped processes, the held
@@ -482,7 +555,10 @@ react_on_log() {
 		[ "$(decisions "$ID" react freeze)" = 0 ]; then
 		ok "$mech: --on-alert log changes nothing but the record: the tunnel runs to its end, the alert and the decision are recorded"
 	else
-		rx_fail "$mech: --on-alert log changes nothing but the record" "seen frozen: $frozen"
+		rx_fail "$mech: --on-alert log changes nothing but the record" "seen frozen: $frozen" \
+			"progress $(cat "$C/progress" 2>/dev/null); freezes $(decisions "$ID" react freeze)" \
+			"react rows: $(grep -c '"layer":"react"' "$C/audit" 2>/dev/null)" \
+			"$(grep '"layer":"react"' "$C/audit" | cut -c1-160)"
 	fi
 }
 
