@@ -115,7 +115,7 @@ void profile_print_runspec(FILE *out, const struct runspec *rs)
 	fprintf(out, "%s\n", any ? "" : _(" none set (boxy's defaults)"));
 	fprintf(out, _("alerts       %s"), rs->on_alert ? rs->on_alert : _("(not set: log)"));
 	if (rs->on_denials)
-		fprintf(out, _("; the refusal number %" PRIu64 " is one"), rs->on_denials);
+		fprintf(out, _("; refusal number %" PRIu64 " is one too (--on-denials)"), rs->on_denials);
 	fputc('\n', out);
 	fprintf(out, _("seccomp      %s\n"), rs->seccomp == SECCOMP_UNSET ? _("(not set: strict)") :
 	        seccomp_mode_name(rs->seccomp));

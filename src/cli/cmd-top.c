@@ -448,7 +448,7 @@ const struct cmd_entry cmd_top_entry = {
 	   "live. Views: 1 sessions, 2 the open session, 3 destinations, 4 denials.\n"
 	   "Keys: arrows/j k, PgUp PgDn, Home End, Enter open, Esc back, Tab or 1-4\n"
 	   "views, / filter, d denied only, s stop, K SIGKILL, r resume a frozen one,\n"
-	   "a attach, w watch, ? help,\n"
-	   "q quit. On a pipe: one snapshot of the sessions view as text (--json: JSON).\n"),
+	   "a attach, w watch, ? help, q quit. On a pipe: one snapshot of the sessions\n"
+	   "view as text (--json: JSON).\n"),
 	run_top,
 };
