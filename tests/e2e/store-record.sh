@@ -67,7 +67,7 @@ def rows(sql, *args):
         fails.append("%s: %s" % (sql, e))
         return []
 
-check("schema version 4", rows("PRAGMA user_version") == [(4,)], rows("PRAGMA user_version"))
+check("schema version 6", rows("PRAGMA user_version") == [(6,)], rows("PRAGMA user_version"))
 sessions = rows("SELECT id, argv, state, exit_code, started_ms, ended_ms FROM sessions"
                 " ORDER BY started_ms")
 rec = [s for s in sessions if "big.bin" in s[1]]
@@ -75,6 +75,9 @@ check("one recorded session", len(rec) == 1, sessions)
 sid, argv, state, code, t0, t1 = rec[0]
 check("session exited 0", (state, code) == ("exited", 0), (state, code))
 check("nothing past the cap", rows("SELECT overflow FROM sessions WHERE id = ?", sid) == [(0,)])
+# No alert froze it: its frozen columns (version 6, doc/react.md) are NULL.
+check("never frozen", rows("SELECT frozen_ms, frozen_reason FROM sessions WHERE id = ?", sid)
+      == [(None, None)])
 # In the columns version 1 had too: every allowed connection carries its bytes.
 v1 = rows("SELECT port, up, down FROM connections WHERE session_id = ? AND verdict = 'allow'",
           sid)
