@@ -1433,7 +1433,8 @@ static void query_answer(struct broker *b, struct query *q, bool refused, int rc
 	q->rcode = (uint8_t)rcode;
 	q->ttl = ttl;
 	q->naddrs = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
-	memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
+	if (q->naddrs)          /* a refusal has none, and no array: memcpy(NULL) is undefined */
+		memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
 	if (q->wq && q->wq->waiting) {
 		q->held = true;
 		if (!refused)
