@@ -302,6 +302,9 @@ for r in d.get("decisions", []):
         print(r.get("reason"))' "$2" "$3"
 }
 
+# audit_id: the session id the case's audit log names.
+audit_id() { grep -o '"session":"[0-9a-f]*"' "$C/audit" 2>/dev/null | head -n 1 | cut -d'"' -f4; }
+
 # rx_fail NAME WHY...: a failing case with its evidence (fail_case's, and the session's record).
 rx_fail() {
 	fail_case "$@"
@@ -522,8 +525,8 @@ react_denials() {
 react_on_stop() {
 	local mech=$1 k
 	rx_start on-stop --net public --on-alert stop -- sh -c "$REACT_TUNNEL"
-	wait_session exfil.test 10
 	rx_wait 30
+	ID=$(audit_id)          # killed at once: boxy ps may never have seen it running
 	k=$(cat "$C/progress" 2>/dev/null)
 	sleep 1
 	if [ "$RC" = 137 ] && [ "$k" != done ] && [ "$(exfil_max)" -lt "$k" ] &&
@@ -549,7 +552,8 @@ react_on_log() {
 		sleep 0.1
 	done
 	rx_wait 30
-	if [ "$RC" = 0 ] && [ "$frozen" = no ] && [ "$(cat "$C/progress")" = done ] &&
+	ID=$(audit_id)
+	if [ -n "$ID" ] && [ "$RC" = 0 ] && [ "$frozen" = no ] && [ "$(cat "$C/progress")" = done ] &&
 		grep -q '^boxy: ALERT: net.dns: exfil.test' "$C/err" && ! grep -q 'frozen' "$C/err" &&
 		audit_has react info "logged (--on-alert log)" && ! audit_has react action "" &&
 		[ "$(decisions "$ID" react freeze)" = 0 ]; then
