@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -2061,6 +2062,7 @@ static int child_place(int fd, int target)
 int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err)
 {
 	int sp[2], hi[3] = { -1, -1, -1 };
+	pid_t parent;
 	char *const argv[] = { (char *)"boxy-net", NULL };
 	char *const envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
 	pid_t pid;
@@ -2078,6 +2080,7 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		set_err_errno(err, "preparing boxy-net's descriptors");
 		goto fail;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		set_err_errno(err, "fork");
@@ -2091,6 +2094,13 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		for (int s = 1; s < 32; s++)
 			if (s != SIGKILL && s != SIGSTOP)
 				signal(s, SIG_DFL);
+		/*
+		 * It dies with the daemon. It would anyway, at the EOF on its socket —
+		 * unless it is stopped, as a frozen session's is (broker_hold), and a
+		 * stopped process reads nothing: a daemon killed then left it behind.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (child_place(hi[0], 3) < 0 || child_place(hi[1], 4) < 0 ||
 		    (hi[2] >= 0 && child_place(hi[2], 5) < 0))
 			_exit(127);

@@ -380,6 +380,9 @@ react_cases() {
 	react_stream "$mech"
 	react_neighbour "$mech"
 	react_flood "$mech"
+	react_timeout "$mech"
+	react_spoof "$mech"
+	react_daemon_dies "$mech"
 }
 
 # Issue 14's "done when": `npm install ./evil.tgz` under the node preset and
@@ -768,5 +771,69 @@ react_flood() {
 		ok "$mech: boxy resume --log lets it end, its later alerts logged only"
 	else
 		rx_fail "$mech: boxy resume --log lets it end" "$(decisions "$ID" react freeze) freezes"
+	fi
+}
+
+# --timeout runs on while frozen: a promise to whoever waits on the run.
+react_timeout() {
+	local mech=$1 t0 t1
+	t0=$(date +%s)
+	rx_start timeout --net public --timeout 6s --on-alert dns=freeze -- sh -c "$REACT_TUNNEL"
+	wait_session exfil.test 10 && wait_state "$ID" frozen 10
+	rx_wait 30
+	t1=$(date +%s)
+	if [ "$RC" = 124 ] && [ $((t1 - t0)) -lt 20 ] &&
+		audit_has limits deny "the run exceeded --timeout while frozen (dns: exfil.test:" &&
+		[ "$(decisions "$ID" react freeze)" = 1 ] && [ "$(exfil_max)" -lt 2 ]; then
+		ok "$mech: --timeout runs on while frozen: the frozen run is killed at its timeout (exit 124) and says so"
+	else
+		rx_fail "$mech: --timeout runs on while frozen" "took $((t1 - t0)) s"
+	fi
+}
+
+# The payload tells boxy-init PLAN_SIG_FREEZE itself (SIGRTMIN+2): ignored, since
+# only the owner's counts; so a ^Z'd payload is still resumed by boxy-init.
+react_spoof() {
+	local mech=$1
+	rx_start spoof --net none --timeout 15s -- sh -c '
+		python3 -c "import os, signal; os.kill(1, signal.SIGRTMIN + 2)"
+		sleep 0.3
+		kill -TSTP $$
+		echo resumed'
+	rx_wait 30
+	if [ "$RC" = 0 ] && grep -q '^resumed$' "$C/out"; then
+		ok "$mech: a payload's own freeze signal to boxy-init is ignored (a ^Z'd payload is still resumed)"
+	else
+		rx_fail "$mech: a payload's own freeze signal to boxy-init is ignored"
+	fi
+}
+
+# The daemon killed (SIGKILL) under a frozen session: nothing of it is left
+# running or stopped — not its sandbox, not its boxy-net (stopped, it would
+# never read the EOF that ends it) — and the next daemon marks it lost, frozen.
+react_daemon_dies() {
+	local mech=$1 dpid net left
+	rx_start daemon-dies --net public --on-alert dns=freeze -- sh -c "$REACT_TUNNEL"
+	if ! wait_session exfil.test 10 || ! wait_state "$ID" frozen 10; then
+		rx_fail "$mech: a frozen session dies with its daemon, boxy-net too" "never frozen"
+		return 0
+	fi
+	dpid=$(sed -n 's/^pid //p' "$TN/state/boxy/daemon.lock")
+	net=$(for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = boxy-net ] &&
+			[ "$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)" = "$dpid" ] &&
+			echo "${p#/proc/}"; done)
+	kill -KILL "$dpid"
+	rx_wait 20
+	sleep 1
+	left=$(ns_tasks "$C" | wc -l)
+	# The next daemon (a run starts one) marks what the dead one ran as lost.
+	(cd "$C" && tn_boxy run --net none -- true) >/dev/null 2>&1
+	if [ -n "$net" ] && ! kill -0 $net 2>/dev/null && [ "$left" = 0 ] &&
+		[ "$(state_of "$ID")" = lost ] && tn_boxy show "$ID" | grep -q "^was frozen dns: exfil.test"; then
+		ok "$mech: the daemon killed under a frozen session: its sandbox and its stopped boxy-net die too; the next daemon marks it lost"
+	else
+		rx_fail "$mech: a frozen session dies with its daemon, boxy-net too" \
+			"boxy-net $net: $(ps -o stat= -p "$net" 2>/dev/null); $left thread(s) of the sandbox left; state $(state_of "$ID")"
 	fi
 }
