@@ -829,7 +829,8 @@ react_daemon_dies() {
 	left=$(ns_tasks "$C" | wc -l)
 	# The next daemon (a run starts one) marks what the dead one ran as lost.
 	(cd "$C" && tn_boxy run --net none -- true) >/dev/null 2>&1
-	if [ -n "$net" ] && ! kill -0 $net 2>/dev/null && [ "$left" = 0 ] &&
+	# Dead: gone, or a zombie its new parent has not reaped yet; never stopped or running.
+	if [ -n "$net" ] && ! ps -o stat= -p "$net" 2>/dev/null | grep -q '^[^Z]' && [ "$left" = 0 ] &&
 		[ "$(state_of "$ID")" = lost ] && tn_boxy show "$ID" | grep -q "^was frozen dns: exfil.test"; then
 		ok "$mech: the daemon killed under a frozen session: its sandbox and its stopped boxy-net die too; the next daemon marks it lost"
 	else
