@@ -214,7 +214,7 @@ struct broker {
 
 	bool dead;
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
-	bool frozen;                /* the session is frozen: broker_hold (nothing read, boxy-net stopped) */
+	bool frozen;                /* frozen: nothing read, boxy-net stopped */
 	struct query *frozen_q;     /* the query whose alert froze the session, kept for a resume */
 	uint64_t flow_seq;
 	char *failure;
