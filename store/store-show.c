@@ -19,6 +19,9 @@
 
 
 static const char *const show_sql[STORE_SHOW__COUNT] = {
+	[STORE_SHOW_REACT] =
+		"SELECT verdict, subject, reason, count FROM decisions WHERE session_id = ?1"
+		" AND layer = 'react' AND verdict <> 'alert' ORDER BY t_ms, id",
 	[STORE_SHOW_SINCE] =
 		"SELECT subject, reason FROM decisions WHERE session_id = ?1 AND layer = 'since'"
 		" AND verdict = 'new' ORDER BY t_ms, id",

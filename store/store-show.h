@@ -43,6 +43,8 @@ enum store_show_query {
 	 * destinations, dest_list: the session by package (the packages view), packages
 	 * first, the most refused first */
 	STORE_SHOW_PACKAGES,
+	/* verdict, subject, reason, count: what its alerts did (layer "react": freeze, resume…) */
+	STORE_SHOW_REACT,
 	STORE_SHOW__COUNT,
 };
 

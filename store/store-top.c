@@ -145,16 +145,19 @@ static char *like_pattern(const char *s)
 
 /* The totals of one session row, summed over its own rows only. */
 #define SESSION_COLUMNS \
-	"s.id, s.state, coalesce(s.profile, ''), coalesce(json_extract(s.policy, '$.net.mode'), '')," \
+	"s.id, " STORE_STATE_SHOWN ", coalesce(s.profile, '')," \
+	" coalesce(json_extract(s.policy, '$.net.mode'), '')," \
 	" s.argv, s.cwd, s.started_ms, coalesce(s.ended_ms, 0), coalesce(s.exit_code, 0)," \
 	" (SELECT coalesce(sum(count), 0) FROM connections c WHERE c.session_id = s.id)," \
 	" " DENIED_OF("s.id") " + s.overflow_denied," \
 	" (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id)," \
-	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
+	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)," \
+	" coalesce(s.frozen_reason, '')"
 
 #define SESSION_MATCH \
 	"(?1 = '' OR s.argv LIKE ?2 ESCAPE '\\' OR s.cwd LIKE ?2 ESCAPE '\\'" \
-	" OR s.state LIKE ?2 ESCAPE '\\' OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
+	" OR (" STORE_STATE_SHOWN ") LIKE ?2 ESCAPE '\\'" \
+	" OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
 	" OR s.id LIKE substr(?2, 2))" \
 	" AND (?3 = 0 OR s.overflow_denied > 0" \
 	"  OR EXISTS (SELECT 1 FROM connections d WHERE d.session_id = s.id AND verdict = 'deny')" \
@@ -199,6 +202,7 @@ int store_top_sessions(struct store_top *st, const char *filter, bool denied_onl
 				.ended_ms = sqlite3_column_int64(q, 7),
 				.exit_code = sqlite3_column_int(q, 8), .conns = u64(q, 9),
 				.denied = u64(q, 10), .up = u64(q, 11), .down = u64(q, 12),
+				.frozen_reason = text(q, 13),
 			};
 
 			row(ctx, &r);
@@ -421,8 +425,9 @@ int store_top_record(struct store_top *st, const char *id,
 
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT argv, cwd, coalesce(profile, '-'),"
-			       " coalesce(json_extract(policy, '$.net.mode'), '-'), state,"
-			       " coalesce(exit_code, 0), started_ms, coalesce(ended_ms, 0), overflow"
+			       " coalesce(json_extract(policy, '$.net.mode'), '-'), " STORE_STATE_SHOWN ","
+			       " coalesce(exit_code, 0), started_ms, coalesce(ended_ms, 0), overflow,"
+			       " coalesce(frozen_ms, 0), coalesce(frozen_reason, '')"
 			       " FROM sessions WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
 		return fail(st, err, "reading the session");
 	sqlite3_bind_text(q, 1, id, -1, SQLITE_TRANSIENT);
@@ -441,7 +446,19 @@ int store_top_record(struct store_top *st, const char *id,
 				 sqlite3_column_int(q, 5), (double)(ended - started) / 1000.0);
 		else
 			snprintf(buf, sizeof(buf), "state     %.20s", text(q, 4));
-		line(ctx, buf, strcmp(text(q, 4), "failed") == 0 || strcmp(text(q, 4), "lost") == 0);
+		line(ctx, buf, strcmp(text(q, 4), "failed") == 0 || strcmp(text(q, 4), "lost") == 0 ||
+		     strcmp(text(q, 4), "frozen") == 0);
+		if (sqlite3_column_int64(q, 9)) {
+			/* Why it is frozen (or was, when it ended frozen), and what decides. */
+			snprintf(buf, sizeof(buf), "%s %.700s", ended ? "ended frozen:" : "frozen:  ",
+				 text(q, 10));
+			line(ctx, buf, true);
+			if (!ended) {
+				snprintf(buf, sizeof(buf), "          r resume, s stop, K kill "
+					 "(boxy resume %.8s / boxy stop %.8s)", id, id);
+				line(ctx, buf, true);
+			}
+		}
 		if (sqlite3_column_int64(q, 8) > 0) {
 			snprintf(buf, sizeof(buf), "          %lld rows past the store's per-session cap "
 				 "were counted, not kept", (long long)sqlite3_column_int64(q, 8));

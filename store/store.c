@@ -222,6 +222,19 @@
 	"  ) GROUP BY session_id, package, package_version, package_script, package_claimed," \
 	"    package_via, CASE WHEN package IS NULL THEN comm END;"
 
+/*
+ * A frozen session (doc/react.md): when it was frozen and the alert that froze
+ * it, NULL while it is not. The state stays 'running' — every rule keyed on a
+ * running session (never pruned, marked lost when its daemon dies, listed by
+ * boxy ps) holds for a frozen one — and readers show 'frozen' where
+ * frozen_ms is set on a running session (STATE_SHOWN). A session that ended
+ * while frozen keeps both. A step of its own, named, so that it can be
+ * ordered against other steps when branches meet.
+ */
+#define MIGRATION_FREEZE \
+	"ALTER TABLE sessions ADD COLUMN frozen_ms INTEGER;" \
+	"ALTER TABLE sessions ADD COLUMN frozen_reason TEXT;"
+
 /* Each step takes the schema from version i to i+1. Append; never edit a step that shipped. */
 static const char *const migrations[] = {
 	/* 0 → 1: the initial schema. */
@@ -413,6 +426,8 @@ static const char *const migrations[] = {
 	MIGRATION_HTTP,
 	/* 6 → 7: who did it. */
 	MIGRATION_ATTRIBUTION,
+	/* 7 → 8: frozen sessions. */
+	MIGRATION_FREEZE,
 };
 
 /* A row's who (STORE_WHO_COLUMNS, bind_who's order) as parameters: SQLite numbers each
@@ -437,6 +452,7 @@ enum stmt_id {
 	ST_NAME_CONN,
 	ST_REQUEST,
 	ST_BUMP_REQUEST,
+	ST_FROZEN,
 	ST__COUNT,
 };
 
@@ -473,15 +489,19 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"SELECT id FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1 ORDER BY ended_ms",
 	[ST_FIND] =
-		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0),"
+		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
+		" coalesce(frozen_ms, 0), frozen_reason"
 		" FROM sessions WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	[ST_FIND_RUNNING] =
-		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0),"
+		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
+		" coalesce(frozen_ms, 0), frozen_reason"
 		" FROM sessions WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1)"
 		" AND state = 'running'"
 		" ORDER BY started_ms DESC, id",
@@ -503,6 +523,8 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,1,?2," WHO_PARAMS(16) ")",
 	[ST_BUMP_REQUEST] =
 		"UPDATE requests SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
+	[ST_FROZEN] =
+		"UPDATE sessions SET frozen_ms = ?2, frozen_reason = ?3 WHERE id = ?1",
 };
 
 enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION, ROW_REQUEST };
@@ -810,6 +832,17 @@ int store_session_end(struct store *st, const char *id, int64_t ended_ms, const 
 	bind_text(s, 3, state);
 	sqlite3_bind_int(s, 4, exit_code);
 	return step_done(st, s, err, "recording a session's end");
+}
+
+int store_session_frozen(struct store *st, const char *id, int64_t frozen_ms, const char *reason,
+			 char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_FROZEN];
+
+	bind_text(s, 1, id);
+	bind_opt_int(s, 2, frozen_ms);
+	bind_text(s, 3, frozen_ms ? reason : NULL);
+	return step_done(st, s, err, "recording a session's freeze");
 }
 
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err)
@@ -1569,6 +1602,8 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 		r->build = col_dup(s, 13);
 		r->lockfile = col_dup(s, 14);
 		r->baseline = col_dup(s, 15);
+		r->frozen_ms = sqlite3_column_int64(s, 16);
+		r->frozen_reason = col_dup(s, 17);
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -1593,6 +1628,7 @@ void store_sessions_free(struct store_sessions *ss)
 		free(r->build);
 		free(r->lockfile);
 		free(r->baseline);
+		free(r->frozen_reason);
 	}
 	free(ss->v);
 	ss->v = NULL;
@@ -1644,6 +1680,10 @@ static void session_fields(struct jbuf *b, const struct store_session *s)
 	json_kv_str(b, "build", s->build);
 	json_kv_str(b, "lockfile", s->lockfile);
 	json_kv_str(b, "baseline", s->baseline);
+	if (s->frozen_ms) {
+		json_kv_int(b, "frozen_ms", s->frozen_ms);
+		json_kv_str(b, "frozen_reason", s->frozen_reason);
+	}
 	json_raw_or_str(b, "policy", s->policy_json);
 }
 

@@ -33,6 +33,7 @@
 
 #define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
 #define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */
+#define SHOW_REACT_MAX 20       /* rows of what alerts did, then a pointer to --events */
 
 static uint64_t num(const char *s)
 {
@@ -132,6 +133,26 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 	}
 	line = xasprintf("%s %s: %s%s%s", v[0] ? v[0] : "-", v[1] ? v[1] : "-",
 			 v[2] ? v[2] : "", num(v[3]) > 1 ? " ×" : "", num(v[3]) > 1 ? v[3] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
+/* A "react" row: what an alert did (freeze, stop, log) or the user (resume), at most 20. */
+static void react_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 4)
+		return;
+	if (l->n == SHOW_REACT_MAX) {
+		field(l->out, "", _("… more: boxy show ID --events"));
+		l->n++;
+	}
+	if (l->n > SHOW_REACT_MAX)
+		return;
+	line = xasprintf("%s: %s%s%s", v[1] ? v[1] : "-", v[2] ? v[2] : "",
+			 num(v[3]) > 1 ? " ×" : "", num(v[3]) > 1 ? v[3] : "");
 	field(l->out, l->n++ ? "" : l->label, line);
 	free(line);
 }
@@ -313,7 +334,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct lines lim = { out, "limits", 0, false, 0, color },
 		     git = { out, "git", 0, false, 0, color },
 		     alerts = { out, "alerts", 0, false, 1, color },
-		     news = { out, "new", 0, false, 0, color };
+		     news = { out, "new", 0, false, 0, color },
+		     react = { out, "react", 0, false, 0, color };
 	struct packages pkgs = { 0 };
 	struct refusals t;
 	char when[32], *cmd, *line;
@@ -324,7 +346,13 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (store_show_query(st, STORE_SHOW_POLICY, s->id, 0, policy_cb, &p, err) < 0)
 		goto out;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&start));
-	if (!s->ended_ms)
+	if (!s->ended_ms && s->frozen_ms) {
+		time_t fz = (time_t)(s->frozen_ms / 1000);
+		char since[16];
+
+		strftime(since, sizeof(since), "%H:%M:%S", localtime(&fz));
+		line = xasprintf(_("%s  frozen since %s (started %s)"), s->id, since, when);
+	} else if (!s->ended_ms)
 		line = xasprintf(_("%s  running (started %s)"), s->id, when);
 	else if (strcmp(s->state, "lost") == 0)
 		line = xasprintf(_("%s  lost after %.1fs (started %s)"), s->id,
@@ -335,6 +363,17 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				 s->exit_code, (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	field(out, "session", line);
 	free(line);
+	if (s->frozen_ms) {
+		/* Why it is frozen (or ended frozen: stopped while it was), in red. */
+		char *why = summary_cut(s->frozen_reason ? s->frozen_reason : "-", LINE_MAX_CHARS);
+
+		fprintf(out, "%s%-9s %s%s\n", color ? "\033[1;31m" : "",
+			s->ended_ms ? "was frozen" : "frozen", why, color ? "\033[0m" : "");
+		if (!s->ended_ms)
+			fprintf(out, _("%s          decide: boxy resume %.8s / boxy stop %.8s%s\n"),
+				color ? "\033[1;31m" : "", s->id, s->id, color ? "\033[0m" : "");
+		free(why);
+	}
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &alerts, err) < 0)
 		goto out;
 	cmd = ps_argv_line(s->argv_json);
@@ -410,6 +449,8 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (t.total)
 		fputc('\n', out);
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &git, err) < 0)
+		goto out;
+	if (store_show_query(st, STORE_SHOW_REACT, s->id, 0, react_cb, &react, err) < 0)
 		goto out;
 	if (store_show_query(st, STORE_SHOW_SINCE, s->id, 0, since_cb, &news, err) < 0)
 		goto out;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -227,6 +228,8 @@ struct broker {
 
 	bool dead;
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
+	bool frozen;                /* frozen: nothing read, boxy-net stopped */
+	struct query *frozen_q;     /* the query whose alert froze the session, kept for a resume */
 	uint64_t flow_seq;
 	char *failure;
 
@@ -238,6 +241,8 @@ struct broker {
 	uint8_t tw_alerted[TW_TOKENS_MAX];  /* per token: bit 0 DNS, bit 1 a flow */
 	unsigned tw_alerts;
 	uint64_t tw_over_cap;
+	void (*alert_now)(void *ctx, const struct event *ev);  /* broker_opts' */
+	void *alert_ctx;
 };
 
 static void broker_end(struct broker *b, const char *fmt, ...)
@@ -351,6 +356,13 @@ static void emit_alert(struct broker *b, struct who_q *wq, const char *layer,
 		.detail = detail, .told = told,
 	};
 
+	/* Held for its who: reacted to now all the same (broker_opts.alert_now). */
+	if (b->alert_now && wq && wq->waiting) {
+		ev.session = b->session;
+		ev.t_ms = now_real_ms();
+		b->alert_now(b->alert_ctx, &ev);
+		ev.reacted = true;
+	}
 	who_emit(b, wq, &ev);
 }
 
@@ -720,11 +732,10 @@ static void flow_free(struct flow *f)
 
 static void flow_dial(struct broker *b, struct flow *f);
 
-/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
-static void dial_slot_free(struct broker *b)
+/* Dial the flows waiting for a slot, as many as there are slots (none while frozen). */
+static void dial_queue_run(struct broker *b)
 {
-	b->ndials--;
-	while (!b->dead && b->dialq != NULL && b->ndials < DIALS_MAX) {
+	while (!b->dead && !b->frozen && b->dialq != NULL && b->ndials < DIALS_MAX) {
 		struct flow *f = b->dialq;
 
 		b->dialq = f->qnext;
@@ -734,6 +745,13 @@ static void dial_slot_free(struct broker *b)
 		f->state = FLOW_NAME;   /* off the queue, not dialling yet: what flow_dial expects */
 		flow_dial(b, f);
 	}
+}
+
+/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
+static void dial_slot_free(struct broker *b)
+{
+	b->ndials--;
+	dial_queue_run(b);
 }
 
 /*
@@ -1702,7 +1720,7 @@ static void query_answer(struct broker *b, struct query *q, bool refused, int rc
 	q->rcode = (uint8_t)rcode;
 	q->ttl = ttl;
 	q->naddrs = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
-	if (q->naddrs)
+	if (q->naddrs)          /* a refusal has none, and no array: memcpy(NULL) is undefined */
 		memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
 	if (q->wq && q->wq->waiting) {
 		q->held = true;
@@ -1731,8 +1749,10 @@ static void answer_deliver(struct broker *b, struct query *q, int rcode,
 	uint16_t qtype = q->qtype;
 
 	n = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
-	memcpy(kept, addrs, n * sizeof(*addrs));
-	memcpy(kttl, ttls, n * sizeof(*ttls));
+	if (n) {        /* both callers pass arrays, but an answer of none needs none */
+		memcpy(kept, addrs, n * sizeof(*addrs));
+		memcpy(kttl, ttls, n * sizeof(*ttls));
+	}
 	nk = net_policy_filter_addrs(&b->policy, kept, kttl, n, dropped, ARRAY_SIZE(dropped),
 				     &ndropped);
 	for (size_t i = 0; i < ndropped && i < ARRAY_SIZE(dropped); i++) {
@@ -1941,6 +1961,8 @@ static void on_tripwire(struct broker *b, struct rbuf *r)
 	free(subject);
 }
 
+static void resolve_decide(struct broker *b, struct query *q);
+
 /* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
 static void on_resolve(struct broker *b, struct rbuf *r)
 {
@@ -1950,7 +1972,6 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 	uint8_t proto = wire_get_u8(r);
 	struct net_addr src, dst;
 	bool ok = netproto_get_addr(r, &src);
-	struct net_verdict v;
 	struct query *q;
 
 	sport = wire_get_u16(r);
@@ -1993,28 +2014,52 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 
 		exfil_judged(b, q->wq, fired, parent, fired ? why : NULL);
 	}
+	if (b->frozen) {
+		/*
+		 * The alert this query raised froze the session (broker_hold): the
+		 * query waits with it, unanswered, and is acted on only if the session
+		 * is resumed. One at most: nothing more is read while frozen.
+		 */
+		if (b->frozen_q)
+			query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		else
+			b->frozen_q = q;
+		goto out;
+	}
+	resolve_decide(b, q);
+out:
+	free(name);
+}
+
+/* A query the detectors have seen: refuse it here, answer "no data" here, or look it up. */
+static void resolve_decide(struct broker *b, struct query *q)
+{
+	const char *name = q->name;
+	uint16_t qtype = q->qtype;
+	struct net_verdict v;
+
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
 		emit_audit_name(b, q->wq, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
 		query_answer(b, q, true, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA) {
 		/* Only addresses are ever answered: no data for the rest. */
 		query_answer(b, q, false, DNS_RCODE_NOERROR, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	{
 		struct dns_cache_answer hit;
 
 		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
 			answer_deliver(b, q, hit.rcode, hit.addrs, hit.ttls, hit.n, true);
-			goto out;
+			return;
 		}
 	}
 	if (b->nlookups >= BROKER_MAX_QUERIES) {
 		query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
-		goto out;
+		return;
 	}
 	q->upstream = true;
 	b->nlookups++;
@@ -2024,8 +2069,6 @@ static void on_resolve(struct broker *b, struct rbuf *r)
 		b->nlookups--;
 		query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
 	}
-out:
-	free(name);
 }
 
 /* The words of a failed inspection (NETTLS_*), with boxy-net's detail. */
@@ -2229,7 +2272,7 @@ static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
+	for (int i = 0; i < READ_BATCH && !b->dead && !b->frozen; i++) {
 		struct msg m;
 		char *err = NULL;
 		int rc = msg_read_packet(b->fd, &m, &err);
@@ -2290,6 +2333,10 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->child_w.data = b;
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
+	if (opts) {
+		b->alert_now = opts->alert_now;
+		b->alert_ctx = opts->alert_ctx;
+	}
 	if (opts && opts->attrib && opts->attrib->ask)
 		b->attrib = *opts->attrib;
 	ev_init(&b->who_t, who_expired);
@@ -2394,6 +2441,7 @@ static int child_place(int fd, int target)
 int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err)
 {
 	int sp[2], hi[3] = { -1, -1, -1 };
+	pid_t parent;
 	char *const argv[] = { (char *)"boxy-net", NULL };
 	char *envp[5] = { (char *)"PATH=/usr/bin:/bin", NULL };
 	size_t nenv = 1;
@@ -2427,6 +2475,7 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		set_err_errno(err, "preparing boxy-net's descriptors");
 		goto fail;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		set_err_errno(err, "fork");
@@ -2440,6 +2489,13 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		for (int s = 1; s < 32; s++)
 			if (s != SIGKILL && s != SIGSTOP)
 				signal(s, SIG_DFL);
+		/*
+		 * It dies with the daemon. It would anyway, at the EOF on its socket —
+		 * unless it is stopped, as a frozen session's is (broker_hold), and a
+		 * stopped process reads nothing: a daemon killed then left it behind.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (child_place(hi[0], 3) < 0 || child_place(hi[1], 4) < 0 ||
 		    (hi[2] >= 0 && child_place(hi[2], 5) < 0))
 			_exit(127);
@@ -2471,6 +2527,43 @@ out_env:
 	for (size_t i = 1; i < nenv; i++)
 		free(envp[i]);
 	return -1;
+}
+
+void broker_hold(struct broker *b, bool hold)
+{
+	struct query *q;
+
+	if (hold) {
+		if (b->frozen)
+			return;
+		b->frozen = true;
+		ev_io_stop(b->loop, &b->rw);
+		if (b->pid > 0 && b->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, b->pidfd, SIGSTOP, NULL, 0);
+		return;
+	}
+	if (!b->frozen)
+		return;
+	b->frozen = false;
+	q = b->frozen_q;
+	b->frozen_q = NULL;
+	if (q && !b->dead)
+		resolve_decide(b, q);
+	/* What was let go may have raised an alert that froze the session again. */
+	if (b->frozen)
+		return;
+	dial_queue_run(b);
+	if (b->frozen)
+		return;
+	if (b->pid > 0 && b->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, b->pidfd, SIGCONT, NULL, 0);
+	if (b->fd >= 0 && !b->dead && !b->finishing)
+		ev_io_start(b->loop, &b->rw);
+}
+
+bool broker_held(const struct broker *b)
+{
+	return b->frozen;
 }
 
 pid_t broker_helper_pid(const struct broker *b)
@@ -2551,7 +2644,9 @@ static void finish_read(struct broker *b)
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
 
 	tw_finish(b);
-	if (b->dead || b->fd < 0 || !b->hello || b->finishing)
+	/* Frozen (a frozen session ends): boxy-net stays stopped and is killed, never
+	 * continued, so no byte it holds leaves; its counters are its last reports. */
+	if (b->dead || b->fd < 0 || !b->hello || b->finishing || b->frozen)
 		return;
 	b->finishing = true;
 	ev_io_stop(b->loop, &b->rw);
@@ -2611,8 +2706,9 @@ void broker_free(struct broker *b)
 		b->dead = true;
 		broker_disconnect(b);
 		/* The socket is closed: boxy-net sees EOF and may finish its capture;
-		 * a short grace (the pidfd turns readable at its exit), then SIGKILL. */
-		if (b->pid > 0 && b->pidfd >= 0) {
+		 * a short grace (the pidfd turns readable at its exit), then SIGKILL.
+		 * None when frozen: a stopped boxy-net cannot exit, and is not continued. */
+		if (b->pid > 0 && b->pidfd >= 0 && !b->frozen) {
 			struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
 
 			poll(&p, 1, HELPER_GRACE_MS);

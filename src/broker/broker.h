@@ -91,6 +91,15 @@ struct broker_opts {
 	char *const *tokens;        /* --tripwires: the session's decoy tokens (parse/tripwire.h), */
 	char *const *token_labels;  /* what each is ("AWS secret access key in ~/.aws/credentials") */
 	size_t ntokens;             /* copied; 0: none */
+	/*
+	 * An alert whose event must wait for its who (attribution holds a
+	 * query's or flow's events until its asker is found) is handed here at
+	 * once, without its who, so that what reacts to it (--on-alert freeze:
+	 * daemon/react.h) acts before the query or flow that raised it goes on;
+	 * its event, sent later, is marked reacted. NULL: none.
+	 */
+	void (*alert_now)(void *ctx, const struct event *ev);
+	void *alert_ctx;
 };
 
 /*
@@ -117,6 +126,22 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 
 /* boxy-net's path: beside this executable (a build tree), else installed. malloc'd. */
 char *broker_helper_path(void);
+
+/*
+ * Hold the session's network while the session is frozen (doc/react.md), or
+ * let it go. Held: boxy-net is stopped (SIGSTOP: the flows it splices stop
+ * moving, no frame leaves the TAP) and nothing more it sent is read, so no
+ * flow is dialled and no query leaves; the query whose alert froze the
+ * session (the detectors look at a query before anything is done with it)
+ * waits, and so do the flows waiting for a dial slot. A connect already in
+ * progress completes, but no byte of the payload's reaches it. Released, in
+ * this order: the waiting query and flows are acted on, boxy-net continues,
+ * its messages are read again — unless something let go raised an alert
+ * that held it again. A held broker is never continued at the session's end:
+ * broker_finish asks nothing and broker_free kills boxy-net stopped.
+ */
+void broker_hold(struct broker *b, bool hold);
+bool broker_held(const struct broker *b);
 
 /* The pid of boxy-net, or -1. */
 pid_t broker_helper_pid(const struct broker *b);

@@ -709,6 +709,21 @@ void doctor_check_memory(struct doctor_check *c)
 	free(why);
 }
 
+/* ---- how --on-alert freeze freezes ---------------------------------------- */
+
+void doctor_check_freeze(struct doctor_check *c)
+{
+	bool cgroup;
+	char *how = limits_freeze_probe(&cgroup);
+
+	check_set(c, "freeze", DOCTOR_OK, how);
+	if (!cgroup) {
+		check_note(c, _("no process outlives the sweep, but one may run for the few "
+				"milliseconds it takes; a delegated cgroup v2 lets the kernel's freezer "
+				"take them all at once"));
+	}
+}
+
 /* ---- AppArmor's user-namespace restriction ------------------------------ */
 
 /* Read a one-line file below root into buf, newline stripped; false when unreadable. */
@@ -790,6 +805,7 @@ void doctor_run(struct doctor_report *r)
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
 		doctor_check_userns, doctor_check_apparmor, doctor_check_tun, doctor_check_cgroup,
 		doctor_check_memory, doctor_check_attrib, doctor_check_tripwires,
+		doctor_check_freeze,
 	};
 
 	memset(r, 0, sizeof(*r));

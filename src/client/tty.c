@@ -302,6 +302,40 @@ static bool keep_alert(const struct msg *m)
 	return is;
 }
 
+/*
+ * A session frozen or resumed by an alert (layer "react": doc/react.md), said
+ * at once on stderr — red on a terminal — while the client keeps waiting:
+ * the user decides with boxy resume or boxy stop from another terminal (or
+ * boxy top). raw: the terminal is in raw mode (CR LF). Returns whether m was one.
+ */
+static bool notice_react(const struct msg *m, bool raw)
+{
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *id, *detail;
+	const char *nc = getenv("NO_COLOR");
+	bool red = isatty(STDERR_FILENO) && !(nc && *nc), is;
+
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
+		return false;
+	is = ev->layer && strcmp(ev->layer, "react") == 0 && ev->verdict &&
+	     strcmp(ev->verdict, "action") == 0 && ev->subject &&
+	     (strcmp(ev->subject, "freeze") == 0 || strcmp(ev->subject, "resume") == 0);
+	if (is) {
+		id = watch_sanitize(ev->session ? ev->session : "?");
+		detail = watch_sanitize(ev->detail ? ev->detail : "");
+		if (strcmp(ev->subject, "freeze") == 0)
+			fprintf(stderr, _("%sboxy: session %.8s frozen: %s%s%s"), red ? "\033[1;31m" : "",
+				id, detail, red ? "\033[0m" : "", raw ? "\r\n" : "\n");
+		else
+			fprintf(stderr, _("boxy: session %.8s %s%s"), id, detail, raw ? "\r\n" : "\n");
+		free(id);
+		free(detail);
+	}
+	event_copy_free(&ec);
+	return is;
+}
+
 static void print_alerts(void)
 {
 	const char *nc = getenv("NO_COLOR");
@@ -383,6 +417,53 @@ int client_request_stop(const char *id, bool now, char **err)
 		msg_free(&m);
 	}
 	close(fd);
+	return rc;
+}
+
+int client_request_resume(const char *id, bool log_only, char **words, int *code, char **err)
+{
+	struct daemon_info info;
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	int fd = client_connect(false, false, &info, err), rc = -1;
+
+	*words = NULL;
+	*code = 1;
+	daemon_info_free(&info);
+	if (fd < 0)
+		return -1;
+	wbuf_init(&w);
+	dmsg_encode_resume(&w, id, log_only);
+	msg_send(fd, MSG_RESUME, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+	if (msg_recv(fd, &m, err) == 1) {
+		rbuf_init(&r, m.payload, m.len);
+		if (m.type == MSG_OK) {
+			*words = wire_get_str(&r, 4096);
+			*code = 0;
+			rc = 0;
+		} else if (m.type == MSG_ERROR) {
+			uint16_t c;
+			char *said = dmsg_decode_error(m.payload, m.len, &c);
+
+			*code = c ? c : 1;
+			set_err(err, "%s", said ? said : "the daemon refused");
+			free(said);
+		} else {
+			set_err(err, "unexpected reply %#x from the daemon", m.type);
+		}
+		msg_free(&m);
+	} else if (err && !*err) {
+		set_err(err, "the daemon closed the connection");
+	}
+	close(fd);
+	if (rc < 0 && err && *err) {
+		char *clean = watch_sanitize(*err);
+
+		free(*err);
+		*err = clean;
+	}
 	return rc;
 }
 
@@ -488,7 +569,7 @@ static int relay_loop(int fd, const char *id, bool verbose, bool input)
 					}
 					break;
 				case MSG_EVENT:
-					if (!keep_alert(&m) && verbose)
+					if (!keep_alert(&m) && !notice_react(&m, input) && verbose)
 						print_event(&m, input);
 					break;
 				case MSG_SNAPSHOT:
@@ -605,7 +686,8 @@ int client_wait_run(int fd, const char *id, bool verbose)
 			}
 			if (m.type == MSG_SNAPSHOT)
 				keep_snapshot(&m);
-			if (m.type == MSG_EVENT && !keep_alert(&m) && verbose)
+			if (m.type == MSG_EVENT && !keep_alert(&m) && !notice_react(&m, false) &&
+			    verbose)
 				print_event(&m, false);
 			msg_free(&m);
 		}

@@ -67,6 +67,8 @@ struct event {
 	const char *told;       /* detail worded for the client that started the run, in its
 	                         * language (common/lang.h), or NULL; sent to it, never recorded */
 
+	bool reacted;           /* an alert acted on when it was raised (broker_opts.alert_now), its
+				 * event sent once its who was found: daemon/react.h acts once */
 	const struct event_who *who;    /* who made it; NULL: not attributed (not looked for) */
 };
 

@@ -195,7 +195,10 @@ void bus_publish(struct session *s, const struct event *in)
 	refusals_add_event(&s->refusals, &ev);
 	remember(s, &ev);
 	queue_for_store(s->srv, &ev);
-	finding = ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"));
+	/* A session's reaction to an alert (doc/react.md) is told to its run like a finding:
+	 * a frozen run that never heard why would only seem to hang. */
+	finding = (ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"))) ||
+		  (ev.layer && !strcmp(ev.layer, "react"));
 	for (struct client *c = s->srv->clients; c; c = c->next) {
 		struct event out = ev;
 
@@ -294,6 +297,20 @@ void bus_session_begin(struct session *s)
 	free(argv_json);
 	free(policy);
 	free(lockfile);
+}
+
+void bus_session_frozen(struct session *s)
+{
+	struct server *srv = s->srv;
+	char *err = NULL;
+
+	if (!srv->store)
+		return;
+	/* The alert's rows first, so a reader that sees the session frozen finds why. */
+	bus_flush(srv);
+	if (store_session_frozen(srv->store, s->id, s->frozen ? (int64_t)s->frozen_ms : 0,
+				 s->frozen_reason, &err) < 0)
+		store_warn(srv, err);
 }
 
 void bus_session_end(struct session *s)

@@ -5,6 +5,7 @@
  *
  *   daemon/server.c    the socket, the loop, accepting and dispatching
  *   daemon/session.c   sessions and their terminals (daemon/session.h)
+ *   daemon/react.c     what a session's alerts do to it: log, freeze, stop (daemon/react.h)
  *   daemon/bus.c       events to the store and to subscribers (daemon/bus.h)
  *   daemon/clients.c   a client's output queue and its end (daemon/clients.h)
  *   daemon/daemon.h    these structures
@@ -98,6 +99,12 @@ struct session {
 	uint64_t started_ms;        /* realtime */
 	bool running;
 	bool timed_out;
+	bool stopping;              /* SIGKILL sent (an alert's stop, boxy stop of a frozen one) */
+	bool frozen;                /* every process stopped, the network held (daemon/react.c) */
+	uint64_t frozen_ms;         /* realtime: when it was frozen */
+	char *frozen_reason;        /* the alert that froze it, in words */
+	bool react_log_only;        /* boxy resume --log: its later alerts are logged only */
+	bool denials_fired;         /* the --on-denials'th refusal raised its alert */
 	int exit_code;
 	char *failure;              /* a stage failure's words, as recorded (C) */
 	char *failure_told;         /* the same in the starting client's language, or NULL */

@@ -22,6 +22,7 @@
 #include "sandbox/assemble.h"
 #include "sandbox/decoys.h"
 #include "daemon/daemon.h"
+#include "daemon/react.h"
 #include "daemon/session-net.h"
 #include "common/tlsca.h"
 #include "daemon/session-attrib.h"
@@ -152,6 +153,12 @@ void session_net_ca_free(struct session *s)
 	s->tls_ca_pem = NULL;
 }
 
+/* An alert of the network whose event waits for its who: reacted to now (broker_opts). */
+static void session_net_alert_now(void *ctx, const struct event *ev)
+{
+	react_event(ctx, ev, false);
+}
+
 void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
@@ -173,6 +180,8 @@ void session_net_start(struct session *s, const char *tailnet)
 	opts.tls_ca = s->tls_ca;        /* the broker takes it (and hands the key to boxy-net) */
 	s->tls_ca = NULL;
 	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
+	opts.alert_now = session_net_alert_now;
+	opts.alert_ctx = s;
 	decoys = sandbox_decoys(s->sb);
 	if (decoys) {
 		/* Looked for in every name and the first bytes of every flow. */

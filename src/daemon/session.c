@@ -32,6 +32,7 @@
 #include "daemon/journal.h"
 #include "daemon/launch.h"
 #include "common/lang.h"
+#include "daemon/react.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
@@ -46,10 +47,17 @@
 #include "common/util.h"
 #include "proto/wire.h"
 
-/* Events from the sandbox assembly go to the bus. */
+/*
+ * Events from the sandbox, its network and its git watch go to the bus, then
+ * to the reaction (daemon/react.h), which acts on alerts and counts refusals.
+ */
 static void session_emit(void *ctx, const struct event *ev)
 {
-	bus_publish(ctx, ev);
+	struct session *s = ctx;
+	uint64_t refused = s->refusals.total;
+
+	bus_publish(s, ev);
+	react_event(s, ev, s->refusals.total > refused);
 }
 
 static void new_id(char out[SESSION_ID_LEN + 1])
@@ -110,6 +118,7 @@ void session_free(struct session *s)
 	free(s->cwd);
 	free(s->failure);
 	free(s->failure_told);
+	free(s->frozen_reason);
 	for (size_t i = 0; i < s->ndests; i++) {
 		free(s->dests[i].name);
 		strv_free(s->dests[i].addrs);
@@ -302,7 +311,16 @@ static void timeout_fired(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	event_audit(&s->sink, "limits", "deny", "timeout", "the run exceeded --timeout: killed");
+	/* A frozen session too (doc/react.md): --timeout is a promise to whoever waits on the run. */
+	if (s->frozen) {
+		char *words = xasprintf("the run exceeded --timeout while frozen (%s): killed",
+					s->frozen_reason ? s->frozen_reason : "-");
+
+		event_audit(&s->sink, "limits", "deny", "timeout", words);
+		free(words);
+	} else {
+		event_audit(&s->sink, "limits", "deny", "timeout", "the run exceeded --timeout: killed");
+	}
 	s->timed_out = true;
 	sandbox_kill(s->sb);
 }
@@ -329,7 +347,8 @@ static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	sandbox_signal(s->sb, SIGCONT);
+	if (!s->frozen)         /* never into a frozen sandbox: boxy-init would pass it on */
+		sandbox_signal(s->sb, SIGCONT);
 }
 
 /* Input for the pty: arm resume_w when it holds the pty's suspend character. */
@@ -636,7 +655,19 @@ void session_handle_stop(struct client *c, const struct msg *m)
 
 	if (!s)
 		return;
-	if (now) {
+	if (s->frozen) {
+		/*
+		 * SIGTERM would stay pending on stopped processes until they were
+		 * continued — continuing what an alert froze. SIGKILL reaches them
+		 * stopped, and the network stays held until they are gone.
+		 */
+		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL while frozen "
+			    "(boxy stop; a frozen session gets no SIGTERM: it would have to be "
+			    "continued to act on it)");
+		s->stopping = true;
+		sandbox_kill(s->sb);
+		words = xasprintf("session %.8s was frozen: killed with SIGKILL", s->id);
+	} else if (now) {
 		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL (boxy stop -k)");
 		sandbox_kill(s->sb);
 		words = xasprintf("session %.8s killed", s->id);
@@ -660,6 +691,30 @@ void session_handle_stop(struct client *c, const struct msg *m)
 	free(words);
 }
 
+/* MSG_RESUME: a frozen session's processes continue and its network is let go. */
+void session_handle_resume(struct client *c, const struct msg *m)
+{
+	char *prefix, *words, *err = NULL;
+	bool log_only;
+	bool ok = dmsg_decode_resume(m->payload, m->len, &prefix, &log_only) == 0;
+	struct session *s = requested_session(c, ok, prefix, "resume");
+	struct wbuf w;
+
+	if (!s)
+		return;
+	words = react_resume(s, log_only, &err);
+	if (!words) {
+		client_send_error(c, 1, "%s", err);
+		free(err);
+		return;
+	}
+	wbuf_init(&w);
+	dmsg_encode_ok(&w, words);
+	client_send(c, MSG_OK, w.p, w.len);
+	wbuf_free(&w);
+	free(words);
+}
+
 /*
  * Counters and the destinations table, once a second and on demand:
  * str id, str state, strv argv, u64 elapsed_ms, u64 conns, denied, up, down,
@@ -677,7 +732,8 @@ void session_snapshot(struct session *s, struct client *to)
 	if (s->running && to->outq_bytes >= CLIENT_OUTQ_MAX)
 		return;
 	wbuf_init(&w);
-	dmsg_encode_snapshot_head(&w, s->id, s->running ? "running" : "exited", s->rs.argv,
+	dmsg_encode_snapshot_head(&w, s->id, !s->running ? "exited" : s->frozen ? "frozen" : "running",
+				  s->rs.argv,
 				  now_real_ms() - s->started_ms, s->conns, s->denied, s->up, s->down,
 				  (uint32_t)s->ndests);
 	for (size_t i = 0; i < s->ndests; i++) {
@@ -743,7 +799,8 @@ void session_client_input(struct client *c, const struct msg *m)
 		return;
 	switch (m->type) {
 	case MSG_INPUT:
-		if (s->pty >= 0 && c->role == CLIENT_ATTACHED && m->len) {
+		/* Frozen: keys would queue signals (^C) for stopped processes to take at a resume. */
+		if (s->pty >= 0 && c->role == CLIENT_ATTACHED && m->len && !s->frozen) {
 			/* Best effort: a full pty input queue drops keystrokes rather than stall. */
 			if (write(s->pty, m->payload, m->len) < 0 && errno != EAGAIN)
 				break;

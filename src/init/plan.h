@@ -7,6 +7,7 @@
 #ifndef BOXY_PLAN_H
 #define BOXY_PLAN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,17 @@
 
 #define PLAN_MAX_BYTES   (8u << 20)    /* an encoded plan never exceeds this */
 
+/*
+ * What the sandbox's owner tells boxy-init while it freezes the sandbox with
+ * SIGSTOP (sandbox/freeze.h, doc/react.md): from PLAN_SIG_FREEZE on, boxy-init
+ * passes no SIGCONT on and resumes no stopped payload, so a process not yet
+ * stopped cannot use it to wake the others; PLAN_SIG_THAW ends that. Taken
+ * only from outside the sandbox: a signal from an ancestor pid namespace
+ * arrives as SI_USER with pid 0, which no process inside can forge (the
+ * kernel refuses a non-negative si_code from rt_sigqueueinfo to another).
+ */
+#define PLAN_SIG_FREEZE  (SIGRTMIN + 2)
+#define PLAN_SIG_THAW    (SIGRTMIN + 3)
 /* A decoy credential boxy-init writes into the fresh $HOME (doc/tripwires.md). */
 struct plan_decoy {
 	char *path;                 /* below $HOME: relative, normal, at most PLAN_DECOY_PATH_MAX */

@@ -166,6 +166,30 @@ void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now)
 	wire_put_u8(w, now);
 }
 
+void dmsg_encode_resume(struct wbuf *w, const char *prefix, bool log_only)
+{
+	wire_put_str(w, prefix);
+	wire_put_u8(w, log_only);
+}
+
+/* A resume request: a hex prefix and a flag, 0 or 1. */
+int dmsg_decode_resume(const void *p, size_t len, char **prefix, bool *log_only)
+{
+	struct rbuf r;
+	uint8_t flag;
+
+	rbuf_init(&r, p, len);
+	*prefix = get_hex_prefix(&r);
+	flag = wire_get_u8(&r);
+	*log_only = flag == 1;
+	if (!wire_done(&r) || !*prefix || flag > 1) {
+		free(*prefix);
+		*prefix = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* A stop request: a hex prefix and a flag. */
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 {

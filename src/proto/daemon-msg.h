@@ -63,6 +63,9 @@ int dmsg_decode_attach(const void *p, size_t len, char **prefix);
 int dmsg_decode_watch(const void *p, size_t len, char **prefix);
 void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now);
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now);
+/* MSG_RESUME: a frozen session's id prefix; log_only: its later alerts are logged only. */
+void dmsg_encode_resume(struct wbuf *w, const char *prefix, bool log_only);
+int dmsg_decode_resume(const void *p, size_t len, char **prefix, bool *log_only);
 
 /*
  * MSG_LANG: str language, str locale (common/lang.h). Either may be empty;

@@ -66,7 +66,7 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 		wire_put_u8(w, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
-	case SPEC_FAIL_ON:
+	case SPEC_FAIL_ON: case SPEC_ON_ALERT:
 		wire_put_str(w, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
@@ -329,6 +329,19 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 		/* absent, or the words the flag accepts */
 		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
 		ok = !*(char **)f || parse_fail_on(*(char **)f, &bits, &e) == 0;
+		free(e);
+		return ok ? NULL : o->flag;
+	}
+	case SPEC_ON_ALERT: {
+		struct react_policy p = { 0 };
+		char *e = NULL, *canon = NULL;
+		bool ok;
+
+		/* absent, or exactly the canonical text of what the flag accepts */
+		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
+		ok = !*(char **)f || (parse_on_alert(*(char **)f, &p, &e) == 0 &&
+				      (canon = on_alert_text(&p)) && strcmp(canon, *(char **)f) == 0);
+		free(canon);
 		free(e);
 		return ok ? NULL : o->flag;
 	}

@@ -42,6 +42,7 @@
 
 #include <linux/sched.h>
 
+#include "sandbox/freeze.h"
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
 #include "policy/decide.h"
@@ -55,6 +56,7 @@
 #include "init/tap.h"
 #include "common/buf.h"
 #include "sandbox/gitcheck.h"
+#include "spec/values.h"
 #include "sandbox/decoys.h"
 #include "sandbox/tripwatch.h"
 #include "common/util.h"
@@ -88,6 +90,8 @@ struct sandbox {
 	int launch_rep;             /* boxy-init's report pipe until it has reported, or -1 */
 	int launch_ctl;             /* the plan socket (tap0 comes back over it), or -1 */
 	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
+	bool frozen_cgroup;         /* sandbox_freeze wrote 1 to the run's cgroup.freeze */
+	bool frozen_sigstop;        /* sandbox_freeze swept with SIGSTOP */
 	bool tap_taken;             /* tap0 was received (at the decoys' record or at "ready") */
 	struct decoy_set decoys;    /* --tripwires: the session's decoy credentials (n 0: none) */
 	struct tripwatch *trip;     /* their watch (sandbox/tripwatch.h), or NULL */
@@ -102,6 +106,7 @@ static int sandbox_refuse_protected(const char *path, const char *what, char **e
 static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
 static void sandbox_memwatch_end(struct sandbox *sb, char **err);
 static void sandbox_kernel_oom(struct sandbox *sb, char **err);
+static void sandbox_audit_freezer(const struct sandbox *sb, const struct sandbox_ctx *ctx);
 
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
@@ -571,7 +576,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	sandbox_audit_plan(&plan, ctx);
 	sandbox_audit_missing(&plan, ctx);
 	sb->git = gitcheck_begin(&plan);
-	if (limits_prepare(rs, &sb->lim, ctx->events, err) < 0)
+	if (limits_prepare(rs, on_alert_may_freeze(rs->on_alert), &sb->lim, ctx->events, err) < 0)
 		goto fail;
 	sb->have_limits = true;
 	if (sb->lim.pids_rlimit)
@@ -638,6 +643,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	if (sandbox_write_maps(sb->pid, ctx->uid, ctx->gid, err) < 0 ||
 	    limits_attach(&sb->lim, sb->pid, err) < 0)
 		goto kill;
+	sandbox_audit_freezer(sb, ctx);
 	if (send(ctl[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		set_err_errno(err, _("starting the sandbox"));
 		goto kill;
@@ -786,6 +792,110 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 		;
 	sandbox_launch_reaped(sb, st, err);
 	return -1;
+}
+
+/*
+ * How an alert would freeze this run, for the audit log and boxy show (only
+ * for a run whose --on-alert may freeze): which freezer, and where.
+ */
+static void sandbox_audit_freezer(const struct sandbox *sb, const struct sandbox_ctx *ctx)
+{
+	char *words;
+
+	if (!sb->lim.want_freeze)
+		return;
+	if (sb->lim.freeze_dir)
+		words = xasprintf(_("an alert that freezes this run takes every process of the sandbox "
+				    "with the cgroup freezer (%s/cgroup.freeze)"), sb->lim.freeze_dir);
+	else
+		words = xasprintf(_("an alert that freezes this run stops every process of the "
+				    "sandbox with SIGSTOP, swept until none runs: no cgroup of its own "
+				    "(%s)"), sb->lim.why_no_freeze ? sb->lim.why_no_freeze : "?");
+	sandbox_audit(ctx->events, ctx->session, "react", "info", "freezer", words);
+	free(words);
+}
+
+/* Is one of boxy-init's control signals (init/plan.h) still pending, unread? */
+static bool sandbox_ctl_pending(const struct sandbox *sb)
+{
+	char path[48], *text = NULL, *line;
+	unsigned long long mask = 0, want;
+	size_t len;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)sb->pid);
+	if (read_file(path, 64 << 10, &text, &len) < 0)
+		return false;
+	want = (1ULL << (PLAN_SIG_FREEZE - 1)) | (1ULL << (PLAN_SIG_THAW - 1));
+	for (line = text; line && !yes; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if ((strncmp(line, "ShdPnd:", 7) == 0 || strncmp(line, "SigPnd:", 7) == 0) &&
+		    sscanf(line + 7, "%llx", &mask) == 1)
+			yes = (mask & want) != 0;
+	free(text);
+	return yes;
+}
+
+/*
+ * Tell boxy-init sig (PLAN_SIG_FREEZE or THAW). Real-time signals are taken
+ * lowest first, not in the order sent: a thaw and the freeze right behind it
+ * (a resume whose released query raised the next alert) would be read thaw
+ * last. So the previous one is given up to 20 ms to be read first.
+ */
+static void sandbox_tell_init(struct sandbox *sb, int sig)
+{
+	for (int i = 0; i < 200 && sandbox_ctl_pending(sb); i++)
+		usleep(100);
+	sandbox_signal(sb, sig);
+}
+
+/* Freeze every process of the sandbox; see sandbox/assemble.h. */
+int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err)
+{
+	char *why = NULL;
+	int rc;
+
+	if (sb->reaped || sb->pid <= 0)
+		return set_err(err, "the sandbox has ended");
+	if (sb->lim.freeze_dir) {
+		sb->frozen_cgroup = true;
+		if (freeze_cgroup(sb->lim.freeze_dir, true, FREEZE_TIMEOUT_US, rep, &why) == 0)
+			return 0;
+		/* A freezer that failed (or is still waiting on a task) gets SIGSTOP on top. */
+	}
+	/* boxy-init first: from its next read on it passes no SIGCONT on (init/plan.h). */
+	sb->frozen_sigstop = true;
+	sandbox_tell_init(sb, PLAN_SIG_FREEZE);
+	rc = freeze_sigstop(sb->pid, FREEZE_TIMEOUT_US, rep, err);
+	if (rc == 0 && why)
+		rep->how = "SIGSTOP (the cgroup freezer failed)";
+	else if (rc < 0 && why) {
+		char *both = xasprintf("%s; %s", why, *err);
+
+		free(*err);
+		*err = both;
+	}
+	free(why);
+	return rc;
+}
+
+/* Let the processes go again; see sandbox/assemble.h. */
+int sandbox_thaw(struct sandbox *sb, char **err)
+{
+	struct freeze_report rep;
+	int rc = 0;
+
+	if (sb->reaped || sb->pid <= 0)
+		return set_err(err, "the sandbox has ended");
+	if (sb->frozen_sigstop) {
+		freeze_sigcont(sb->pid);
+		sandbox_tell_init(sb, PLAN_SIG_THAW);
+		sb->frozen_sigstop = false;
+	}
+	if (sb->frozen_cgroup) {
+		rc = freeze_cgroup(sb->lim.freeze_dir, false, 0, &rep, err);
+		sb->frozen_cgroup = false;
+	}
+	return rc;
 }
 
 /* Init's pid in the caller's namespace (-1 before launch). */

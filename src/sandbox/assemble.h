@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "common/event.h"
+#include "sandbox/freeze.h"
 #include "spec/runspec.h"
 
 /* Who is asking, and from where: the caller's environment, not the daemon's. */
@@ -89,6 +90,17 @@ pid_t sandbox_pid(const struct sandbox *sb);
 int sandbox_signal(struct sandbox *sb, int sig);
 /* Kill everything in the sandbox now (SIGKILL to init tears down the pid namespace). */
 void sandbox_kill(struct sandbox *sb);
+/*
+ * Freeze every process of the sandbox (doc/react.md): the cgroup freezer when
+ * the run has a cgroup for it; else boxy-init is told to hold still
+ * (init/plan.h) and every other process gets SIGSTOP until none runs
+ * (sandbox/freeze.h). -1 with *err when that did not happen within
+ * FREEZE_TIMEOUT_US: the caller then kills the sandbox. SIGKILL (sandbox_kill)
+ * ends a frozen sandbox as any other.
+ */
+int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err);
+/* Let every process of a frozen sandbox go again (SIGCONT, or the freezer's 0). */
+int sandbox_thaw(struct sandbox *sb, char **err);
 /*
  * Record that init exited with wait status `status` and return the run's exit
  * code: the payload's status, 128+N for a signal, 125–127 for a stage failure

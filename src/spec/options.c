@@ -61,6 +61,11 @@ const struct spec_option spec_options[] = {
 	/* The CI gate (doc/ci.md): a CI profile may ask for it; the report is a file, flag only. */
 	{ "fail-on", 0, "fail-on", "gate.fail_on", SPEC_FAIL_ON, 0, F(fail_on), 0, NULL },
 	{ "report", 0, NULL, "gate.report", SPEC_FILE, 0, F(report), 0, "file" },
+	/* What an alert does to the session (doc/react.md); the presets freeze on a tripwire. */
+	{ "on-alert", 0, "on-alert", "react.on_alert", SPEC_ON_ALERT, 0, F(on_alert), 0,
+	  "log freeze stop" },
+	{ "on-denials", 0, "on-denials", "react.on_denials", SPEC_COUNT, 0, F(on_denials), 0,
+	  NULL },
 	{ "seccomp", 0, "seccomp", "seccomp", SPEC_SECCOMP, 0, F(seccomp), 0, "strict compat" },
 	{ "tripwires", 0, "tripwires", "tripwires", SPEC_ONOFF, 0, F(tripwires), 0, "on off" },
 	{ "tty", 0, NULL, "tty", SPEC_SWITCH, 0, F(tty), 0, NULL },
@@ -248,6 +253,17 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		*(char **)f = fail_on_text(bits);
 		return 0;
 	}
+	case SPEC_ON_ALERT: {
+		struct react_policy p = { 0 };
+
+		/* Over a value already there, items add up, as a flag's over a profile's. */
+		if ((*(char **)f && parse_on_alert(*(char **)f, &p, err) < 0) ||
+		    parse_on_alert(text, &p, err) < 0)
+			return -1;
+		free(*(char **)f);
+		*(char **)f = on_alert_text(&p);
+		return 0;
+	}
 	case SPEC_MOUNT: {
 		struct mount_spec m = { .kind = o->mount };
 
@@ -349,7 +365,7 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		json_bool(b, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
-	case SPEC_FAIL_ON:
+	case SPEC_FAIL_ON: case SPEC_ON_ALERT:
 		json_str(b, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:

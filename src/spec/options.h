@@ -45,6 +45,7 @@ enum spec_kind {
 	SPEC_ENV_SET,   /* the same list, from a profile's NAME: value mapping */
 	SPEC_FAIL_ON,   /* char *: parse_fail_on's words, kept as fail_on_text gives them */
 	SPEC_HTTP_RULE, /* list of char *: an HTTP rule as written, read by http_rule_parse */
+	SPEC_ON_ALERT,  /* char *: parse_on_alert's items, kept as on_alert_text gives them */
 };
 
 struct spec_option {

@@ -106,6 +106,9 @@ struct runspec {
 	uint64_t pcap_max;          /* bytes; 0 unset (default 1GiB) */
 	char *fail_on;              /* --fail-on: the canonical word list (doc/ci.md); NULL unset */
 	char *report;               /* --report: the JUnit file (and FILE.json), opened by the client */
+	char *on_alert;             /* --on-alert: parse_on_alert's canonical text (doc/react.md);
+				     * NULL unset (every alert is logged) */
+	uint64_t on_denials;        /* --on-denials: the refusal that counts as an alert; 0 unset */
 
 	enum seccomp_mode seccomp;
 	enum onoff tripwires;       /* decoy credentials in $HOME and their detectors (doc/tripwires.md) */
@@ -147,6 +150,7 @@ void runspec_free(struct runspec *rs);
  * And hosts (or HTTP rules) added in src without a mode turn dst's NET_PUBLIC into
  * NET_ALLOWLIST (`--allow-host` implies allowlist over a public profile);
  * over NET_NONE they stay, and runspec_finish refuses the contradiction.
+ * --on-alert combines: src's items apply after dst's (spec/values.h).
  */
 void runspec_merge(struct runspec *dst, const struct runspec *src);
 

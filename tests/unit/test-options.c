@@ -63,6 +63,7 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_ENV_SET: return "TOKEN=v";
 	case SPEC_FAIL_ON: return "deny,alert";
 	case SPEC_HTTP_RULE: return "method=GET,HEAD domain=api.example.com path=/v1/x";
+	case SPEC_ON_ALERT: return "log,tripwire=freeze";
 	}
 	return NULL;
 }
