@@ -8,7 +8,8 @@
  * A request's header block is decided by the gate (http_gate_check, with
  * :method, :authority — Host only when :authority is absent — and :path,
  * read by parse/h2req.c, which refuses a target a server could read as
- * another host's);
+ * another host's; such a refusal, or one by HTTP/2's own rules in nghttp2,
+ * resets the stream and is recorded as a malformed request);
  * allowed, it is submitted upstream as a new stream with the same pseudo
  * headers and every other field but Host; refused, it is answered here with
  * the gate's 403 (or 400) and nothing of it goes up. A refusal ends that
@@ -19,8 +20,9 @@
  *
  * Bodies move with flow control end to end: neither session returns window
  * to its peer (nghttp2's automatic WINDOW_UPDATE is off) until the bytes
- * were handed to the other session, so what is held per stream is bounded
- * by the windows, and a slow reader slows its writer. Header blocks are
+ * were handed to the other session, so what is held is bounded by the
+ * connection windows (a stream's emptied buffer is freed), and a slow
+ * reader slows its writer. Header blocks are
  * bounded (H2_HEADERS_MAX fields, H2_HEADER_BYTES_MAX bytes: a bigger block
  * resets its stream), and so are streams (H2_STREAMS_MAX at once),
  * SETTINGS, CONTINUATION frames and resets (nghttp2's own limits).
@@ -64,6 +66,7 @@ struct h2_stream {
 	bool resp_end;                  /* the response is complete (or is our 403) */
 	bool resp_sent;                 /* the final response's headers went to the client */
 	bool refused;                   /* answered here by the gate */
+	bool recorded;                  /* the gate recorded the request (decided or malformed) */
 	bool down_closed, up_closed;    /* the stream ended on that session */
 };
 
@@ -191,7 +194,12 @@ static void buf_put(struct tls_buf *b, const uint8_t *p, size_t n)
 	b->len += n;
 }
 
-/* Take up to n bytes from the front of a buffer into out; how many. */
+/*
+ * Take up to n bytes from the front of a buffer into out; how many. An
+ * emptied buffer is freed: what a stream's buffers hold is then what the
+ * connection windows let in (at most 64 KiB each way), not the most each of
+ * a hundred streams ever held.
+ */
 static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 {
 	if (n > b->len)
@@ -201,8 +209,10 @@ static size_t buf_take(struct tls_buf *b, uint8_t *out, size_t n)
 	memcpy(out, b->p + b->off, n);
 	b->off += n;
 	b->len -= n;
-	if (b->len == 0)
-		b->off = 0;
+	if (b->len == 0) {
+		free(b->p);
+		memset(b, 0, sizeof(*b));
+	}
 	return n;
 }
 
@@ -297,11 +307,10 @@ static void request_begin(struct h2_proxy *h, struct h2_stream *s, bool end_stre
 	int32_t id;
 
 	s->req_end = end_stream;
+	s->recorded = true;
 	if (h2_target_parse(method, path, authority, hdrs_get(&s->hdrs, "host"), &tg) < 0) {
-		char *w = xasprintf("an HTTP/2 request refused before the gate: %s", tg.why);
-
-		broker_log(h->gw, w);
-		free(w);
+		/* Not a request the gate can decide, but a request: recorded as malformed. */
+		http_gate_malformed(h->t->gate, tg.why);
 		nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->down_id,
 					  NGHTTP2_PROTOCOL_ERROR);
 		s->refused = true;
@@ -361,6 +370,16 @@ static int down_begin_headers(nghttp2_session *session, const nghttp2_frame *fra
 	return 0;
 }
 
+/* A request the gate never decides (HTTP/2's rules or our bounds broke it): malformed. */
+static void request_malformed(struct h2_proxy *h, struct h2_stream *s, const char *why)
+{
+	if (s->recorded)
+		return;
+	s->recorded = true;
+	s->refused = true;
+	http_gate_malformed(h->t->gate, why);
+}
+
 /* A field of a block from either side; a block past its bounds resets its stream. */
 static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
 		     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
@@ -369,11 +388,32 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame, const
 	struct h2_stream *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
 
 	(void)flags;
-	(void)user;
 	if (!s)
 		return 0;
-	if (!hdrs_add(&s->hdrs, name, namelen, value, valuelen))
+	if (!hdrs_add(&s->hdrs, name, namelen, value, valuelen)) {
+		if (session == s->h->down && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
+			request_malformed(user, s, "an HTTP/2 header block over 256 fields or 64 KiB");
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	return 0;
+}
+
+/*
+ * A frame from the client that nghttp2 refused by HTTP/2's own rules (a
+ * :path that is not a path, :protocol, a field with a CR or LF, two :paths):
+ * when it was a request's header block, the request is recorded, like
+ * every other; nghttp2 resets its stream.
+ */
+static int down_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int code,
+			      void *user)
+{
+	struct h2_stream *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+	char why[96];
+
+	if (!s || frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	snprintf(why, sizeof(why), "HTTP/2: %s", nghttp2_strerror(code));
+	request_malformed(user, s, why);
 	return 0;
 }
 
@@ -574,6 +614,7 @@ struct h2_proxy *h2_proxy_create(struct gw *gw, struct tls_flow *t, char **err)
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cd, down_data);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cd, down_frame_sent);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cd, down_stream_close);
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cd, down_invalid_frame);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cu, up_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cu, on_header);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cu, up_frame_recv);

@@ -249,6 +249,14 @@ static void gate_malformed(struct http_gate *g, const char *why)
 	gate_refusal_set(g, HTTP_DENY_MALFORMED, NULL, NULL, 0, NULL, w);
 }
 
+enum http_deny http_gate_malformed(struct http_gate *g, const char *why)
+{
+	if (g->state == HTTP_GATE_REFUSED)
+		return g->deny;
+	gate_malformed(g, why);
+	return HTTP_DENY_MALFORMED;
+}
+
 void http_gate_refusal(const struct http_gate *g, struct http_gate_refusal *out)
 {
 	*out = g->refusal;

@@ -82,6 +82,15 @@ struct http_gate_req {
  */
 enum http_deny http_gate_check(struct http_gate *g, const struct http_gate_req *q);
 
+/*
+ * Record a request the caller's own reading refused before it could be
+ * decided (an HTTP/2 target parse/h2req.c refuses: "//other/x", userinfo),
+ * as malformed, with why (the reader's words): every request is recorded,
+ * decided or not. HTTP_DENY_MALFORMED; an HTTP/2 gate goes on with the next
+ * stream, like after any refusal.
+ */
+enum http_deny http_gate_malformed(struct http_gate *g, const char *why);
+
 /* What to answer the last refused request with. */
 #define HTTP_GATE_BODY_MAX 1024
 struct http_gate_refusal {

@@ -573,6 +573,18 @@ static ssize_t io_result(struct tls_flow *t, SSL *s, int r)
 			ERR_clear_error();
 			return TLS_IO_EOF;
 		}
+		if (s == t->up && !t->up_heard && t->state == TLS_OPEN) {
+			/*
+			 * A TLS 1.3 server's verdict on the handshake can come after
+			 * it, as its first record: a server that requires a client
+			 * certificate refuses our empty one with an alert the client
+			 * side only reads now. Said as the handshake's failure.
+			 */
+			char why[160];
+
+			ossl_words(why, sizeof(why), "the server ended the connection");
+			tls_report(t, NETTLS_UPSTREAM, why);
+		}
 		ERR_clear_error();
 		return TLS_IO_ERROR;
 	default:
@@ -589,6 +601,8 @@ ssize_t tls_read_side(struct tls_flow *t, SSL *s, void *buf, size_t n)
 
 	ERR_clear_error();
 	r = SSL_read_ex(s, buf, n, &got);
+	if (r == 1 && s == t->up)
+		t->up_heard = true;
 	return r == 1 ? (ssize_t)got : io_result(t, s, r);
 }
 
@@ -1042,6 +1056,12 @@ static int h1_down(struct gw *gw, struct tls_flow *t)
 		}
 		if (n < 0)
 			return -1;
+		if (t->refusing && !t->refusal_queued) {
+			/* The server still answers the requests before the refusal: its
+			 * TLS_DRAIN counts from its last byte (tls_closes). */
+			t->drain_deadline = ev_now(gw->loop) + TLS_DRAIN;
+			f->deadline = t->drain_deadline;
+		}
 		if (http_gate_state(t->gate) == HTTP_GATE_SWITCHING)
 			http_gate_server(t->gate, gw->rbuf, (size_t)n);
 		w = tls_write_side(t, t->down, gw->rbuf, (size_t)n);
@@ -1055,6 +1075,15 @@ static int h1_down(struct gw *gw, struct tls_flow *t)
 }
 
 /* ---- ends --------------------------------------------------------------------------------- */
+
+/* Is part of the server's answer still on its way down (decrypted, buffered, or in the socket)? */
+static bool answer_pending(struct tls_flow *t)
+{
+	char c;
+
+	return t->downb.len || SSL_has_pending(t->up) ||
+	       (t->f->fd >= 0 && recv(t->f->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
+}
 
 /*
  * Close what is finished: the sandbox's direction once upstream said all it
@@ -1071,11 +1100,23 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 		t->down_closed = true;
 		t->down_eof = true;
 	}
-	if (h1 && t->refusing && !t->refusal_queued &&
+	if (h1 && t->refusing && !t->refusal_queued && !t->cut &&
 	    (t->up_eof || ev_now(gw->loop) >= t->drain_deadline) &&
 	    http_gate_state(t->gate) == HTTP_GATE_REFUSED) {
-		h1_queue_refusal(t);
-		h1_down(gw, t);
+		if (!t->up_eof && answer_pending(t)) {
+			/*
+			 * The server is silent only because the client stopped
+			 * reading its answer: a 403 now would land inside that
+			 * answer, which the client would take for its body. Cut
+			 * instead, without close_notify, so the truncation shows.
+			 */
+			t->cut = true;
+			t->up_eof = true;
+			buf_consume(&t->downb, t->downb.len);
+		} else {
+			h1_queue_refusal(t);
+			h1_down(gw, t);
+		}
 	}
 	if (h1 && t->refusing && http_gate_state(t->gate) == HTTP_GATE_DECLINED &&
 	    !t->up_eof && ev_now(gw->loop) >= t->drain_deadline)

@@ -87,6 +87,7 @@ struct tls_flow {
 	bool down_eof, up_eof;          /* the sandbox / the upstream sent all it will */
 	bool sock_eof;                  /* the upstream socket read its FIN */
 	bool down_notify, up_notify;    /* ... and that side's end came with close_notify */
+	bool up_heard;                  /* the upstream sent plaintext (its handshake is behind it) */
 	bool down_closed, up_closed;    /* our close_notify (and FIN) went to the sandbox / upstream */
 	/* HTTP/1 */
 	struct http_gate *gate;
@@ -96,7 +97,8 @@ struct tls_flow {
 	bool lingering;                 /* both closed: waiting for the client to close too */
 	bool refusing;                  /* the gate refused: the 403 is queued after what is due */
 	bool refusal_queued;
-	ev_tstamp drain_deadline;
+	bool cut;                       /* ... or the client stalled in an answer: cut, no 403 */
+	ev_tstamp drain_deadline;       /* TLS_DRAIN after the server's last byte */
 	/* HTTP/2 */
 	struct h2_proxy *h2;
 };

@@ -276,6 +276,10 @@ int msg_read_packet(int fd, struct msg *out, char **err)
 	}
 	r.cur.payload = xmalloc(r.want ? r.want : 1);
 	memcpy(r.cur.payload, buf, r.want);
+	/* The payload is the caller's now; no copy of it stays behind for the
+	 * process's life (NET_TLS_CA carries the session CA's key, which the
+	 * caller wipes from its copy: doc/http-inspection.md). */
+	explicit_bzero(buf, r.want);
 	r.cur.len = r.want;
 	*out = r.cur;
 	return 1;

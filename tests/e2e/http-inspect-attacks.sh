@@ -56,6 +56,17 @@ grep -q '^h2 dot-segment status 403' "$C/out" && grep -q '^h2 absolute status - 
 check "HTTP/2: a dot segment and another authority get 403, an absolute :path and userinfo a reset" $? \
 	"$(grep '^h2 ' "$C/out" | tr '\n' ';')"
 
+# Every request is recorded, the ones HTTP/2's own rules or parse/h2req.c refuse before the
+# gate could decide them too: each smuggling shape has its audit line (malformed, 400).
+missing=
+for why in 'a :path that is not a path' 'userinfo in :authority' \
+	'HTTP/2: Violation in HTTP messaging rule' 'HTTP/2: Invalid HTTP header field was received'; do
+	audit_has net.http deny "$why" || missing="$missing [$why]"
+done
+[ -z "$missing" ]
+check "HTTP/2: a request refused before the gate (absolute :path, userinfo, :protocol, CRLF) is still recorded" $? \
+	"no audit line for:$missing"
+
 attack resume "resumed sessions (TLS 1.2 and 1.3) carry no request and no name past the checks" resume
 ! grep -q 'reused True' "$C/out" && grep -q 'other-name refused' "$C/out"
 check "no session is ever resumed by the terminator, and another name on the session is refused" $? \
@@ -97,6 +108,48 @@ grep -q "^headers h1 b'HTTP/1.1 400" "$C/out" && grep -q '^headers h2 many statu
 	grep -q '^headers h2 bomb status - reset True' "$C/out"
 check "HTTP/1.1: a head over 8 KiB is a 400; HTTP/2: a block over 256 fields or 64 KiB resets its stream" $? \
 	"$(grep '^headers' "$C/out" | tr '\n' ';')"
+[ "$(grep -c 'an HTTP/2 header block over 256 fields or 64 KiB' "$C/audit")" = 2 ]
+check "HTTP/2: the two oversized header blocks are each recorded as a malformed request" $? \
+	"$(grep -c 'header block over' "$C/audit") audit lines"
+
+# A refused request pipelined behind a long answer the client reads slowly: the server is
+# still answering when the 5 s drain would end. The 403 must follow the answer, never land
+# inside its body (a client would read it as the body's bytes).
+ti_case pipeslow "tls-attack.py" "${RULES[@]}" --allow-http 'method=GET domain=api.test path=/big' -- \
+	/usr/bin/python3 tls-attack.py pipeslow 20000000 6.5
+grep -q '^pipeslow body [0-9]* of 20000000 403 at 20000000$' "$C/out" && ! arrived atk-pipe
+check "a refusal pipelined behind a long answer comes after all of it, not inside its body" $? \
+	"$(cat "$C/out")"
+
+# boxy-net's memory under HTTP/2 downloads: a hundred streams on each of 20 connections, the
+# bodies flowing for 10 s. What a stream's buffers hold must be what the windows let in
+# (64 KiB a connection each way), not the most each stream ever held (100 x 64 KiB).
+ti_case h2mem "tls-attack.py" --allow-http 'method=GET domain=h2.test path=/v1/*' -- \
+	sh -c '/usr/bin/python3 tls-attack.py h2streams 20 10; sleep 2' &
+mempid=$!
+netpid= base= peak=0
+while kill -0 "$mempid" 2>/dev/null; do
+	[ -n "$netpid" ] || netpid=$(pgrep -n -x --ns $$ --nslist net boxy-net 2>/dev/null)
+	if [ -n "$netpid" ] && [ -r "/proc/$netpid/status" ]; then
+		hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$netpid/status")
+		[ -n "$base" ] || base=$hwm
+		[ -z "$hwm" ] || [ "$hwm" -le "$peak" ] || peak=$hwm
+	fi
+	sleep 0.3
+done
+wait "$mempid"
+C=$TN/cases/h2mem
+if ldd "$BOXY_BUILDDIR/boxy-net" 2>/dev/null | grep -q libasan; then
+	# AddressSanitizer keeps freed memory in its quarantine (hundreds of MiB): the bound is the
+	# plain build's to check; here the downloads must run and boxy-net must live through them.
+	limit=$((1024 * 1024)) what="run, and boxy-net lives (sanitized: its quarantine keeps freed memory)"
+else
+	limit=$((20 * 1024)) what="grow boxy-net by less than 20 MiB"
+fi
+grep -q '^h2streams read [1-9]' "$C/out" && [ -n "$base" ] && [ $((peak - base)) -lt "$limit" ] &&
+	! escaped && ! grep -q 'boxy-net was killed' "$C/audit"
+check "HTTP/2: 2,000 long downloads on 20 connections $what" $? \
+	"boxy-net ${netpid:-not found}: VmHWM ${base:-?} KiB at the start, $peak KiB at most; $(cat "$C/out")"
 
 # The CA's key, looked for by the payload: its files, its environment, its processes.
 ti_case keyhunt "" "${RULES[@]}" -- sh -c \

@@ -236,6 +236,13 @@ ti_case wrongname "" --allow-http 'method=GET domain=wrong.test path=/*' -- \
 check "an upstream whose certificate names another host: refused (hostname mismatch)" $? \
 	"want the net.tls line"
 
+# TLS 1.3 finishes the client's handshake before the server judges it: a server that requires
+# a client certificate refuses boxy-net's empty one with an alert that comes as its first record.
+ti_case mtls "" --allow-http 'method=GET domain=mtls.test path=/*' -- curl -sS -m 10 https://mtls.test/x
+[ "$RC" -ne 0 ] && audit_has net.tls deny "certificate required"
+check "an upstream that requires a client certificate (TLS 1.3): refused, and the audit log says why" $? \
+	"audit: $(grep -F '"net.tls"' "$C/audit" | grep -v session-ca | tail -n 2)"
+
 ## ---- clients that do not trust the session CA ---------------------------------------------------
 cat >"$TN/ownca.js" <<'JS'
 const https = require('https'), fs = require('fs');

@@ -6,6 +6,8 @@
 # under /v2/atk-NAME, which no rule allows) and by whether boxy-net is still alive.
 #
 #   tls-attack.py hellos | h2smuggle | resume | alpn | headers
+#   tls-attack.py pipeslow BYTES SECONDS     a refusal pipelined behind a long answer read slowly
+#   tls-attack.py h2streams CONNS SECONDS    long HTTP/2 downloads, a hundred a connection
 import os
 import random
 import socket
@@ -271,5 +273,62 @@ def cmd_headers():
             print('headers h2', name, 'error', type(e).__name__)
 
 
+def cmd_pipeslow():
+    """A long answer read slowly, a refused request pipelined behind it: where does the 403 land?"""
+    n, slow = int(sys.argv[2]), float(sys.argv[3])
+    s = tls(API, alpn=['http/1.1'])
+    s.sendall(b'GET /big?n=%d HTTP/1.1\r\nHost: api.test\r\n\r\n'
+              b'GET /v2/atk-pipe HTTP/1.1\r\nHost: api.test\r\n\r\n' % n)
+    got, t0 = b'', time.time()
+    s.settimeout(20)
+    try:
+        while True:
+            d = s.recv(16384)
+            if not d:
+                break
+            got += d
+            if time.time() - t0 < slow:
+                time.sleep(0.01)
+    except (OSError, ssl.SSLError) as e:
+        print('pipeslow error', type(e).__name__)
+    head, _, body = got.partition(b'\r\n\r\n')
+    print('pipeslow body', len(body), 'of', n, '403 at', body.find(b'HTTP/1.1 403'))
+
+
+def cmd_h2streams():
+    """A hundred long downloads on each of CONNS HTTP/2 connections, read for SECONDS."""
+    import select
+    import h2.config
+    import h2.connection
+    import h2.events
+    nconn, secs = int(sys.argv[2]), float(sys.argv[3])
+    conns = []
+    for _ in range(nconn):
+        s = tls('h2.test', alpn=['h2'])
+        c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True,
+                                                                 header_encoding='utf-8'))
+        c.initiate_connection()
+        for k in range(100):
+            c.send_headers(2 * k + 1, base('/v1/big', authority='h2.test'), end_stream=True)
+        s.sendall(c.data_to_send())
+        conns.append((s, c))
+    got, end = 0, time.time() + secs
+    while time.time() < end:
+        ready, _, _ = select.select([s for s, _ in conns], [], [], 0.2)
+        for s, c in conns:
+            if s not in ready:
+                continue
+            try:
+                d = s.recv(65536)
+            except (OSError, ssl.SSLError):
+                continue
+            for ev in c.receive_data(d) if d else []:
+                if isinstance(ev, h2.events.DataReceived):
+                    got += len(ev.data)
+                    c.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            s.sendall(c.data_to_send())
+    print('h2streams read', got)
+
+
 {'hellos': cmd_hellos, 'h2smuggle': cmd_h2smuggle, 'resume': cmd_resume, 'alpn': cmd_alpn,
- 'headers': cmd_headers}[sys.argv[1]]()
+ 'headers': cmd_headers, 'pipeslow': cmd_pipeslow, 'h2streams': cmd_h2streams}[sys.argv[1]]()

@@ -12,6 +12,8 @@
 #   plain.test   93.184.216.40:443  a host the suites allow without rules: never inspected
 #   grpc.test    93.184.216.44:443  HTTP/2 only, each body echoed back with trailers, the
 #                                   shape of a gRPC call (tests/lib/h2-echo-server.py)
+#   mtls.test    93.184.216.45:443  TLS 1.3 that requires a client certificate (openssl s_server
+#                                   -Verify): refuses the client's empty one after the handshake
 #
 # Certificates from the suite's CA ($TN/tls/ca.pem), which the daemon trusts through
 # SSL_CERT_FILE (exported here, before the first boxy run starts the daemon).
@@ -22,15 +24,17 @@ tls_testnet_setup() {
 	BAD=93.184.216.42
 	GITH=93.184.216.43
 	GRPC=93.184.216.44
+	MTLS=93.184.216.45
 	TN_ZONE_EXTRA="api.test A $API
 h2.test A $H2
 bad.test A $BAD
 wrong.test A $API
 git.test A $GITH
 plain.test A $API
-grpc.test A $GRPC"
+grpc.test A $GRPC
+mtls.test A $MTLS"
 	testnet_setup
-	for a in $API $H2 $BAD $GITH $GRPC; do
+	for a in $API $H2 $BAD $GITH $GRPC $MTLS; do
 		tn_srv ip addr add "$a/24" dev "$TN_IF_S" || testnet_die "cannot add $a"
 	done
 
@@ -39,7 +43,7 @@ grpc.test A $GRPC"
 		cd "$TN/tls" || exit 1
 		openssl req -newkey rsa:2048 -nodes -keyout good.key -out good.csr -subj "/CN=api.test" \
 			>/dev/null 2>&1 &&
-		printf 'subjectAltName=DNS:api.test,DNS:h2.test,DNS:git.test,DNS:plain.test,DNS:grpc.test\n' \
+		printf 'subjectAltName=DNS:api.test,DNS:h2.test,DNS:git.test,DNS:plain.test,DNS:grpc.test,DNS:mtls.test\n' \
 			>good.ext &&
 		openssl x509 -req -in good.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out good.pem \
 			-days 2 -extfile good.ext >/dev/null 2>&1 &&
@@ -70,7 +74,9 @@ grpc.test A $GRPC"
 		"$TN/tls/good.pem" "$TN/tls/good.key" "$TN/git.log" "$TN/git.raw" --git "$TN/gitroot"
 	tn_start grpc python3 -u "$BOXY_SRCDIR/tests/lib/h2-echo-server.py" "$GRPC" 443 \
 		"$TN/tls/good.pem" "$TN/tls/good.key" "$TN/grpc.log"
-	for a in $API $H2 $BAD $GITH $GRPC; do tn_wait_tcp "$a" 443; done
+	tn_start mtls openssl s_server -quiet -accept "$MTLS:443" -cert "$TN/tls/good.pem" \
+		-key "$TN/tls/good.key" -Verify 1 -www
+	for a in $API $H2 $BAD $GITH $GRPC $MTLS; do tn_wait_tcp "$a" 443; done
 
 	# The daemon (started by the first run below) trusts the suite's CA.
 	SSL_CERT_FILE=$TN/tls/ca.pem
