@@ -22,23 +22,45 @@
 	" coalesce(path, '')"
 
 /*
+ * A row's who (MIGRATION_ATTRIBUTION), as the queries that show it select
+ * it: these nine columns, in this order (event_who_from_row reads them).
+ */
+#define STORE_WHO_COLUMNS \
+	"pid, comm, argv0, cmdline, package, package_version, package_script, package_via," \
+	" package_claimed"
+
+/*
+ * A row's package in words, as event_who_package_words writes them ("claims "
+ * when claimed, then "SCRIPT of NAME@VERSION"; no "via"), or NULL without one.
+ */
+#define STORE_PKG_WORDS \
+	"CASE WHEN package IS NULL THEN NULL ELSE" \
+	" CASE WHEN package_claimed = 1 THEN 'claims ' ELSE '' END ||" \
+	" coalesce(package_script || ' of ', '') || package || coalesce('@' || package_version, '')" \
+	" END"
+
+/*
  * Every refusal of session P (an SQL parameter such as "?1") as rows of
- * subject, layer, reason, count, t_ms — the rows `boxy show` groups (git
- * and limits have sections of their own, so they are not among them).
+ * subject, layer, reason, count, t_ms and who made it (STORE_WHO_COLUMNS) —
+ * the rows `boxy show` groups (git and limits have sections of their own,
+ * so they are not among them).
  */
 #define STORE_REFUSAL_ROWS(P) \
 	"  SELECT " FLOW_SUBJECT " AS subject, coalesce(layer, '-') AS layer," \
-	"   coalesce(reason, '') AS reason, count, t_ms FROM connections" \
+	"   coalesce(reason, '') AS reason, count, t_ms, " STORE_WHO_COLUMNS " FROM connections" \
 	"   WHERE session_id = " P " AND verdict = 'deny'" \
 	"  UNION ALL" \
-	"  SELECT name, coalesce(layer, 'net.dns'), coalesce(reason, ''), count, t_ms" \
+	"  SELECT name, coalesce(layer, 'net.dns'), coalesce(reason, ''), count, t_ms, " \
+	STORE_WHO_COLUMNS \
 	"   FROM resolutions WHERE session_id = " P " AND verdict = 'deny'" \
 	"  UNION ALL" \
-	"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms" \
+	"  SELECT coalesce(subject, '-'), layer, coalesce(reason, ''), count, t_ms, " \
+	STORE_WHO_COLUMNS \
 	"   FROM decisions WHERE session_id = " P " AND verdict = 'deny'" \
 	"   AND layer NOT IN ('git', 'cgroup', 'limits')" \
 	"  UNION ALL" \
-	"  SELECT " REQUEST_SUBJECT ", layer, coalesce(reason, ''), count, t_ms" \
+	"  SELECT " REQUEST_SUBJECT ", layer, coalesce(reason, ''), count, t_ms, " \
+	STORE_WHO_COLUMNS \
 	"   FROM requests WHERE session_id = " P " AND verdict = 'deny'"
 
 /* The open database, every count still in memory written first; NULL and err on failure. */
@@ -59,8 +81,10 @@ void store_stmt_done(struct store *st, sqlite3_stmt *s);
 int store_rows_json(struct store *st, struct jbuf *b, const char *key, const char *sql,
 		    const char *id, char **err);
 
+#define STORE_ROW_COLS_MAX 32
+
 /*
- * Each row of sql → row, as strings (NULL for SQL NULL), at most 16 columns:
+ * Each row of sql → row, as strings (NULL for SQL NULL), at most STORE_ROW_COLS_MAX columns:
  * ?1 bound to id, ?2 to id2 when not NULL, and the next parameter, when the
  * statement has it, to limit.
  */

@@ -10,17 +10,22 @@
 #include "store/store-learn.h"
 #include "common/util.h"
 
+/* Who made a row, for a comment: its package in words, else its command (NULL: not known). */
+#define WHO_LABEL "coalesce(" STORE_PKG_WORDS ", comm)"
+
 static const char *const learn_sql[STORE_LEARN__COUNT] = {
 	[STORE_LEARN_CONNS] =
-		"SELECT proto, verdict, host, sni, addr, port, coalesce(reason, ''), sum(count)"
+		"SELECT proto, verdict, host, sni, addr, port, coalesce(reason, ''), sum(count),"
+		" " WHO_LABEL " AS who"
 		" FROM connections WHERE session_id = ?1"
 		" GROUP BY proto, verdict, host, sni, CASE WHEN host IS NULL AND sni IS NULL"
-		"  THEN addr END, port, CASE WHEN verdict = 'deny' THEN reason END"
+		"  THEN addr END, port, CASE WHEN verdict = 'deny' THEN reason END, who"
 		" ORDER BY min(t_ms), min(id)",
 	[STORE_LEARN_NAMES] =
-		"SELECT name, verdict, coalesce(reason, ''), sum(count) FROM resolutions"
+		"SELECT name, verdict, coalesce(reason, ''), sum(count), " WHO_LABEL " AS who"
+		" FROM resolutions"
 		" WHERE session_id = ?1 GROUP BY name, verdict,"
-		"  CASE WHEN verdict = 'deny' THEN reason END ORDER BY min(t_ms), min(id)",
+		"  CASE WHEN verdict = 'deny' THEN reason END, who ORDER BY min(t_ms), min(id)",
 	[STORE_LEARN_CIDRS] =
 		"SELECT c.value FROM sessions AS s, json_each(s.policy, '$.net.cidrs') AS c"
 		" WHERE s.id = ?1 AND json_valid(s.policy)",

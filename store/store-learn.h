@@ -14,9 +14,10 @@
 #include "store/store.h"
 
 enum store_learn_query {
-	/* proto, verdict, host, sni, addr, port, reason, count: connections grouped */
+	/* proto, verdict, host, sni, addr, port, reason, count, who (its package in words,
+	 * else its command; NULL: not known): connections grouped */
 	STORE_LEARN_CONNS,
-	/* name, verdict, reason, count: resolutions grouped by name and verdict */
+	/* name, verdict, reason, count, who: resolutions grouped by name, verdict and who */
 	STORE_LEARN_NAMES,
 	/* cidr: one row per --allow-cidr of the recorded policy */
 	STORE_LEARN_CIDRS,

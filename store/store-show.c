@@ -19,6 +19,9 @@
 
 
 static const char *const show_sql[STORE_SHOW__COUNT] = {
+	[STORE_SHOW_REACT] =
+		"SELECT verdict, subject, reason, count FROM decisions WHERE session_id = ?1"
+		" AND layer = 'react' AND verdict <> 'alert' ORDER BY t_ms, id",
 	[STORE_SHOW_SINCE] =
 		"SELECT subject, reason FROM decisions WHERE session_id = ?1 AND layer = 'since'"
 		" AND verdict = 'new' ORDER BY t_ms, id",
@@ -47,31 +50,40 @@ static const char *const show_sql[STORE_SHOW__COUNT] = {
 		"SELECT destination, conns, denied, addrs, sent, received FROM destinations"
 		" WHERE session_id = ?1 ORDER BY conns DESC, sent + received DESC, destination"
 		" LIMIT ?2",
+	/* The who of each group's first refusal (SQLite takes bare columns from min()'s row). */
 	[STORE_SHOW_REFUSALS] =
-		"SELECT subject, layer, reason, sum(count) AS count FROM (" STORE_REFUSAL_ROWS("?1")
+		"SELECT subject, layer, reason, sum(count) AS count, min(t_ms) AS first_ms, "
+		STORE_WHO_COLUMNS ", count(DISTINCT coalesce(package, comm, '?')) AS makers"
+		" FROM (" STORE_REFUSAL_ROWS("?1")
 		" ) GROUP BY subject, layer, reason ORDER BY sum(count) DESC, min(t_ms), subject",
+	[STORE_SHOW_PACKAGES] =
+		"SELECT package, version, script, claimed, via, comm, conns, denied, lookups,"
+		" destinations, dest_list FROM packages WHERE session_id = ?1"
+		" ORDER BY package IS NULL, denied DESC, conns DESC, package, comm",
 	[STORE_SHOW_GIT] =
 		"SELECT verdict, subject, reason, count, layer FROM decisions"
 		" WHERE session_id = ?1 AND (layer = 'git' OR verdict = 'alert') ORDER BY t_ms, id",
 	[STORE_SHOW_EVENTS] =
-		"SELECT t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail FROM ("
+		"SELECT t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail, "
+		STORE_WHO_COLUMNS " FROM ("
 		"  SELECT t_ms, t_rel_ms, proto AS what, verdict, layer,"
 		"   " FLOW_SUBJECT " || CASE WHEN host IS NOT NULL THEN ' (' || addr || ')' ELSE '' END"
 		"   AS subject, reason, count,"
 		"   CASE WHEN sni IS NOT NULL THEN 'sni ' || sni || ' ' ELSE '' END ||"
-		"   'sent ' || up || ' received ' || down AS detail, 0 AS tab, id FROM connections"
-		"   WHERE session_id = ?1"
+		"   'sent ' || up || ' received ' || down AS detail, 0 AS tab, id, " STORE_WHO_COLUMNS
+		"   FROM connections WHERE session_id = ?1"
 		"  UNION ALL"
 		"  SELECT t_ms, t_rel_ms, 'dns', verdict, coalesce(layer, 'net.dns'), name, reason,"
 		"   count, CASE WHEN addr IS NOT NULL THEN addr ||"
-		"   coalesce(' ttl ' || ttl, '') END, 1, id FROM resolutions WHERE session_id = ?1"
+		"   coalesce(' ttl ' || ttl, '') END, 1, id, " STORE_WHO_COLUMNS
+		"   FROM resolutions WHERE session_id = ?1"
 		"  UNION ALL"
-		"  SELECT t_ms, t_rel_ms, 'audit', verdict, layer, subject, reason, count, NULL, 2, id"
-		"   FROM decisions WHERE session_id = ?1"
+		"  SELECT t_ms, t_rel_ms, 'audit', verdict, layer, subject, reason, count, NULL, 2, id, "
+		STORE_WHO_COLUMNS " FROM decisions WHERE session_id = ?1"
 		"  UNION ALL"
 		"  SELECT t_ms, t_rel_ms, 'http', verdict, layer, " REQUEST_SUBJECT ", reason, count,"
-		"   '#' || seq || CASE WHEN query IS NOT NULL THEN ' ?' || query ELSE '' END, 3, id"
-		"   FROM requests WHERE session_id = ?1"
+		"   '#' || seq || CASE WHEN query IS NOT NULL THEN ' ?' || query ELSE '' END, 3, id, "
+		STORE_WHO_COLUMNS " FROM requests WHERE session_id = ?1"
 		" ) ORDER BY t_ms, tab, id",
 };
 
@@ -123,17 +135,20 @@ int store_show_record_json(struct store *st, const char *prefix, char **json, ch
 	if (store_show_query(st, STORE_SHOW_POLICY, ss.v[0].id, 0, overflow_kv, &b, err) < 0 ||
 	    store_rows_json(st, &b, "connections",
 			    "SELECT t_ms, t_rel_ms, proto, verdict, addr, port, host, sni, reason,"
-			    " layer, up, down, count, last_ms FROM connections"
+			    " layer, up, down, count, last_ms, " STORE_WHO_COLUMNS " FROM connections"
 			    " WHERE session_id = ?1 ORDER BY t_ms, id", ss.v[0].id, err) < 0 ||
 	    store_rows_json(st, &b, "resolutions",
 			    "SELECT t_ms, t_rel_ms, name, addr, ttl, verdict, reason, layer, count,"
-			    " last_ms FROM resolutions WHERE session_id = ?1 ORDER BY t_ms, id",
-			    ss.v[0].id, err) < 0 ||
+			    " last_ms, " STORE_WHO_COLUMNS " FROM resolutions WHERE session_id = ?1"
+			    " ORDER BY t_ms, id", ss.v[0].id, err) < 0 ||
 	    store_rows_json(st, &b, "requests",
 			    "SELECT t_ms, t_rel_ms, seq, method, host, port, path, query, addr,"
-			    " verdict, reason, layer, rule, rule_text, count, last_ms FROM requests"
+			    " verdict, reason, layer, rule, rule_text, count, last_ms, "
+			    STORE_WHO_COLUMNS " FROM requests"
 			    " WHERE session_id = ?1 ORDER BY seq, id", ss.v[0].id, err) < 0 ||
 	    store_rows_json(st, &b, "refusals", show_sql[STORE_SHOW_REFUSALS], ss.v[0].id,
+			    err) < 0 ||
+	    store_rows_json(st, &b, "packages", show_sql[STORE_SHOW_PACKAGES], ss.v[0].id,
 			    err) < 0) {
 		jbuf_free(&b);
 		goto out;

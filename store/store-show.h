@@ -25,16 +25,26 @@ enum store_show_query {
 	STORE_SHOW_DEST_TOTALS,
 	/* destination, conns, denied, addrs, sent, received: busiest first, at most limit */
 	STORE_SHOW_DESTS,
-	/* subject, layer, reason, count: refusals grouped, most first (git and limits apart) */
+	/* subject, layer, reason, count, first_ms, then the first one's who (the nine
+	 * STORE_WHO_COLUMNS: pid, comm, argv0, cmdline, package, package_version,
+	 * package_script, package_via, package_claimed), makers (how many packages or
+	 * commands): refusals grouped, most first (git and limits apart) */
 	STORE_SHOW_REFUSALS,
 	/* verdict, subject, reason, count, layer: the git layer's findings and every alert */
 	STORE_SHOW_GIT,
-	/* t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail: every row */
+	/* t_ms, t_rel_ms, what, verdict, layer, subject, reason, count, detail, then its who
+	 * (the nine columns as above): every row */
 	STORE_SHOW_EVENTS,
 	/* subject, reason: what the run did that its baseline did not (layer "since") */
 	STORE_SHOW_SINCE,
 	/* requests, refused: the session's HTTP requests — one row */
 	STORE_SHOW_REQ_TOTALS,
+	/* package, version, script, claimed, via, comm (no package), conns, denied, lookups,
+	 * destinations, dest_list: the session by package (the packages view), packages
+	 * first, the most refused first */
+	STORE_SHOW_PACKAGES,
+	/* verdict, subject, reason, count: what its alerts did (layer "react": freeze, resume…) */
+	STORE_SHOW_REACT,
 	STORE_SHOW__COUNT,
 };
 
@@ -46,7 +56,8 @@ int store_show_query(struct store *st, enum store_show_query q, const char *id, 
 /*
  * Everything about the session whose id starts with prefix, as JSON:
  * store_show_json's object plus "overflow", "overflow_denied", every
- * "connections", "resolutions" and "requests" row and the grouped "refusals".
+ * "connections", "resolutions" and "requests" row, the grouped "refusals"
+ * and the "packages".
  */
 int store_show_record_json(struct store *st, const char *prefix, char **json, char **err);
 

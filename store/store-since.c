@@ -17,9 +17,29 @@
 
 #define DEST_KEY "coalesce(host, sni, addr)"
 
+/*
+ * A destination's package is its first connection's (SQLite takes bare
+ * columns from min()'s row). A package with network is one whose processes
+ * connected or asked a name; it is new when the other session had none of
+ * that package and script (another version is the same package: a bump
+ * shows as its new destinations).
+ */
 static const char since_sql[] =
-	"WITH cur AS (SELECT proto, " DEST_KEY " AS dest, port, sum(count) AS n, min(t_ms) AS t"
+	"WITH cur AS (SELECT proto, " DEST_KEY " AS dest, port, sum(count) AS n, min(t_ms) AS t,"
+	"   " STORE_PKG_WORDS " AS pkg"
 	"   FROM connections WHERE session_id = ?1 AND verdict = 'allow' GROUP BY 1, 2, 3),"
+	" net AS (SELECT package, package_script, package_version, package_claimed, count, t_ms,"
+	"   CASE WHEN verdict = 'allow' THEN proto || ' ' END ||"
+	"   CASE WHEN host IS NULL AND sni IS NULL AND instr(addr, ':') > 0"
+	"    THEN '[' || addr || ']' ELSE " DEST_KEY " END || ':' || port AS dest, session_id"
+	"   FROM connections WHERE package IS NOT NULL AND session_id IN (?1, ?2)"
+	"   UNION ALL SELECT package, package_script, package_version, package_claimed, count,"
+	"   t_ms, name, session_id FROM resolutions"
+	"   WHERE package IS NOT NULL AND session_id IN (?1, ?2)),"
+	" pcur AS (SELECT " STORE_PKG_WORDS " AS pkg, package, package_script, sum(count) AS n,"
+	"   min(t_ms) AS t, group_concat(DISTINCT dest) AS dests FROM net WHERE session_id = ?1"
+	"   GROUP BY package, package_script, package_claimed),"
+	" pold AS (SELECT DISTINCT package, package_script FROM net WHERE session_id = ?2),"
 	" old AS (SELECT DISTINCT proto, " DEST_KEY " AS dest, port FROM connections"
 	"   WHERE session_id = ?2 AND verdict = 'allow'),"
 	" ref AS (SELECT subject, layer, reason, sum(count) AS n, min(t_ms) AS t FROM ("
@@ -30,9 +50,14 @@ static const char since_sql[] =
 	"   CASE WHEN instr(c.dest, ':') > 0 THEN '[' || c.dest || ']' ELSE c.dest END"
 	"   || ':' || c.port AS subject,"
 	"   CASE WHEN EXISTS (SELECT 1 FROM old o WHERE o.dest = c.dest) THEN 'new port'"
-	"    ELSE 'new destination' END AS detail, c.n AS n, c.t AS t FROM cur c"
+	"    ELSE 'new destination' END || coalesce(', ' || c.pkg, '') AS detail, c.n AS n,"
+	"   c.t AS t FROM cur c"
 	"   WHERE NOT EXISTS (SELECT 1 FROM old o WHERE o.proto = c.proto AND o.dest = c.dest"
 	"    AND o.port = c.port)"
+	"  UNION ALL"
+	"  SELECT 1, 'package', p.pkg, 'new package with network: ' || p.dests, p.n, p.t FROM pcur p"
+	"   WHERE NOT EXISTS (SELECT 1 FROM pold o WHERE o.package = p.package"
+	"    AND o.package_script IS p.package_script)"
 	"  UNION ALL"
 	"  SELECT 1, 'refusal', r.subject, r.layer || ': ' || r.reason, r.n, r.t FROM ref r"
 	"   WHERE NOT EXISTS (SELECT 1 FROM oref o WHERE o.subject = r.subject"

@@ -13,9 +13,12 @@
 
 /*
  * Each item of session id that session base lacks → row: kind
- * ("destination", "refusal", "finding"), subject ("tcp x.example:443", a
- * refused name or flow, a git path), detail ("new destination", "new port",
- * "LAYER: reason"), count — destinations first, the busiest first.
+ * ("destination", "package", "refusal", "finding"), subject ("tcp
+ * x.example:443", a package in words — "postinstall of y@2.0.1" —, a refused
+ * name or flow, a git path), detail ("new destination" or "new port", then
+ * the package of its first connection, ", postinstall of y@2.0.1", when one
+ * is known; "new package with network: DESTINATIONS"; "LAYER: reason"),
+ * count — destinations first, the busiest first, then packages.
  * Both are full ids.
  */
 int store_since_query(struct store *st, const char *id, const char *base,

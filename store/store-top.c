@@ -16,10 +16,11 @@
 #include <string.h>
 #include <sqlite3.h>
 
+#include "common/event.h"
+#include "common/util.h"
 #include "store/store.h"
 #include "store/store-internal.h"
 #include "store/store-top.h"
-#include "common/util.h"
 
 struct store_top {
 	sqlite3 *db;
@@ -144,16 +145,19 @@ static char *like_pattern(const char *s)
 
 /* The totals of one session row, summed over its own rows only. */
 #define SESSION_COLUMNS \
-	"s.id, s.state, coalesce(s.profile, ''), coalesce(json_extract(s.policy, '$.net.mode'), '')," \
+	"s.id, " STORE_STATE_SHOWN ", coalesce(s.profile, '')," \
+	" coalesce(json_extract(s.policy, '$.net.mode'), '')," \
 	" s.argv, s.cwd, s.started_ms, coalesce(s.ended_ms, 0), coalesce(s.exit_code, 0)," \
 	" (SELECT coalesce(sum(count), 0) FROM connections c WHERE c.session_id = s.id)," \
 	" " DENIED_OF("s.id") " + s.overflow_denied," \
 	" (SELECT coalesce(sum(up), 0) FROM connections c WHERE c.session_id = s.id)," \
-	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)"
+	" (SELECT coalesce(sum(down), 0) FROM connections c WHERE c.session_id = s.id)," \
+	" coalesce(s.frozen_reason, '')"
 
 #define SESSION_MATCH \
 	"(?1 = '' OR s.argv LIKE ?2 ESCAPE '\\' OR s.cwd LIKE ?2 ESCAPE '\\'" \
-	" OR s.state LIKE ?2 ESCAPE '\\' OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
+	" OR (" STORE_STATE_SHOWN ") LIKE ?2 ESCAPE '\\'" \
+	" OR coalesce(s.profile, '') LIKE ?2 ESCAPE '\\'" \
 	" OR s.id LIKE substr(?2, 2))" \
 	" AND (?3 = 0 OR s.overflow_denied > 0" \
 	"  OR EXISTS (SELECT 1 FROM connections d WHERE d.session_id = s.id AND verdict = 'deny')" \
@@ -198,6 +202,7 @@ int store_top_sessions(struct store_top *st, const char *filter, bool denied_onl
 				.ended_ms = sqlite3_column_int64(q, 7),
 				.exit_code = sqlite3_column_int(q, 8), .conns = u64(q, 9),
 				.denied = u64(q, 10), .up = u64(q, 11), .down = u64(q, 12),
+				.frozen_reason = text(q, 13),
 			};
 
 			row(ctx, &r);
@@ -344,11 +349,49 @@ static void fmt_dest(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 format_size(u64(q, 5), b, sizeof(b)));
 }
 
+/* The words for the who in columns from.. (STORE_WHO_COLUMNS), or NULL when not looked for. */
+static char *who_words(sqlite3_stmt *q, int from)
+{
+	const char *v[9];
+	struct event_who w;
+
+	for (int i = 0; i < 9; i++)
+		v[i] = (const char *)sqlite3_column_text(q, from + i);
+	return event_who_from_row(&w, v) ? event_who_words(&w) : NULL;
+}
+
 static void fmt_denial(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 {
+	char *by = who_words(q, 5);
+
 	*deny = true;
-	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.400s", text(q, 0),
-		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3));
+	snprintf(buf, len, "  %-34.200s %5lld  %-8.32s %.300s%s%.200s", text(q, 0),
+		 (long long)sqlite3_column_int64(q, 1), text(q, 2), text(q, 3), by ? "  by " : "",
+		 by ? by : "");
+	free(by);
+}
+
+/* A package of the record: its words (or its command), counts, where it went. */
+static void fmt_package(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	char *name;
+
+	*deny = sqlite3_column_int64(q, 7) > 0;
+	if (sqlite3_column_type(q, 0) != SQLITE_NULL) {
+		struct event_who w = {
+			.found = true, .package = text(q, 0), .version = text(q, 1),
+			.script = text(q, 2), .via = text(q, 4),
+			.claimed = sqlite3_column_int(q, 3) == 1,
+		};
+
+		name = event_who_package_words(&w);
+	} else {
+		name = xstrdup(sqlite3_column_type(q, 5) != SQLITE_NULL ? text(q, 5) : "unknown");
+	}
+	snprintf(buf, len, "  %-40.200s %6lld %6lld %7lld  %.300s", name,
+		 (long long)sqlite3_column_int64(q, 6), (long long)sqlite3_column_int64(q, 7),
+		 (long long)sqlite3_column_int64(q, 8), text(q, 10));
+	free(name);
 }
 
 /* One request: its number, what was asked, the verdict and why (refusals red). */
@@ -366,6 +409,13 @@ static void fmt_decision(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
 		 text(q, 3));
 }
 
+/* An alert: red, first in the record, its layer, subject and reason on one line. */
+static void fmt_alert(sqlite3_stmt *q, char *buf, size_t len, bool *deny)
+{
+	*deny = true;
+	snprintf(buf, len, "  ALERT %-8.32s %.200s: %.600s", text(q, 0), text(q, 1), text(q, 2));
+}
+
 int store_top_record(struct store_top *st, const char *id,
 		     void (*line)(void *ctx, const char *text, bool deny), void *ctx, char **err)
 {
@@ -375,8 +425,9 @@ int store_top_record(struct store_top *st, const char *id,
 
 	if (sqlite3_prepare_v2(st->db,
 			       "SELECT argv, cwd, coalesce(profile, '-'),"
-			       " coalesce(json_extract(policy, '$.net.mode'), '-'), state,"
-			       " coalesce(exit_code, 0), started_ms, coalesce(ended_ms, 0), overflow"
+			       " coalesce(json_extract(policy, '$.net.mode'), '-'), " STORE_STATE_SHOWN ","
+			       " coalesce(exit_code, 0), started_ms, coalesce(ended_ms, 0), overflow,"
+			       " coalesce(frozen_ms, 0), coalesce(frozen_reason, '')"
 			       " FROM sessions WHERE id = ?1", -1, &q, NULL) != SQLITE_OK)
 		return fail(st, err, "reading the session");
 	sqlite3_bind_text(q, 1, id, -1, SQLITE_TRANSIENT);
@@ -395,7 +446,19 @@ int store_top_record(struct store_top *st, const char *id,
 				 sqlite3_column_int(q, 5), (double)(ended - started) / 1000.0);
 		else
 			snprintf(buf, sizeof(buf), "state     %.20s", text(q, 4));
-		line(ctx, buf, strcmp(text(q, 4), "failed") == 0 || strcmp(text(q, 4), "lost") == 0);
+		line(ctx, buf, strcmp(text(q, 4), "failed") == 0 || strcmp(text(q, 4), "lost") == 0 ||
+		     strcmp(text(q, 4), "frozen") == 0);
+		if (sqlite3_column_int64(q, 9)) {
+			/* Why it is frozen (or was, when it ended frozen), and what decides. */
+			snprintf(buf, sizeof(buf), "%s %.700s", ended ? "ended frozen:" : "frozen:  ",
+				 text(q, 10));
+			line(ctx, buf, true);
+			if (!ended) {
+				snprintf(buf, sizeof(buf), "          r resume, s stop, K kill "
+					 "(boxy resume %.8s / boxy stop %.8s)", id, id);
+				line(ctx, buf, true);
+			}
+		}
 		if (sqlite3_column_int64(q, 8) > 0) {
 			snprintf(buf, sizeof(buf), "          %lld rows past the store's per-session cap "
 				 "were counted, not kept", (long long)sqlite3_column_int64(q, 8));
@@ -405,6 +468,26 @@ int store_top_record(struct store_top *st, const char *id,
 	sqlite3_finalize(q);
 	if (!found)
 		return set_err(err, _("no session %s in the store"), id);
+	{
+		/* The findings to act on (a tripwire, a planted repository), before anything else. */
+		static const char alerts_sql[] =
+			"SELECT layer, coalesce(subject, ''), coalesce(reason, '') FROM decisions"
+			" WHERE session_id = ?1 AND verdict = 'alert' ORDER BY t_ms, id LIMIT 50";
+		sqlite3_stmt *a;
+		bool any = false;
+
+		if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM decisions WHERE session_id = ?1 AND "
+				       "verdict = 'alert' LIMIT 1", -1, &a, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(a, 1, id, -1, SQLITE_TRANSIENT);
+			any = sqlite3_step(a) == SQLITE_ROW;
+			sqlite3_finalize(a);
+		}
+		if (any) {
+			line(ctx, "", false);
+			line(ctx, "ALERTS: act on these", true);
+			record_part(st, id, alerts_sql, fmt_alert, line, ctx, err);
+		}
+	}
 	line(ctx, "", false);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");
@@ -414,10 +497,23 @@ int store_top_record(struct store_top *st, const char *id,
 			fmt_dest, line, ctx, err) == 0)
 		line(ctx, "  (no connection)", false);
 	line(ctx, "", false);
+	line(ctx, "PACKAGES (by what ran them; a package name is the process's claim)", false);
+	snprintf(buf, sizeof(buf), "  %-40s %6s %6s %7s  %s", "PACKAGE", "CONNS", "DENIED",
+		 "LOOKUPS", "DESTINATIONS");
+	line(ctx, buf, false);
+	if (record_part(st, id, "SELECT package, version, script, claimed, via, comm, conns, denied,"
+			" lookups, destinations, dest_list FROM packages WHERE session_id = ?1"
+			" ORDER BY package IS NULL, denied DESC, conns DESC LIMIT 200", fmt_package,
+			line, ctx, err) == 0)
+		line(ctx, "  (no process was looked for: --no-attribution, or nothing on the network)",
+		     false);
+	line(ctx, "", false);
 	line(ctx, "REFUSED", false);
-	if (record_part(st, id, "SELECT subject, sum(count), layer, reason FROM denials"
-			" WHERE session_id = ?1 GROUP BY subject, layer, reason"
-			" ORDER BY sum(count) DESC LIMIT 200", fmt_denial, line, ctx, err) == 0)
+	/* The who of each group's first (SQLite takes bare columns from min()'s row). */
+	if (record_part(st, id, "SELECT subject, sum(count), layer, reason, min(t_ms), "
+			STORE_WHO_COLUMNS " FROM denials WHERE session_id = ?1"
+			" GROUP BY subject, layer, reason ORDER BY sum(count) DESC LIMIT 200",
+			fmt_denial, line, ctx, err) == 0)
 		line(ctx, "  (nothing)", false);
 	line(ctx, "", false);
 	line(ctx, "HTTP REQUESTS (gated connections, newest last)", false);

@@ -18,6 +18,7 @@ struct store_top;
 
 struct store_top_session {
 	const char *id, *state, *profile, *net, *argv_json, *cwd;
+	const char *frozen_reason;      /* the alert that froze it, "" when not frozen */
 	int64_t started_ms, ended_ms;
 	int exit_code;
 	uint64_t conns, denied, up, down;

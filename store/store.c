@@ -115,6 +115,127 @@
 	"    FROM requests WHERE verdict = 'deny';"
 
 /*
+ * Who did it (doc/attribution.md): on every row of the network (connections,
+ * resolutions, HTTP requests) and every decision, the process that made it — pid as the sandbox sees it (NULL: not
+ * looked for; 0: looked for and not found, "unknown"), comm, argv0 and the
+ * command line — and the package a package manager ran it for, with the
+ * script, the outer package whose script ran that manager (via), and
+ * whether the package is only the process's own claim. The packages view
+ * groups a session's record by package. A step of its own, named, so that it
+ * can be ordered against other steps when branches meet.
+ */
+#define MIGRATION_ATTRIBUTION \
+	"ALTER TABLE connections ADD COLUMN pid INTEGER;" \
+	"ALTER TABLE connections ADD COLUMN comm TEXT;" \
+	"ALTER TABLE connections ADD COLUMN argv0 TEXT;" \
+	"ALTER TABLE connections ADD COLUMN cmdline TEXT;" \
+	"ALTER TABLE connections ADD COLUMN package TEXT;" \
+	"ALTER TABLE connections ADD COLUMN package_version TEXT;" \
+	"ALTER TABLE connections ADD COLUMN package_script TEXT;" \
+	"ALTER TABLE connections ADD COLUMN package_via TEXT;" \
+	"ALTER TABLE connections ADD COLUMN package_claimed INTEGER;" \
+	"ALTER TABLE resolutions ADD COLUMN pid INTEGER;" \
+	"ALTER TABLE resolutions ADD COLUMN comm TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN argv0 TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN cmdline TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN package TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN package_version TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN package_script TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN package_via TEXT;" \
+	"ALTER TABLE resolutions ADD COLUMN package_claimed INTEGER;" \
+	"ALTER TABLE decisions ADD COLUMN pid INTEGER;" \
+	"ALTER TABLE decisions ADD COLUMN comm TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN argv0 TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN cmdline TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN package TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN package_version TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN package_script TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN package_via TEXT;" \
+	"ALTER TABLE decisions ADD COLUMN package_claimed INTEGER;" \
+	"ALTER TABLE requests ADD COLUMN pid INTEGER;" \
+	"ALTER TABLE requests ADD COLUMN comm TEXT;" \
+	"ALTER TABLE requests ADD COLUMN argv0 TEXT;" \
+	"ALTER TABLE requests ADD COLUMN cmdline TEXT;" \
+	"ALTER TABLE requests ADD COLUMN package TEXT;" \
+	"ALTER TABLE requests ADD COLUMN package_version TEXT;" \
+	"ALTER TABLE requests ADD COLUMN package_script TEXT;" \
+	"ALTER TABLE requests ADD COLUMN package_via TEXT;" \
+	"ALTER TABLE requests ADD COLUMN package_claimed INTEGER;" \
+	"DROP VIEW denials;" \
+	"CREATE VIEW denials AS" \
+	"  SELECT session_id, t_ms, layer, 'connect' AS what," \
+	"         proto || '://' || CASE WHEN host IS NULL AND instr(addr, ':') > 0" \
+	"           THEN '[' || addr || ']' ELSE coalesce(host, addr) END || ':' || port AS subject," \
+	"         reason, t_rel_ms, count, last_ms, " \
+	"         pid, comm, argv0, cmdline, package, package_version, package_script," \
+	"         package_via, package_claimed" \
+	"    FROM connections WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, coalesce(layer, 'net.dns'), 'resolve', name, reason, t_rel_ms," \
+	"         count, last_ms, " \
+	"         pid, comm, argv0, cmdline, package, package_version, package_script," \
+	"         package_via, package_claimed" \
+	"    FROM resolutions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'policy', subject, reason, t_rel_ms, count, last_ms, " \
+	"         pid, comm, argv0, cmdline, package, package_version, package_script," \
+	"         package_via, package_claimed" \
+	"    FROM decisions WHERE verdict = 'deny'" \
+	"  UNION ALL" \
+	"  SELECT session_id, t_ms, layer, 'request'," \
+	"         coalesce(method, 'HTTP') || ' ' || coalesce(host, addr, '-') ||" \
+	"         CASE WHEN port IS NULL OR port IN (80, 443) THEN '' ELSE ':' || port END ||" \
+	"         coalesce(path, '')," \
+	"         reason, t_rel_ms, count, last_ms, " \
+	"         pid, comm, argv0, cmdline, package, package_version, package_script," \
+	"         package_via, package_claimed" \
+	"    FROM requests WHERE verdict = 'deny';" \
+	"CREATE VIEW packages AS" \
+	"  SELECT session_id, package, package_version AS version, package_script AS script," \
+	"         package_claimed AS claimed, package_via AS via," \
+	"         CASE WHEN package IS NULL THEN comm END AS comm," \
+	"         sum(CASE WHEN what = 'connect' THEN n ELSE 0 END) AS conns," \
+	"         sum(CASE WHEN verdict = 'deny' THEN n ELSE 0 END) AS denied," \
+	"         sum(CASE WHEN what = 'resolve' THEN n ELSE 0 END) AS lookups," \
+	"         count(DISTINCT dest) AS destinations," \
+	"         group_concat(DISTINCT dest) AS dest_list" \
+	"  FROM (" \
+	"    SELECT session_id, package, package_version, package_script, package_claimed," \
+	"           package_via, comm, 'connect' AS what, verdict, count AS n," \
+	"           CASE WHEN host IS NULL AND sni IS NULL AND instr(addr, ':') > 0" \
+	"             THEN '[' || addr || ']' ELSE coalesce(host, sni, addr) END || ':' || port" \
+	"             AS dest" \
+	"      FROM connections WHERE pid IS NOT NULL" \
+	"    UNION ALL" \
+	"    SELECT session_id, package, package_version, package_script, package_claimed," \
+	"           package_via, comm, 'resolve', verdict, count," \
+	"           CASE WHEN verdict = 'deny' AND addr IS NULL THEN name END" \
+	"      FROM resolutions WHERE pid IS NOT NULL" \
+	"    UNION ALL" \
+	"    SELECT session_id, package, package_version, package_script, package_claimed," \
+	"           package_via, comm, 'policy', verdict, count, NULL" \
+	"      FROM decisions WHERE pid IS NOT NULL" \
+	"    UNION ALL" \
+	"    SELECT session_id, package, package_version, package_script, package_claimed," \
+	"           package_via, comm, 'request', verdict, count, NULL" \
+	"      FROM requests WHERE pid IS NOT NULL" \
+	"  ) GROUP BY session_id, package, package_version, package_script, package_claimed," \
+	"    package_via, CASE WHEN package IS NULL THEN comm END;"
+
+/*
+ * A frozen session (doc/react.md): when it was frozen and the alert that froze
+ * it, NULL while it is not. The state stays 'running' — every rule keyed on a
+ * running session (never pruned, marked lost when its daemon dies, listed by
+ * boxy ps) holds for a frozen one — and readers show 'frozen' where
+ * frozen_ms is set on a running session (STATE_SHOWN). A session that ended
+ * while frozen keeps both. A step of its own, named, so that it can be
+ * ordered against other steps when branches meet.
+ */
+#define MIGRATION_FREEZE \
+	"ALTER TABLE sessions ADD COLUMN frozen_ms INTEGER;" \
+	"ALTER TABLE sessions ADD COLUMN frozen_reason TEXT;"
+
+/*
  * The directories some sandbox could write (store_writable_roots), kept in a
  * table of their own: reading them from every session's policy JSON at each
  * start cost 7 ms with 1,000 sessions in the store and grew with every run
@@ -361,9 +482,17 @@ static const char *const migrations[] = {
 	MIGRATION_AUDIT_PATH,
 	/* 5 → 6: the HTTP requests of gated connections. */
 	MIGRATION_HTTP,
-	/* 6 → 7: the writable roots, kept instead of read from every policy. */
+	/* 6 → 7: who did it. */
+	MIGRATION_ATTRIBUTION,
+	/* 7 → 8: frozen sessions. */
+	MIGRATION_FREEZE,
+	/* 8 → 9: the writable roots, kept instead of read from every policy. */
 	MIGRATION_ROOTS,
 };
+
+/* A row's who (STORE_WHO_COLUMNS, bind_who's order) as parameters: SQLite numbers each
+ * bare "?" one past the largest so far (n, the first's number, is for the reader). */
+#define WHO_PARAMS(n) "?,?,?,?,?,?,?,?,?"
 
 enum stmt_id {
 	ST_SESSION_BEGIN,
@@ -384,6 +513,7 @@ enum stmt_id {
 	ST_NAME_CONN,
 	ST_REQUEST,
 	ST_BUMP_REQUEST,
+	ST_FROZEN,
 	ST__COUNT,
 };
 
@@ -402,14 +532,16 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE sessions SET state = 'lost', ended_ms = ?1 WHERE state = 'running'",
 	[ST_CONN] =
 		"INSERT INTO connections (session_id, t_ms, proto, verdict, addr, port, host, sni,"
-		" reason, layer, up, down, t_rel_ms, count, last_ms)"
-		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,1,?2)",
+		" reason, layer, up, down, t_rel_ms, count, last_ms, " STORE_WHO_COLUMNS ")"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,1,?2," WHO_PARAMS(14) ")",
 	[ST_RESOLUTION] =
 		"INSERT INTO resolutions (session_id, t_ms, name, addr, ttl, verdict, reason, layer,"
-		" t_rel_ms, count, last_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?2)",
+		" t_rel_ms, count, last_ms, " STORE_WHO_COLUMNS ")"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?2," WHO_PARAMS(10) ")",
 	[ST_DECISION] =
 		"INSERT INTO decisions (session_id, t_ms, layer, verdict, subject, reason, t_rel_ms,"
-		" count, last_ms, hash) VALUES (?1,?2,?3,?4,?5,?6,?7,1,?2,?8)",
+		" count, last_ms, hash, " STORE_WHO_COLUMNS ")"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,1,?2,?8," WHO_PARAMS(9) ")",
 	[ST_PRUNE] =
 		"DELETE FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1",
@@ -418,9 +550,11 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"SELECT id FROM sessions WHERE state <> 'running' AND ended_ms IS NOT NULL"
 		" AND ended_ms < ?1 ORDER BY ended_ms",
 	[ST_FIND] =
-		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0),"
+		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
+		" coalesce(frozen_ms, 0), frozen_reason"
 		" FROM sessions WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	/*
@@ -430,15 +564,19 @@ static const char *const stmt_sql[ST__COUNT] = {
 	 * the daemon looks two up at every session's end.
 	 */
 	[ST_FIND_PREFIX] =
-		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0),"
+		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
+		" coalesce(frozen_ms, 0), frozen_reason"
 		" FROM sessions WHERE id >= ?1 AND id < ?1 || '~' AND substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	[ST_FIND_RUNNING] =
-		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0), state,"
+		"SELECT id, argv, profile, policy, cwd, started_ms, coalesce(ended_ms, 0),"
+		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
-		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline"
+		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
+		" coalesce(frozen_ms, 0), frozen_reason"
 		" FROM sessions WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1)"
 		" AND state = 'running'"
 		" ORDER BY started_ms DESC, id",
@@ -455,10 +593,13 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE connections SET sni = ?2, host = coalesce(?3, host) WHERE id = ?1",
 	[ST_REQUEST] =
 		"INSERT INTO requests (session_id, t_ms, t_rel_ms, seq, method, host, port, path,"
-		" query, addr, verdict, reason, layer, rule, rule_text, count, last_ms)"
-		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,1,?2)",
+		" query, addr, verdict, reason, layer, rule, rule_text, count, last_ms, "
+		STORE_WHO_COLUMNS ")"
+		" VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,1,?2," WHO_PARAMS(16) ")",
 	[ST_BUMP_REQUEST] =
 		"UPDATE requests SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
+	[ST_FROZEN] =
+		"UPDATE sessions SET frozen_ms = ?2, frozen_reason = ?3 WHERE id = ?1",
 };
 
 enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION, ROW_REQUEST };
@@ -707,6 +848,33 @@ static void bind_opt_int(sqlite3_stmt *s, int i, int64_t v)
 		sqlite3_bind_null(s, i);
 }
 
+/*
+ * A row's who from parameter i on (STORE_WHO_COLUMNS): pid NULL when it was not
+ * looked for, 0 when it was and was not found; claimed only with a package.
+ */
+static void bind_who(sqlite3_stmt *s, int i, const struct event_who *w)
+{
+	bool pkg = w && w->found && w->package && w->package[0];
+
+	if (!w) {
+		for (int j = 0; j < 9; j++)
+			sqlite3_bind_null(s, i + j);
+		return;
+	}
+	sqlite3_bind_int64(s, i, w->found ? (int64_t)w->pid : 0);
+	bind_text(s, i + 1, w->found ? w->comm : NULL);
+	bind_text(s, i + 2, w->found ? w->argv0 : NULL);
+	bind_text(s, i + 3, w->found ? w->cmdline : NULL);
+	bind_text(s, i + 4, pkg ? w->package : NULL);
+	bind_text(s, i + 5, pkg && w->version && w->version[0] ? w->version : NULL);
+	bind_text(s, i + 6, pkg && w->script && w->script[0] ? w->script : NULL);
+	bind_text(s, i + 7, pkg && w->via && w->via[0] ? w->via : NULL);
+	if (pkg)
+		sqlite3_bind_int(s, i + 8, w->claimed ? 1 : 0);
+	else
+		sqlite3_bind_null(s, i + 8);
+}
+
 /* Step a write statement to completion and reset it for the next use. */
 static int step_done(struct store *st, sqlite3_stmt *s, char **err, const char *what)
 {
@@ -751,6 +919,17 @@ int store_session_end(struct store *st, const char *id, int64_t ended_ms, const 
 	bind_text(s, 3, state);
 	sqlite3_bind_int(s, 4, exit_code);
 	return step_done(st, s, err, "recording a session's end");
+}
+
+int store_session_frozen(struct store *st, const char *id, int64_t frozen_ms, const char *reason,
+			 char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_FROZEN];
+
+	bind_text(s, 1, id);
+	bind_opt_int(s, 2, frozen_ms);
+	bind_text(s, 3, frozen_ms ? reason : NULL);
+	return step_done(st, s, err, "recording a session's freeze");
 }
 
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err)
@@ -983,6 +1162,28 @@ static void key_add(struct jbuf *k, const char *v)
 		jbuf_raw(k, v);
 }
 
+/*
+ * The who part of an aggregation key: rows of different processes' packages
+ * (or commands) are counted apart; the pid is not part of it (a payload that
+ * forks for every refusal would otherwise defeat the counting).
+ */
+static void key_add_who(struct jbuf *k, const struct event_who *w)
+{
+	bool pkg = w && w->found && w->package && w->package[0];
+
+	if (!w) {
+		key_add(k, NULL);
+		return;
+	}
+	key_add(k, w->found ? "f" : "u");
+	key_add(k, w->found && !pkg ? w->comm : NULL);
+	key_add(k, pkg ? w->package : NULL);
+	key_add(k, pkg ? w->version : NULL);
+	key_add(k, pkg ? w->script : NULL);
+	key_add(k, pkg ? w->via : NULL);
+	key_add(k, pkg && w->claimed ? "c" : NULL);
+}
+
 enum admit { ADMIT_ROW, ADMIT_COUNTED, ADMIT_DROPPED };
 
 /*
@@ -1138,6 +1339,7 @@ int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 	key_add(&k, c->host);
 	key_add(&k, c->sni);
 	key_add(&k, c->reason);
+	key_add_who(&k, c->who);
 	a = admit(st, ss, k.p, ROW_CONN, c->verdict && strcmp(c->verdict, "deny") == 0, c->layer,
 		  c->reason, c->t_ms, &e);
 	jbuf_free(&k);
@@ -1164,6 +1366,7 @@ int store_add_conn(struct store *st, const struct store_conn *c, char **err)
 	sqlite3_bind_int64(s, 11, c->up);
 	sqlite3_bind_int64(s, 12, c->down);
 	sqlite3_bind_int64(s, 13, c->t_rel_ms);
+	bind_who(s, 14, c->who);
 	rc = admitted(st, ss, e, ROW_CONN, step_done(st, s, err, "recording a connection"));
 	if (rc == 0 && c->flow)
 		flow_remember(ss, c->flow, a == ADMIT_COUNTED ? e->p : NULL,
@@ -1237,6 +1440,7 @@ int store_add_resolution(struct store *st, const struct store_resolution *r, cha
 	key_add(&k, r->verdict);
 	key_add(&k, r->layer);
 	key_add(&k, r->reason);
+	key_add_who(&k, r->who);
 	a = admit(st, ss, k.p, ROW_RESOLUTION, r->verdict && strcmp(r->verdict, "deny") == 0,
 		  r->layer, r->reason, r->t_ms, &e);
 	jbuf_free(&k);
@@ -1255,6 +1459,7 @@ int store_add_resolution(struct store *st, const struct store_resolution *r, cha
 	bind_text(s, 7, r->reason);
 	bind_text(s, 8, r->layer);
 	sqlite3_bind_int64(s, 9, r->t_rel_ms);
+	bind_who(s, 10, r->who);
 	return admitted(st, ss, e, ROW_RESOLUTION,
 			step_done(st, s, err, "recording a resolution"));
 }
@@ -1276,6 +1481,7 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 	key_add(&k, d->verdict);
 	key_add(&k, d->subject);
 	key_add(&k, d->reason);
+	key_add_who(&k, d->who);
 	a = admit(st, ss, k.p, ROW_DECISION, d->verdict && strcmp(d->verdict, "deny") == 0,
 		  d->layer, d->reason, d->t_ms, &e);
 	jbuf_free(&k);
@@ -1295,6 +1501,7 @@ int store_add_decision(struct store *st, const struct store_decision *d, char **
 		.reason = d->reason });
 	chain_hex(next.head, CHAIN_HASH_LEN, hash);
 	bind_text(s, 8, hash);
+	bind_who(s, 9, d->who);
 	rc = admitted(st, ss, e, ROW_DECISION, step_done(st, s, err, "recording a decision"));
 	if (rc == 0)
 		ss->decisions = next;   /* the chain advances only by a row that was stored */
@@ -1330,6 +1537,7 @@ static int store_add_request(struct store *st, const struct event *ev, char **er
 	key_add(&k, ev->layer);
 	snprintf(num, sizeof(num), "%d", ev->rule);
 	key_add(&k, num);
+	key_add_who(&k, ev->who);
 	a = admit(st, ss, k.p, ROW_REQUEST, deny, ev->layer, ev->detail, (int64_t)ev->t_ms, &e);
 	jbuf_free(&k);
 	if (a == ADMIT_DROPPED || (a == ADMIT_COUNTED && e->p->rowid))
@@ -1352,6 +1560,7 @@ static int store_add_request(struct store *st, const struct event *ev, char **er
 	else
 		sqlite3_bind_null(s, 14);
 	bind_text(s, 15, ev->rule_text);
+	bind_who(s, 16, ev->who);
 	return admitted(st, ss, e, ROW_REQUEST, step_done(st, s, err, "recording a request"));
 }
 
@@ -1378,6 +1587,7 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 			.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
 			.t_rel_ms = (int64_t)ev->t_rel_ms, .layer = ev->layer,
 			.verdict = ev->verdict, .subject = ev->subject, .reason = ev->detail,
+			.who = ev->who,
 		};
 
 		if (ev->mirror || !ev->layer)
@@ -1388,7 +1598,7 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 				.session_id = ev->session, .t_ms = (int64_t)ev->t_ms,
 				.t_rel_ms = (int64_t)ev->t_rel_ms, .name = ev->host,
 				.addr = ev->addr, .verdict = deny ? "deny" : "allow",
-				.reason = ev->detail, .layer = ev->layer,
+				.reason = ev->detail, .layer = ev->layer, .who = ev->who,
 			};
 
 			return store_add_resolution(st, &r, err);
@@ -1402,7 +1612,7 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 			.verdict = ev->verdict, .addr = ev->addr, .port = ev->port,
 			.host = ev->host, .sni = ev->sni, .reason = ev->detail,
 			.layer = ev->layer ? ev->layer : "net.ip", .up = (int64_t)ev->up,
-			.down = (int64_t)ev->down, .flow = ev->flow,
+			.down = (int64_t)ev->down, .flow = ev->flow, .who = ev->who,
 		};
 
 		return store_add_conn(st, &c, err);
@@ -1424,7 +1634,7 @@ int store_add_event(struct store *st, const struct event *ev, char **err)
 			.addr = ev->addr, .ttl = ev->ttl, .verdict = deny ? "deny" : "allow",
 			/* An answered address needs no reason; its absence does. */
 			.reason = ev->addr && !deny ? NULL : ev->detail,
-			.layer = ev->layer ? ev->layer : "net.dns",
+			.layer = ev->layer ? ev->layer : "net.dns", .who = ev->who,
 		};
 
 		return store_add_resolution(st, &r, err);
@@ -1479,6 +1689,8 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 		r->build = col_dup(s, 13);
 		r->lockfile = col_dup(s, 14);
 		r->baseline = col_dup(s, 15);
+		r->frozen_ms = sqlite3_column_int64(s, 16);
+		r->frozen_reason = col_dup(s, 17);
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -1503,6 +1715,7 @@ void store_sessions_free(struct store_sessions *ss)
 		free(r->build);
 		free(r->lockfile);
 		free(r->baseline);
+		free(r->frozen_reason);
 	}
 	free(ss->v);
 	ss->v = NULL;
@@ -1554,6 +1767,10 @@ static void session_fields(struct jbuf *b, const struct store_session *s)
 	json_kv_str(b, "build", s->build);
 	json_kv_str(b, "lockfile", s->lockfile);
 	json_kv_str(b, "baseline", s->baseline);
+	if (s->frozen_ms) {
+		json_kv_int(b, "frozen_ms", s->frozen_ms);
+		json_kv_str(b, "frozen_reason", s->frozen_reason);
+	}
 	json_raw_or_str(b, "policy", s->policy_json);
 }
 
@@ -1741,10 +1958,10 @@ int store_rows(struct store *st, const char *sql, const char *id, const char *id
 	if (sqlite3_bind_parameter_count(s) >= lim_at)
 		sqlite3_bind_int64(s, lim_at, limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *vals[16];
+		const char *vals[STORE_ROW_COLS_MAX];
 		int n = sqlite3_column_count(s);
 
-		n = n > 16 ? 16 : n;
+		n = n > STORE_ROW_COLS_MAX ? STORE_ROW_COLS_MAX : n;
 		for (int i = 0; i < n; i++)
 			vals[i] = (const char *)sqlite3_column_text(s, i);
 		row(ctx, n, vals);

@@ -17,7 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 9
+
+/*
+ * The state a reader shows, as SQL over a sessions row (alias-free): 'frozen'
+ * for a running session whose frozen_ms is set (doc/react.md), else state.
+ */
+#define STORE_STATE_SHOWN \
+	"CASE WHEN state = 'running' AND frozen_ms IS NOT NULL THEN 'frozen' ELSE state END"
 
 /*
  * Bounds (doc/store.md, "Aggregation and the per-session cap"). The first
@@ -40,6 +47,7 @@
 #define STORE_KIND_ROWS     128
 
 struct event;
+struct event_who;
 
 struct store;
 
@@ -53,12 +61,15 @@ struct store_session {
 	char *cwd;
 	int64_t started_ms;     /* CLOCK_REALTIME ms */
 	int64_t ended_ms;       /* 0 while running */
-	char *state;            /* "running", "exited", "failed", "lost" */
+	char *state;            /* "running", "frozen" (a running one, frozen), "exited", "failed",
+				 * "lost" */
 	int exit_code;          /* valid when ended */
 	int64_t memory, pids, cpus_milli, timeout_ms;   /* 0: unset */
 	char *build;            /* build id of the daemon that ran it */
 	char *lockfile;         /* digest of the work directory's lockfiles at the start, or NULL */
 	char *baseline;         /* the session it is compared with (read only: the store picks it) */
+	int64_t frozen_ms;      /* read only: when it was frozen (Unix ms), 0 when it is not */
+	char *frozen_reason;    /* read only: the alert that froze it, NULL when not frozen */
 };
 
 struct store_conn {
@@ -75,6 +86,7 @@ struct store_conn {
 	const char *layer;      /* the layer that decided: "net.ip", "net.dns", "net.sni", "upstream" */
 	int64_t up, down;
 	uint64_t flow;          /* the broker's flow number (0: none): later byte counts find the row */
+	const struct event_who *who;    /* who made it (doc/attribution.md); NULL: not looked for */
 };
 
 struct store_resolution {
@@ -87,6 +99,7 @@ struct store_resolution {
 	const char *verdict;    /* "allow" | "deny" */
 	const char *reason;
 	const char *layer;      /* the layer that decided: "net.dns" (the name), "net.ip" (the address) */
+	const struct event_who *who;    /* who asked; NULL: not looked for */
 };
 
 struct store_decision {
@@ -97,6 +110,7 @@ struct store_decision {
 	const char *verdict;
 	const char *subject;
 	const char *reason;
+	const struct event_who *who;    /* who made it (a finding's process); NULL: not looked for */
 };
 
 /*
@@ -116,6 +130,12 @@ void store_rollback(struct store *st);
 int store_session_begin(struct store *st, const struct store_session *s, char **err);
 int store_session_end(struct store *st, const char *id, int64_t ended_ms, const char *state,
 		      int exit_code, char **err);
+/*
+ * A session frozen at frozen_ms (Unix ms) by reason (the alert, in words), or
+ * thawed (frozen_ms 0: both cleared). Written at once, outside any batch.
+ */
+int store_session_frozen(struct store *st, const char *id, int64_t frozen_ms, const char *reason,
+			 char **err);
 /* Mark every session still "running" as "lost" (a daemon died under them). */
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err);
 

@@ -23,7 +23,7 @@ struct doctor_check {
 	char **notes;               /* what is lost and what to do, NULL-terminated strv; may be NULL */
 };
 
-#define DOCTOR_NCHECKS 8
+#define DOCTOR_NCHECKS 11
 
 struct doctor_report {
 	struct doctor_check checks[DOCTOR_NCHECKS];

@@ -113,6 +113,12 @@ void profile_print_runspec(FILE *out, const struct runspec *rs)
 		any = true;
 	}
 	fprintf(out, "%s\n", any ? "" : _(" none set (boxy's defaults)"));
+	fprintf(out, _("alerts       %s"), rs->on_alert ? rs->on_alert : _("(not set: log)"));
+	if (rs->on_denials)
+		fprintf(out, _("; refusal number %" PRIu64 " is one too (--on-denials)"), rs->on_denials);
+	fputc('\n', out);
 	fprintf(out, _("seccomp      %s\n"), rs->seccomp == SECCOMP_UNSET ? _("(not set: strict)") :
 	        seccomp_mode_name(rs->seccomp));
+	fprintf(out, _("tripwires    %s\n"), rs->tripwires == ONOFF_UNSET ? _("(not set: off)") :
+		rs->tripwires == ONOFF_ON ? _("on: decoy credentials in $HOME, watched") : _("off"));
 }

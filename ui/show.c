@@ -10,7 +10,8 @@
  *   destinations  3 (12 connections, 2 refused, 1.2M sent, 30M received)
  *     …the busiest SHOW_DESTS_MAX…
  *   http requests  14 (1 refused, among the refusals below; each: --events)
- *   boxy: 80 refused            (the end-of-run summary's table, summary.c)
+ *   packages      by what ran them: each package's connections, refusals, destinations
+ *   boxy: 80 refused            (the end-of-run summary's table, summary.c, with who)
  *   git       warn  .git/hooks/pre-commit  …
  *   every event: boxy show 3f2a9c0d --events
  *
@@ -32,6 +33,7 @@
 
 #define LINE_MAX_CHARS 110      /* a reason or policy longer than this is cut */
 #define SHOW_GROUPS_LOAD 10000  /* refusal groups read before merging; the rest counted */
+#define SHOW_REACT_MAX 20       /* rows of what alerts did, then a pointer to --events */
 
 static uint64_t num(const char *s)
 {
@@ -135,6 +137,26 @@ static void git_cb(void *ctx, int ncol, const char *const *v)
 	free(line);
 }
 
+/* A "react" row: what an alert did (freeze, stop, log) or the user (resume), at most 20. */
+static void react_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct lines *l = ctx;
+	char *line;
+
+	if (ncol < 4)
+		return;
+	if (l->n == SHOW_REACT_MAX) {
+		field(l->out, "", _("… more: boxy show ID --events"));
+		l->n++;
+	}
+	if (l->n > SHOW_REACT_MAX)
+		return;
+	line = xasprintf("%s: %s%s%s", v[1] ? v[1] : "-", v[2] ? v[2] : "",
+			 num(v[3]) > 1 ? " ×" : "", num(v[3]) > 1 ? v[3] : "");
+	field(l->out, l->n++ ? "" : l->label, line);
+	free(line);
+}
+
 /* A "new since the last run" row: SUBJECT (REASON), under the label "new". */
 static void since_cb(void *ctx, int ncol, const char *const *v)
 {
@@ -190,12 +212,20 @@ static void dest_cb(void *ctx, int ncol, const char *const *v)
 	free(name);
 }
 
+/* The words for a row's who (STORE_WHO_COLUMNS from v), or NULL when it was not looked for. */
+static char *who_words(const char *const *v)
+{
+	struct event_who w;
+
+	return event_who_from_row(&w, v) ? event_who_words(&w) : NULL;
+}
+
 static void refusal_cb(void *ctx, int ncol, const char *const *v)
 {
 	struct refusals *t = ctx;
 	uint64_t n;
 
-	if (ncol < 4)
+	if (ncol < 15)
 		return;
 	n = num(v[3]);
 	t->total += n;
@@ -210,9 +240,75 @@ static void refusal_cb(void *ctx, int ncol, const char *const *v)
 		g->layer = xstrdup(v[1] ? v[1] : "-");
 		g->reason = xstrdup(v[2] ? v[2] : "");
 		g->count = n;
+		g->who = who_words(v + 5);
+		g->who_more = num(v[14]) > 1;
 	}
 }
 
+/* The packages table as it is read: its lines, printed only when a package manager ran something. */
+struct packages {
+	char **lines;           /* rows and their destinations, sanitized */
+	bool *red;              /* per line: a row with refusals */
+	size_t n;
+	bool any_package;
+};
+
+/* One row of the packages table, and the destinations it reached. */
+static void package_cb(void *ctx, int ncol, const char *const *v)
+{
+	struct packages *p = ctx;
+	char *name, *cut, *line;
+
+	if (ncol < 11)
+		return;
+	if (v[0]) {
+		struct event_who w = {
+			.found = true, .package = v[0], .version = v[1], .script = v[2], .via = v[4],
+			.claimed = v[3] && strcmp(v[3], "1") == 0,
+		};
+
+		name = event_who_package_words(&w);
+		p->any_package = true;
+	} else {
+		name = xstrdup(v[5] ? v[5] : _("unknown"));
+	}
+	cut = summary_cut(name, 46);
+	line = xasprintf("  %-46s %6llu %6llu %7llu %5llu", cut, (unsigned long long)num(v[6]),
+			 (unsigned long long)num(v[7]), (unsigned long long)num(v[8]),
+			 (unsigned long long)num(v[9]));
+	strv_push(&p->lines, line);
+	p->red = xrealloc(p->red, (p->n + 2) * sizeof(*p->red));
+	p->red[p->n++] = num(v[7]) > 0;
+	free(line);
+	if (v[10] && v[10][0]) {
+		char *dests = summary_cut(v[10], LINE_MAX_CHARS - 6);
+
+		line = xasprintf("    → %s", dests);
+		strv_push(&p->lines, line);
+		p->red[p->n++] = false;
+		free(line);
+		free(dests);
+	}
+	free(cut);
+	free(name);
+}
+
+/*
+ * The packages section: what ran the session's processes, with their
+ * counts and destinations — when a package manager ran any (a session of
+ * commands alone has its commands on the refusals already).
+ */
+static void print_packages(FILE *out, const struct packages *p, bool color)
+{
+	if (!p->any_package)
+		return;
+	fprintf(out, "%s\n", _("packages  by what ran them: a package's script, else the command "
+			       "(a package name is the process's claim)"));
+	fprintf(out, "  %-46s %6s %6s %7s %5s\n", "PACKAGE", "CONNS", "DENIED", "LOOKUPS", "DESTS");
+	for (size_t i = 0; i < p->n; i++)
+		fprintf(out, "%s%s%s\n", color && p->red[i] ? "\033[31m" : "", p->lines[i],
+			color && p->red[i] ? "\033[0m" : "");
+}
 
 /* "allowlist: a.example:443 b.example · cidrs: 10.0.0.0/8" and the like. */
 static char *network_line(const struct policy_row *p)
@@ -238,7 +334,9 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	struct lines lim = { out, "limits", 0, false, 0, color },
 		     git = { out, "git", 0, false, 0, color },
 		     alerts = { out, "alerts", 0, false, 1, color },
-		     news = { out, "new", 0, false, 0, color };
+		     news = { out, "new", 0, false, 0, color },
+		     react = { out, "react", 0, false, 0, color };
+	struct packages pkgs = { 0 };
 	struct refusals t;
 	char when[32], *cmd, *line;
 	time_t start = (time_t)(s->started_ms / 1000);
@@ -248,7 +346,13 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 	if (store_show_query(st, STORE_SHOW_POLICY, s->id, 0, policy_cb, &p, err) < 0)
 		goto out;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&start));
-	if (!s->ended_ms)
+	if (!s->ended_ms && s->frozen_ms) {
+		time_t fz = (time_t)(s->frozen_ms / 1000);
+		char since[16];
+
+		strftime(since, sizeof(since), "%H:%M:%S", localtime(&fz));
+		line = xasprintf(_("%s  frozen since %s (started %s)"), s->id, since, when);
+	} else if (!s->ended_ms)
 		line = xasprintf(_("%s  running (started %s)"), s->id, when);
 	else if (strcmp(s->state, "lost") == 0)
 		line = xasprintf(_("%s  lost after %.1fs (started %s)"), s->id,
@@ -259,6 +363,17 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				 s->exit_code, (double)(s->ended_ms - s->started_ms) / 1000.0, when);
 	field(out, "session", line);
 	free(line);
+	if (s->frozen_ms) {
+		/* Why it is frozen (or ended frozen: stopped while it was), in red. */
+		char *why = summary_cut(s->frozen_reason ? s->frozen_reason : "-", LINE_MAX_CHARS);
+
+		fprintf(out, "%s%-9s %s%s\n", color ? "\033[1;31m" : "",
+			s->ended_ms ? "was frozen" : "frozen", why, color ? "\033[0m" : "");
+		if (!s->ended_ms)
+			fprintf(out, _("%s          decide: boxy resume %.8s / boxy stop %.8s%s\n"),
+				color ? "\033[1;31m" : "", s->id, s->id, color ? "\033[0m" : "");
+		free(why);
+	}
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &alerts, err) < 0)
 		goto out;
 	cmd = ps_argv_line(s->argv_json);
@@ -322,6 +437,9 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 				(unsigned long long)rq.total, (unsigned long long)rq.denied,
 				rq.denied ? ", among the refusals below" : "");
 	}
+	if (store_show_query(st, STORE_SHOW_PACKAGES, s->id, 0, package_cb, &pkgs, err) < 0)
+		goto out;
+	print_packages(out, &pkgs, color);
 	if (store_show_query(st, STORE_SHOW_REFUSALS, s->id, 0, refusal_cb, &t, err) < 0)
 		goto out;
 	refusals_merge_unfixable(&t);
@@ -332,11 +450,15 @@ int show_print(FILE *out, struct store *st, const struct store_session *s, bool 
 		fputc('\n', out);
 	if (store_show_query(st, STORE_SHOW_GIT, s->id, 0, git_cb, &git, err) < 0)
 		goto out;
+	if (store_show_query(st, STORE_SHOW_REACT, s->id, 0, react_cb, &react, err) < 0)
+		goto out;
 	if (store_show_query(st, STORE_SHOW_SINCE, s->id, 0, since_cb, &news, err) < 0)
 		goto out;
 	fprintf(out, _("every event: boxy show %.8s --events\n"), s->id);
 	rc = 0;
 out:
+	strv_free(pkgs.lines);
+	free(pkgs.red);
 	refusals_free(&t);
 	free(p.mode);
 	free(p.hosts);
@@ -362,6 +484,13 @@ static void event_cb(void *ctx, int ncol, const char *const *v)
 		fprintf(out, "  ×%s", f[7]);
 	if (*f[8])
 		fprintf(out, "  [%s]", f[8]);
+	if (ncol >= 18) {
+		char *by = who_words(v + 9);
+
+		if (by)
+			fprintf(out, "  by %s", by);
+		free(by);
+	}
 	fputc('\n', out);
 	for (int i = 2; i < 9; i++)
 		free(f[i]);

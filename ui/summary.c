@@ -3,8 +3,8 @@
  * (see summary.h).
  *
  *   boxy: 3 refused
- *     other.example.test     2  net.dns  hostname not on the allowlist  fix: --allow-host other.example.test
- *     169.254.169.254:80     1  net.ip   link-local / cloud metadata
+ *     other.example.test     2  net.dns  hostname not on the allowlist  fix: --allow-host other.example.test  by curl … (pid 7)
+ *     169.254.169.254:80     1  net.ip   link-local / cloud metadata  by postinstall of evil-pkg@1.2.3 (node, pid 812)
  */
 #include <config.h>
 
@@ -125,11 +125,15 @@ void summary_print_refusals(FILE *out, const struct refusals *t, bool color, con
 
 		free(reason);     /* the fix is shown on its own, not twice */
 
+		char *by = rows[i]->who ? cell(rows[i]->who, 120) : NULL;
+
 		if (fix)
 			cfix = watch_sanitize(fix);
-		fprintf(out, "%s  %-*s  %*llu  %-*s  %s%s%s%s\n", red, (int)wsub, sub, (int)wcnt,
+		fprintf(out, "%s  %-*s  %*llu  %-*s  %s%s%s%s%s%s%s\n", red, (int)wsub, sub, (int)wcnt,
 			(unsigned long long)rows[i]->count, (int)wlay, lay, why,
-			cfix ? _("  fix: ") : "", cfix ? cfix : "", off);
+			cfix ? _("  fix: ") : "", cfix ? cfix : "", by ? "  by " : "", by ? by : "",
+			by && rows[i]->who_more ? _(" and others") : "", off);
+		free(by);
 		free(sub);
 		free(lay);
 		free(why);

@@ -37,6 +37,17 @@ void top_live_lines(struct top_model *m, const struct watch_model *w, const char
 			 (unsigned long long)w->lost);
 		top_model_detail_add(m, buf, TOP_A_DIM);
 	}
+	if (w->nalerts) {
+		top_model_detail_add(m, "", 0);
+		top_model_detail_add(m, "ALERTS: act on these", TOP_A_RED | TOP_A_BOLD);
+		for (size_t i = 0; i < w->nalerts; i++)
+			top_model_detail_add(m, w->alerts[i].text, TOP_A_RED | TOP_A_BOLD);
+		if (w->more_alerts) {
+			snprintf(buf, sizeof(buf), "… and %llu more alert(s)",
+				 (unsigned long long)w->more_alerts);
+			top_model_detail_add(m, buf, TOP_A_RED);
+		}
+	}
 	top_model_detail_add(m, "", 0);
 	snprintf(buf, sizeof(buf), "  %-34s %6s %6s %5s %10s %10s", "DESTINATION", "CONNS", "DENIED",
 		 "ADDRS", "SENT", "RECEIVED");
@@ -58,9 +69,10 @@ void top_live_lines(struct top_model *m, const struct watch_model *w, const char
 			const struct refusal_group *g = &w->refusals.v[i];
 			char *fix = refusal_fix(g);
 
-			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s",
+			snprintf(buf, sizeof(buf), "  %-34.200s %5llu  %-8.32s %.200s%s%.100s%s%.200s%s",
 				 g->subject, (unsigned long long)g->count, g->layer, g->reason,
-				 fix ? _("  fix: ") : "", fix ? fix : "");
+				 fix ? _("  fix: ") : "", fix ? fix : "", g->who ? "  by " : "",
+				 g->who ? g->who : "", g->who && g->who_more ? _(" and others") : "");
 			top_model_detail_add(m, buf, TOP_A_RED);
 			free(fix);
 		}
@@ -70,6 +82,8 @@ void top_live_lines(struct top_model *m, const struct watch_model *w, const char
 	for (size_t i = 0; i < w->nrecent; i++) {
 		size_t at = (w->recent_next + WATCH_RECENT - w->nrecent + i) % WATCH_RECENT;
 
-		top_model_detail_add(m, w->recent[at].text, w->recent[at].deny ? TOP_A_RED : 0);
+		top_model_detail_add(m, w->recent[at].text,
+				     w->recent[at].alert ? TOP_A_RED | TOP_A_BOLD :
+				     w->recent[at].deny ? TOP_A_RED : 0);
 	}
 }

@@ -37,6 +37,7 @@ void top_model_clear_sessions(struct top_model *m)
 		free(r->net);
 		free(r->cmd);
 		free(r->workdir);
+		free(r->frozen_reason);
 	}
 	free(m->sessions);
 	m->sessions = NULL;
@@ -217,6 +218,15 @@ static bool target_running(const struct top_model *m, const char *id)
 	return false;
 }
 
+/* Is session id (of the rows loaded) one an alert froze? */
+static bool target_frozen(const struct top_model *m, const char *id)
+{
+	for (size_t i = 0; i < m->nsessions; i++)
+		if (strcmp(m->sessions[i].id, id) == 0)
+			return m->sessions[i].state && strcmp(m->sessions[i].state, "frozen") == 0;
+	return false;
+}
+
 static void show_view(struct top_model *m, enum top_view v)
 {
 	if (v != TOP_SESSION && v != TOP_HELP)
@@ -259,7 +269,8 @@ static enum top_do key_confirm(struct top_model *m, int key)
 	m->mode = TOP_BROWSE;
 	if (key == 'y' || key == 'Y') {
 		top_model_say(m, NULL);
-		return m->confirm_action == TOP_DO_KILL ? TOP_DO_KILL : TOP_DO_STOP;
+		return m->confirm_action == TOP_DO_KILL ? TOP_DO_KILL :
+		       m->confirm_action == TOP_DO_RESUME ? TOP_DO_RESUME : TOP_DO_STOP;
 	}
 	top_model_say(m, _("cancelled"));
 	return TOP_DO_REDRAW;
@@ -362,6 +373,17 @@ enum top_do top_key(struct top_model *m, int key, int page)
 		}
 		snprintf(m->confirm_id, sizeof(m->confirm_id), "%s", id);
 		m->confirm_action = key == 'K' ? TOP_DO_KILL : TOP_DO_STOP;
+		m->mode = TOP_CONFIRM;
+		return TOP_DO_REDRAW;
+	case 'r':
+		/* Resume lets what an alert stopped go on: asked like a stop. */
+		id = target_id(m);
+		if (!id || !target_frozen(m, id)) {
+			top_model_say(m, id ? "that session is not frozen" : "no session selected");
+			return TOP_DO_REDRAW;
+		}
+		snprintf(m->confirm_id, sizeof(m->confirm_id), "%s", id);
+		m->confirm_action = TOP_DO_RESUME;
 		m->mode = TOP_CONFIRM;
 		return TOP_DO_REDRAW;
 	case 'a': case 'w':

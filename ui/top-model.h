@@ -50,6 +50,7 @@ struct top_session_row {
 	uint64_t conns, denied, up, down;
 	char *profile, *net;
 	char *cmd, *workdir;
+	char *frozen_reason;        /* the alert that froze it; NULL when it is not frozen */
 };
 
 struct top_dest_row {
@@ -95,13 +96,14 @@ struct top_model {
 	bool denied_only;
 
 	/* the header */
-	size_t running;
+	size_t running;             /* frozen ones included */
+	size_t frozen;
 	uint64_t denied_hour;
 	char *daemon;               /* "running (build 89c0…)", "not running: live updates off" */
 	uint64_t lost;              /* events the daemon dropped for us (we re-read the store) */
 
 	char confirm_id[17];        /* TOP_CONFIRM: the session to act on */
-	int confirm_action;         /* TOP_DO_STOP or TOP_DO_KILL */
+	int confirm_action;         /* TOP_DO_STOP, TOP_DO_KILL or TOP_DO_RESUME */
 	char *message;              /* one line at the bottom until the next key */
 };
 
@@ -126,6 +128,7 @@ enum top_do {
 	TOP_DO_REFILTER,    /* the filter changed: re-query, then redraw */
 	TOP_DO_STOP,        /* confirmed: stop confirm_id */
 	TOP_DO_KILL,        /* confirmed: SIGKILL confirm_id */
+	TOP_DO_RESUME,      /* confirmed: resume confirm_id, which an alert froze */
 	TOP_DO_ATTACH,      /* leave the screen, attach to detail_id, come back */
 	TOP_DO_WATCH,       /* leave the screen, watch detail_id, come back */
 };

@@ -211,8 +211,12 @@ static void draw_header(const struct top_model *m, struct top_screen *s, const c
 	char left[256], right[256];
 	int rw;
 
-	snprintf(left, sizeof(left), _("boxy top · %s · %zu running · %llu denied in the last hour%s"),
-		 title, m->running, (unsigned long long)m->denied_hour,
+	char frozen[48] = "";
+
+	if (m->frozen)
+		snprintf(frozen, sizeof(frozen), _(" (%zu frozen)"), m->frozen);
+	snprintf(left, sizeof(left), _("boxy top · %s · %zu running%s · %llu denied in the last hour%s"),
+		 title, m->running, frozen, (unsigned long long)m->denied_hour,
 		 m->lost ? _(" · events were lost: re-read the store") : "");
 	snprintf(right, sizeof(right), _("daemon %.200s"),
 		 m->daemon ? m->daemon : _("not running: live updates off"));
@@ -240,6 +244,8 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 	if (m->mode == TOP_CONFIRM) {
 		snprintf(line, sizeof(line), m->confirm_action == TOP_DO_KILL ?
 			 _("SIGKILL session %.8s? y to confirm, any other key cancels") :
+			 m->confirm_action == TOP_DO_RESUME ?
+			 _("resume frozen session %.8s? y to confirm, any other key cancels") :
 			 _("stop session %.8s? y to confirm, any other key cancels"), m->confirm_id);
 		put(s, y, 0, line, s->cols, TOP_A_REVERSE | TOP_A_BOLD);
 		return;
@@ -248,9 +254,11 @@ static void draw_footer(const struct top_model *m, struct top_screen *s)
 		put(s, y, 0, m->message, s->cols, TOP_A_BOLD);
 		return;
 	}
+	/* While a session is frozen, r takes d's place (80 columns hold one of them). */
 	snprintf(line, sizeof(line), "%s%s%s%s%s", m->denied_only ? _("[denied only] ") : "",
 		 m->filter[0] ? _("[filter: ") : "", m->filter[0] ? m->filter : "",
-		 m->filter[0] ? "] " : "",
+		 m->filter[0] ? "] " : "", m->frozen ?
+		 _("Enter:open Tab:view /:filter r:resume s:stop K:kill a:attach ?:help q:quit") :
 		 _("Enter:open Tab:view /:filter d:denied s:stop K:kill a:attach ?:help q:quit"));
 	put(s, y, 0, line, s->cols, TOP_A_DIM);
 }
@@ -548,6 +556,7 @@ static void draw_help(const struct top_model *m, struct top_screen *s)
 		"        t in destinations: the time window (an hour, a day, a week, all)\n"
 		"        d: only what was refused something   Esc in a list: clear both\n"
 		"Act     s stop (SIGTERM, then SIGKILL)   K SIGKILL now   (both ask y first)\n"
+		"        r resume a session an alert froze (asks y first); s or K on a frozen one kills it\n"
 		"        a attach (Ctrl-] comes back)   w watch (Ctrl-C comes back)\n"
 		"Quit    q\n"
 		"\n"

@@ -274,6 +274,7 @@ int top_run(const struct top_source *src, struct top_model *m, bool color)
 				break;
 			case TOP_DO_STOP:
 			case TOP_DO_KILL:
+			case TOP_DO_RESUME:
 				top_model_say(m, src->act(src->ctx, m, d, m->confirm_id));
 				src->reload(src->ctx, m);
 				break;

@@ -37,6 +37,8 @@ void watch_model_free(struct watch_model *m)
 	refusals_free(&m->refusals);
 	for (size_t i = 0; i < WATCH_RECENT; i++)
 		free(m->recent[i].text);
+	for (size_t i = 0; i < m->nalerts; i++)
+		free(m->alerts[i].text);
 	watch_model_init(m);
 }
 
@@ -134,13 +136,14 @@ int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len)
 	return 0;
 }
 
-int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs)
+int watch_event_decode(const void *payload, size_t len, struct event_copy *out)
 {
+	struct event *ev = &out->ev;
+	char **strs = out->strs;
 	struct rbuf r;
+	uint8_t has_who;
 
-	memset(ev, 0, sizeof(*ev));
-	for (size_t i = 0; i < WATCH_EVENT_STRS; i++)
-		strs[i] = NULL;
+	memset(out, 0, sizeof(*out));
 	rbuf_init(&r, payload, len);
 	ev->t_ms = wire_get_u64(&r);
 	ev->t_rel_ms = wire_get_u64(&r);
@@ -159,19 +162,29 @@ int watch_event_decode(const void *payload, size_t len, struct event *ev, char *
 	ev->down = wire_get_u64(&r);
 	ev->what = strs[9] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
 	ev->told = strs[10] = wire_get_str(&r, DMSG_EVENT_TEXT_MAX);
+	has_who = wire_get_u8(&r);
+	if (has_who == 1) {
+		struct event_who *w = &out->who;
+
+		w->found = wire_get_u8(&r) != 0;
+		w->pid = wire_get_u32(&r);
+		w->comm = strs[11] = wire_get_str(&r, DMSG_EVENT_WORD_MAX);
+		w->argv0 = strs[12] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
+		w->cmdline = strs[13] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
+		w->package = strs[14] = wire_get_str(&r, DMSG_EVENT_NAME_MAX);
+		w->version = strs[15] = wire_get_str(&r, DMSG_EVENT_WHO_SHORT_MAX);
+		w->script = strs[16] = wire_get_str(&r, DMSG_EVENT_WHO_SHORT_MAX);
+		w->via = strs[17] = wire_get_str(&r, DMSG_EVENT_WHO_VIA_MAX);
+		w->claimed = wire_get_u8(&r) != 0;
+		ev->who = w;
+	} else if (has_who != 0) {
+		r.failed = true;
+	}
 	if (!wire_done(&r) || !ev->kind || !ev->verdict) {
-		watch_event_strs_free(strs);
+		event_copy_free(out);
 		return -1;
 	}
 	return 0;
-}
-
-void watch_event_strs_free(char **strs)
-{
-	for (size_t i = 0; i < WATCH_EVENT_STRS; i++) {
-		free(strs[i]);
-		strs[i] = NULL;
-	}
 }
 
 bool watch_event_is_deny(const struct event *ev)
@@ -179,11 +192,16 @@ bool watch_event_is_deny(const struct event *ev)
 	return ev->verdict && strcmp(ev->verdict, "deny") == 0;
 }
 
+bool watch_event_is_alert(const struct event *ev)
+{
+	return ev->verdict && strcmp(ev->verdict, "alert") == 0;
+}
+
 char *watch_format_event(const struct event *ev)
 {
 	uint64_t t = ev->t_rel_ms;
 	const char *tag = ev->kind;
-	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict;
+	char *subject, *detail, *line, *raw_subject = NULL, *stag, *verdict, *who;
 
 	/* Audit decisions are tagged with the layer that made them. */
 	if (strcmp(ev->kind, "audit") == 0 || (watch_event_is_deny(ev) && ev->layer &&
@@ -211,9 +229,13 @@ char *watch_format_event(const struct event *ev)
 	}
 	stag = watch_sanitize(tag);
 	verdict = watch_sanitize(ev->verdict);
-	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s",
+	/* Who, on the lines that decide (a flow's sni, bytes and close lines follow its allow). */
+	who = strcmp(ev->verdict, "close") != 0 && strcmp(ev->verdict, "bytes") != 0 &&
+	      strcmp(ev->verdict, "sni") != 0 ? event_who_words(ev->who) : NULL;
+	line = xasprintf("%02u:%02u.%03u %-8s %-7s %-34s %s%s%s",
 			 (unsigned)(t / 60000 % 100), (unsigned)(t / 1000 % 60), (unsigned)(t % 1000),
-			 stag, verdict, subject, detail);
+			 stag, verdict, subject, detail, who ? "  by " : "", who ? who : "");
+	free(who);
 	free(stag);
 	free(verdict);
 	/* Trailing spaces are noise in a pipe. */
@@ -232,9 +254,23 @@ void watch_model_event(struct watch_model *m, const struct event *ev)
 	free(l->text);
 	l->text = watch_format_event(ev);
 	l->deny = watch_event_is_deny(ev);
+	l->alert = watch_event_is_alert(ev);
 	m->recent_next = (m->recent_next + 1) % WATCH_RECENT;
 	if (m->nrecent < WATCH_RECENT)
 		m->nrecent++;
+	if (l->alert) {
+		/* Pinned, once (a watcher that joins late is sent the session's alerts again). */
+		for (size_t i = 0; i < m->nalerts; i++)
+			if (strcmp(m->alerts[i].text, l->text) == 0)
+				return;
+		if (m->nalerts < WATCH_ALERTS) {
+			m->alerts[m->nalerts].text = xstrdup(l->text);
+			m->alerts[m->nalerts].alert = true;
+			m->nalerts++;
+		} else {
+			m->more_alerts++;
+		}
+	}
 }
 
 /*
@@ -308,6 +344,23 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 		free(line);
 		used++;
 	}
+	if (m->nalerts) {
+		put_line(out, "", cols);
+		if (color)
+			fputs("\x1b[1;31m", out);
+		put_line(out, "ALERTS: act on these", cols);
+		for (size_t i = 0; i < m->nalerts; i++)
+			put_line(out, m->alerts[i].text, cols);
+		if (m->more_alerts) {
+			line = xasprintf("… and %llu more alert(s)", (unsigned long long)m->more_alerts);
+			put_line(out, line, cols);
+			free(line);
+			used++;
+		}
+		if (color)
+			fputs("\x1b[0m", out);
+		used += 2 + (int)m->nalerts;
+	}
 	put_line(out, "", cols);
 	put_line(out, "DESTINATION          CONNS  DENIED  ADDRS       SENT   RECEIVED", cols);
 	used += 4;
@@ -339,10 +392,10 @@ void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bo
 			size_t at = (m->recent_next + WATCH_RECENT - show + i) % WATCH_RECENT;
 			const struct watch_line *l = &m->recent[at];
 
-			if (color && l->deny)
-				fputs("\x1b[31m", out);
+			if (color && (l->deny || l->alert))
+				fputs(l->alert ? "\x1b[1;31m" : "\x1b[31m", out);
 			put_line(out, l->text, cols);
-			if (color && l->deny)
+			if (color && (l->deny || l->alert))
 				fputs("\x1b[0m", out);
 		}
 	}

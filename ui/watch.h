@@ -21,6 +21,7 @@
 #include "proto/wire.h"
 
 #define WATCH_RECENT 200
+#define WATCH_ALERTS 8          /* alerts kept on top of the screen, the first ones */
 
 struct watch_dest {
 	char *name;
@@ -30,6 +31,7 @@ struct watch_dest {
 struct watch_line {
 	char *text;
 	bool deny;
+	bool alert;             /* a finding to act on (a tripwire, a planted repository): red */
 };
 
 struct watch_model {
@@ -46,18 +48,20 @@ struct watch_model {
 	size_t nrecent, recent_next;
 	uint64_t lost;
 	struct refusals refusals;           /* what was refused, grouped */
+	struct watch_line alerts[WATCH_ALERTS];     /* pinned above the destinations, red */
+	size_t nalerts;
+	uint64_t more_alerts;               /* alerts past WATCH_ALERTS, counted */
 };
 
 void watch_model_init(struct watch_model *m);
 void watch_model_free(struct watch_model *m);
 /* Apply a MSG_SNAPSHOT payload; -1 if malformed. */
 int watch_model_snapshot(struct watch_model *m, const void *payload, size_t len);
-/* The strings of a decoded MSG_EVENT. */
-#define WATCH_EVENT_STRS 11
-
-/* Decode a MSG_EVENT payload into ev (strings owned by strs[WATCH_EVENT_STRS]); -1 if malformed. */
-int watch_event_decode(const void *payload, size_t len, struct event *ev, char **strs);
-void watch_event_strs_free(char **strs);
+/*
+ * Decode a MSG_EVENT payload into out (out->ev, whose strings and who out
+ * owns: event_copy_free); -1 if malformed (nothing to free).
+ */
+int watch_event_decode(const void *payload, size_t len, struct event_copy *out);
 /* Add an event to the recent list. */
 void watch_model_event(struct watch_model *m, const struct event *ev);
 
@@ -67,6 +71,8 @@ char *watch_format_event(const struct event *ev);
 char *watch_sanitize(const char *s);
 /* True when the event is a refusal (painted red). */
 bool watch_event_is_deny(const struct event *ev);
+/* True when the event is a finding to act on (verdict "alert"; red, and kept on top). */
+bool watch_event_is_alert(const struct event *ev);
 
 /* The whole screen, fitted to rows × cols. */
 void watch_render(const struct watch_model *m, FILE *out, int rows, int cols, bool color);

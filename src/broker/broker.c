@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,6 +41,7 @@
 #include "broker/broker.h"
 #include "broker/dnscache.h"
 #include "broker/dnsexfil.h"
+#include "parse/tripwire.h"
 #include "proto/msg.h"
 #include "policy/addr.h"
 #include "policy/bind.h"
@@ -84,7 +86,10 @@ enum flow_state {
 	FLOW_QUEUED,                /* waiting for a dial slot (DIALS_MAX) */
 	FLOW_DIAL,                  /* upstream connect in progress */
 	FLOW_OPEN,                  /* socket handed over; counting bytes */
+	FLOW_REFUSING,              /* refused; the verdict waits for its attribution */
 };
+
+struct who_q;
 
 struct flow {
 	struct flow *next;          /* bucket chain */
@@ -109,8 +114,20 @@ struct flow {
 	uint64_t nreq;              /* requests boxy-net recorded on it */
 	bool tls_failed;            /* NET_TLS_FAIL came: its inspection failed, once */
 	bool req_refused;           /* ... the last of which was refused: no more may come */
+	struct who_q *wq;           /* its attribution, NULL without */
+	bool tripped;               /* boxy-net found a decoy token in it (NET_TRIPWIRE, once) */
 };
 
+/* The DNS names under one parent domain, as one stream for the decoy tokens. */
+struct tw_domain {
+	char parent[256];           /* dnsexfil_parent's, which writes at most 255 */
+	struct tw_stream st;
+	uint64_t last_ms;
+	bool tripped;               /* a token went by: every name under it is refused */
+	uint64_t refused;           /* ... how many since */
+};
+
+/* A DNS query from boxy-net, until its answer is sent. */
 struct query {
 	struct query *next;
 	struct broker *b;
@@ -118,7 +135,46 @@ struct query {
 	uint32_t id;
 	uint16_t qtype;
 	char name[DNS_NAME_BUF];
+	bool upstream;              /* a lookup is in flight (counted in nlookups) */
+	struct who_q *wq;           /* its attribution, NULL without */
+	bool held;                  /* the answer below waits for the attribution */
+	uint64_t held_at;           /* since when (monotonic ms) */
+	bool refused;               /* that answer refuses the name (for the net-log) */
+	uint8_t rcode;
+	uint32_t ttl;
+	struct net_addr addrs[DNS_ANSWER_MAX];
+	size_t naddrs;
 };
+
+/*
+ * One question of attribution (broker/broker.h, struct broker_attrib), and
+ * what waits for its answer: the events about its flow or query (held, in
+ * order), a refused flow's verdict, a query's answer. Owned by its flow or
+ * query while that lives and by the waiting list while it waits: a flow
+ * closed before the answer came leaves it behind, to be answered (its
+ * events emitted, its net-log row named) and freed alone.
+ */
+struct held_event {
+	struct held_event *next;
+	struct event_copy c;
+};
+
+enum who_owner { WHO_NONE, WHO_FLOW, WHO_QUERY };
+
+struct who_q {
+	struct who_q *hnext;                /* the token's hash chain */
+	struct who_q *wprev, *wnext;        /* the waiting list: oldest, so earliest deadline, first */
+	uint64_t token;
+	uint64_t deadline;                  /* monotonic ms */
+	bool waiting;
+	struct event_copy answer;           /* answer.who, once answered (its strings owned) */
+	struct held_event *held, **held_tail;
+	enum who_owner owner_kind;
+	void *owner;                        /* its flow or query; NULL once that is gone */
+	size_t nl_conn;                     /* its flow's net-log row, SIZE_MAX: none */
+};
+
+#define WHO_BUCKETS 256
 
 struct broker {
 	struct ev_loop *loop;
@@ -156,13 +212,37 @@ struct broker {
 	size_t nflows;              /* over every boxy-net: BROKER_MAX_FLOWS */
 	size_t ndials;              /* flows in FLOW_DIAL: each holds a connecting socket */
 	struct flow *dialq, **dialq_tail;   /* FLOW_QUEUED flows, first come first dialled */
-	struct query *queries;
+	struct query *queries;      /* every query not answered yet */
 	size_t nqueries;
+	size_t nlookups;            /* of those, upstream lookups in flight */
+
+	struct broker_attrib attrib;    /* .ask NULL: no attribution */
+	struct who_q *who_hash[WHO_BUCKETS];
+	struct who_q *who_first, *who_last;     /* waiting for their answer */
+	size_t nwho;                /* waiting */
+	uint64_t who_seq;
+	ev_timer who_t;             /* the first waiting one's deadline */
+	/* What attribution cost the session, for one line in the daemon's log at its end. */
+	uint64_t who_found, who_unknown;        /* answers: a process, or none (or too late) */
+	uint64_t held_answers, held_answer_ms;  /* permitted names' answers that waited, how long */
 
 	bool dead;
 	bool finishing;             /* broker_finish: reading boxy-net's last counts, asking nothing */
+	bool frozen;                /* frozen: nothing read, boxy-net stopped */
+	struct query *frozen_q;     /* the query whose alert froze the session, kept for a resume */
 	uint64_t flow_seq;
 	char *failure;
+
+	/* --tripwires (see broker/broker.h) */
+	char **tw_tokens, **tw_labels;
+	size_t tw_n;
+	struct tw_matcher *tw;
+	struct tw_domain tw_dns[BROKER_TRIPWIRE_DOMAINS];
+	uint8_t tw_alerted[TW_TOKENS_MAX];  /* per token: bit 0 DNS, bit 1 a flow */
+	unsigned tw_alerts;
+	uint64_t tw_over_cap;
+	void (*alert_now)(void *ctx, const struct event *ev);  /* broker_opts' */
+	void *alert_ctx;
 };
 
 /* One boxy-net of the session (one queue of tap0) and what is its alone. */
@@ -194,6 +274,30 @@ static void emit(struct broker *b, struct event *ev)
 	event_emit(b->sink, ev);
 }
 
+/*
+ * An event about a flow or query with attribution wq: held while its
+ * question waits (so that it goes out naming who), else sent with the
+ * answer. NULL wq: not attributed, sent as it is.
+ */
+static void who_emit(struct broker *b, struct who_q *wq, struct event *ev)
+{
+	struct held_event *h;
+
+	if (wq && wq->waiting) {
+		ev->session = b->session;
+		if (ev->t_ms == 0)
+			ev->t_ms = now_real_ms();       /* when it happened, not when it is sent */
+		h = xcalloc(1, sizeof(*h));
+		event_copy_init(&h->c, ev);
+		*wq->held_tail = h;
+		wq->held_tail = &h->next;
+		return;
+	}
+	if (wq)
+		ev->who = &wq->answer.who;
+	emit(b, ev);
+}
+
 /* "tcp://93.184.216.34:443", "udp://[2001:db8::1]:53" */
 static char *flow_subject(const struct flow *f, char *addr)
 {
@@ -222,7 +326,7 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
 	ev.up = up;
 	ev.down = down;
 	ev.flow = f->seq;
-	emit(b, &ev);
+	who_emit(b, f->wq, &ev);
 	free(subject);
 }
 
@@ -233,13 +337,13 @@ static void emit_flow(struct broker *b, const struct flow *f, const char *verdic
  * mirror of a flow event, which is what the store keeps (one row per
  * refusal, not two).
  */
-static void emit_audit(struct broker *b, const char *layer, const char *verdict,
-		       const char *subject, const char *detail)
+static void emit_audit(struct broker *b, struct who_q *wq, const char *layer,
+		       const char *verdict, const char *subject, const char *detail)
 {
 	struct event ev = event_audit_make(layer, verdict, subject, detail);
 
 	ev.mirror = true;
-	emit(b, &ev);
+	who_emit(b, wq, &ev);
 }
 
 /*
@@ -247,40 +351,48 @@ static void emit_audit(struct broker *b, const char *layer, const char *verdict,
  * its audit line, which is also the store's resolution row (host is the
  * name), so not a mirror, and one line in boxy watch.
  */
-static void emit_audit_name(struct broker *b, const char *layer, const char *name,
-			    const char *detail, const char *addr)
+static void emit_audit_name(struct broker *b, struct who_q *wq, const char *layer,
+			    const char *name, const char *detail, const char *addr)
 {
 	struct event ev = event_audit_make(layer, "deny", name, detail);
 
 	ev.host = name;
 	ev.addr = addr;
-	emit(b, &ev);
+	who_emit(b, wq, &ev);
 }
 
 /*
  * A finding the user must act on (verdict "alert"): printed at the end of
  * the run even without -v, kept by the store and the audit log as it is.
  */
-static void emit_alert(struct broker *b, const char *layer, const char *subject,
-		       const char *detail, const char *told)
+static void emit_alert(struct broker *b, struct who_q *wq, const char *layer,
+		       const char *subject, const char *detail, const char *told)
 {
 	struct event ev = {
 		.kind = "audit", .verdict = "alert", .layer = layer, .subject = subject,
 		.detail = detail, .told = told,
 	};
 
-	emit(b, &ev);
+	/* Held for its who: reacted to now all the same (broker_opts.alert_now). */
+	if (b->alert_now && wq && wq->waiting) {
+		ev.session = b->session;
+		ev.t_ms = now_real_ms();
+		b->alert_now(b->alert_ctx, &ev);
+		ev.reacted = true;
+	}
+	who_emit(b, wq, &ev);
 }
 
 /* The tunnel scorer's word on a query or an answer: an alert the first time it fires. */
-static void exfil_judged(struct broker *b, bool fired, const char *parent, char *why)
+static void exfil_judged(struct broker *b, struct who_q *wq, bool fired, const char *parent,
+			 char *why)
 {
 	char *told;
 
 	if (!fired)
 		return;
 	told = dnsexfil_told(b->exfil);
-	emit_alert(b, NET_LAYER_DNS, parent, why, told);
+	emit_alert(b, wq, NET_LAYER_DNS, parent, why, told);
 	free(why);
 	free(told);
 }
@@ -293,20 +405,20 @@ static void emit_flow_audit(struct broker *b, const struct flow *f, const char *
 
 	net_addr_format(&f->dst, addr);
 	subject = flow_subject(f, addr);
-	emit_audit(b, layer, verdict, subject, detail);
+	emit_audit(b, f->wq, layer, verdict, subject, detail);
 	free(subject);
 }
 
 /* One "dns" event about name. */
-static void emit_dns(struct broker *b, const char *verdict, const char *layer, const char *name,
-		     const char *detail, const char *addr, uint32_t ttl)
+static void emit_dns(struct broker *b, struct who_q *wq, const char *verdict, const char *layer,
+		     const char *name, const char *detail, const char *addr, uint32_t ttl)
 {
 	struct event ev = {
 		.kind = "dns", .verdict = verdict, .layer = layer, .subject = name,
 		.detail = detail, .addr = addr, .host = name, .ttl = ttl,
 	};
 
-	emit(b, &ev);
+	who_emit(b, wq, &ev);
 }
 
 /* ---- output to boxy-net ------------------------------------------------------ */
@@ -384,7 +496,227 @@ static void send_answer(struct helper *h, uint32_t query, uint8_t rcode, uint32_
 	wbuf_free(&w);
 }
 
-/* ---- flows ------------------------------------------------------------------- */
+/* ---- attribution ------------------------------------------------------------------ */
+
+static void flow_refuse_finish(struct broker *b, struct flow *f);
+static void query_send(struct broker *b, struct query *q);
+
+/* The link that points at the question token (or at the NULL where it would go). */
+static struct who_q **who_slot(struct broker *b, uint64_t token)
+{
+	struct who_q **pp = &b->who_hash[token % WHO_BUCKETS];
+
+	while (*pp && (*pp)->token != token)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+/* Free a question and whatever it still holds. */
+static void who_free(struct who_q *wq)
+{
+	while (wq->held) {
+		struct held_event *h = wq->held;
+
+		wq->held = h->next;
+		event_copy_free(&h->c);
+		free(h);
+	}
+	event_copy_free(&wq->answer);
+	free(wq);
+}
+
+/* Its flow or query is gone: a question still waiting stays, to be answered alone. */
+static void who_release(struct who_q *wq)
+{
+	if (!wq)
+		return;
+	wq->owner = NULL;
+	if (!wq->waiting)
+		who_free(wq);
+}
+
+/* Set the timer to the earliest deadline of the waiting questions, or stop it. */
+static void who_timer_arm(struct broker *b)
+{
+	uint64_t now = now_mono_ms(), first = UINT64_MAX;
+
+	ev_timer_stop(b->loop, &b->who_t);
+	for (struct who_q *wq = b->who_first; wq; wq = wq->wnext)
+		if (wq->deadline < first)
+			first = wq->deadline;
+	if (first == UINT64_MAX)
+		return;
+	ev_timer_set(&b->who_t, first > now ? (double)(first - now) / 1000.0 : 0.0, 0.0);
+	ev_timer_start(b->loop, &b->who_t);
+}
+
+/* Let wq wait up to ms from now (a permitted flow's events: attrib's record_hold_ms). */
+static void who_extend(struct broker *b, struct who_q *wq, unsigned ms)
+{
+	uint64_t by = now_mono_ms() + ms;
+
+	if (!wq || !wq->waiting || wq->deadline >= by)
+		return;
+	wq->deadline = by;
+	who_timer_arm(b);
+}
+
+/* Make wq wait at most ms from now (a permitted name's answer: attrib's answer_hold_ms). */
+static void who_shorten(struct broker *b, struct who_q *wq, unsigned ms)
+{
+	uint64_t by = now_mono_ms() + ms;
+
+	if (!wq || !wq->waiting || wq->deadline <= by)
+		return;
+	wq->deadline = by;
+	who_timer_arm(b);
+}
+
+/*
+ * Ask who made a flow or a query (its socket: proto src:sport → dst:dport);
+ * NULL when attribution is off. A question that cannot be asked is
+ * answered at once, "unknown".
+ */
+static struct who_q *who_ask(struct broker *b, enum who_owner kind, void *owner, uint8_t proto,
+			     const struct net_addr *src, uint16_t sport,
+			     const struct net_addr *dst, uint16_t dport)
+{
+	struct who_q *wq;
+
+	if (!b->attrib.ask)
+		return NULL;
+	wq = xcalloc(1, sizeof(*wq));
+	wq->token = ++b->who_seq;
+	wq->owner_kind = kind;
+	wq->owner = owner;
+	wq->nl_conn = SIZE_MAX;
+	wq->held_tail = &wq->held;
+	if (!b->attrib.ask(b->attrib.ctx, wq->token, proto, src, sport, dst, dport)) {
+		b->who_unknown++;
+		return wq;
+	}
+	wq->waiting = true;
+	wq->deadline = now_mono_ms() + b->attrib.hold_ms;
+	*who_slot(b, wq->token) = wq;
+	wq->wprev = b->who_last;
+	if (b->who_last)
+		b->who_last->wnext = wq;
+	else
+		b->who_first = wq;
+	b->who_last = wq;
+	b->nwho++;
+	if (!ev_is_active(&b->who_t))
+		who_timer_arm(b);
+	return wq;
+}
+
+/*
+ * The answer is in (or the wait is over: who NULL or not found): the events
+ * that waited go out naming who, in their order, the net-log row is named,
+ * then what waited — a refused flow's verdict, a query's answer — is sent.
+ * That comes last: a send that overflows ends the network (and frees the
+ * flow and, through it, wq).
+ */
+static void who_resolve(struct broker *b, struct who_q *wq, const struct event_who *who)
+{
+	*who_slot(b, wq->token) = wq->hnext;
+	wq->hnext = NULL;
+	if (wq->wprev)
+		wq->wprev->wnext = wq->wnext;
+	else
+		b->who_first = wq->wnext;
+	if (wq->wnext)
+		wq->wnext->wprev = wq->wprev;
+	else
+		b->who_last = wq->wprev;
+	wq->wprev = wq->wnext = NULL;
+	wq->waiting = false;
+	b->nwho--;
+	if (who && who->found)
+		b->who_found++;
+	else
+		b->who_unknown++;
+	if (who && who->found) {
+		struct event just_who = { .who = who };
+
+		event_copy_init(&wq->answer, &just_who);
+	}
+	while (wq->held) {
+		struct held_event *h = wq->held;
+
+		wq->held = h->next;
+		h->c.ev.who = &wq->answer.who;
+		event_emit(b->sink, &h->c.ev);
+		event_copy_free(&h->c);
+		free(h);
+	}
+	wq->held_tail = &wq->held;
+	if (wq->nl_conn != SIZE_MAX)
+		netlog_set_who(b->log, wq->nl_conn, &wq->answer.who);
+	if (!wq->owner) {
+		who_free(wq);
+		return;
+	}
+	if (wq->owner_kind == WHO_FLOW) {
+		struct flow *f = wq->owner;
+
+		if (f->state == FLOW_REFUSING)
+			flow_refuse_finish(b, f);
+	} else {
+		struct query *q = wq->owner;
+
+		if (q->held)
+			query_send(b, q);
+	}
+}
+
+/* Waiting questions past their deadline: "unknown", and on. */
+static void who_expired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct broker *b = w->data;
+	uint64_t now = now_mono_ms();
+	struct who_q *wq = b->who_first;
+
+	(void)loop;
+	(void)revents;
+	while (wq) {
+		struct who_q *next = wq->wnext;
+
+		if (wq->deadline <= now) {
+			/* Resolving may free others (a flow's end): start over from the first. */
+			who_resolve(b, wq, NULL);
+			wq = b->who_first;
+			continue;
+		}
+		wq = next;
+	}
+	who_timer_arm(b);
+}
+
+void broker_attributed(struct broker *b, uint64_t token, const struct event_who *who)
+{
+	struct who_q *wq = *who_slot(b, token);
+
+	if (!wq || !wq->waiting)
+		return;         /* too late (answered "unknown" already), or never asked */
+	who_resolve(b, wq, who);
+	who_timer_arm(b);
+}
+
+size_t broker_attrib_waiting(const struct broker *b)
+{
+	return b->nwho;
+}
+
+/* Answer every question still waiting, "unknown" (the session's network ends). */
+static void who_flush_all(struct broker *b)
+{
+	while (b->who_first)
+		who_resolve(b, b->who_first, NULL);
+	ev_timer_stop(b->loop, &b->who_t);
+}
+
+/* ---- flows ------------------------------------------------------------------------- */
 
 /* The link that points at h's flow id (or at the NULL where it would go). */
 static struct flow **flow_slot(struct helper *h, uint32_t id)
@@ -411,16 +743,16 @@ static void flow_free(struct flow *f)
 	free(f->host);
 	free(f->sni);
 	free(f->exception);
+	who_release(f->wq);
 	free(f);
 }
 
 static void flow_dial(struct broker *b, struct flow *f);
 
-/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
-static void dial_slot_free(struct broker *b)
+/* Dial the flows waiting for a slot, as many as there are slots (none while frozen). */
+static void dial_queue_run(struct broker *b)
 {
-	b->ndials--;
-	while (!b->dead && b->dialq != NULL && b->ndials < DIALS_MAX) {
+	while (!b->dead && !b->frozen && b->dialq != NULL && b->ndials < DIALS_MAX) {
 		struct flow *f = b->dialq;
 
 		b->dialq = f->qnext;
@@ -432,16 +764,21 @@ static void dial_slot_free(struct broker *b)
 	}
 }
 
-/* Unlink a flow from the table and free it. */
-static void flow_remove(struct broker *b, struct flow *f)
+/* A connect finished or was abandoned: dial the flows that were waiting for the slot. */
+static void dial_slot_free(struct broker *b)
 {
-	struct flow **pp = flow_slot(f->h, f->id);
-	bool slot;
+	b->ndials--;
+	dial_queue_run(b);
+}
 
-	if (*pp == f) {
-		*pp = f->next;
-		b->nflows--;
-	}
+/*
+ * Take a flow out of the dial queue, or end its connect and give its slot
+ * back; its state is FLOW_NAME after (neither): the caller says what it is.
+ */
+static void flow_unqueue(struct broker *b, struct flow *f)
+{
+	bool slot = f->state == FLOW_DIAL;
+
 	if (f->state == FLOW_QUEUED) {
 		struct flow **q = &b->dialq;
 
@@ -450,11 +787,33 @@ static void flow_remove(struct broker *b, struct flow *f)
 		*q = f->qnext;
 		if (b->dialq_tail == &f->qnext)
 			b->dialq_tail = q;
+		f->qnext = NULL;
 	}
-	slot = f->state == FLOW_DIAL;
-	flow_free(f);
+	if (slot) {
+		ev_timer_stop(b->loop, &f->dial_t);
+		if (f->fd >= 0) {
+			epoll_ctl(b->dial_ep, EPOLL_CTL_DEL, f->fd, NULL);
+			close(f->fd);
+			f->fd = -1;
+		}
+	}
+	f->state = FLOW_NAME;
 	if (slot)
 		dial_slot_free(b);
+}
+
+/* Unlink a flow from the table and free it. */
+static void flow_remove(struct broker *b, struct flow *f)
+{
+	struct flow **pp = flow_slot(f->h, f->id);
+
+	if (*pp == f) {
+		*pp = f->next;
+		b->nflows--;
+	}
+	if (f->state == FLOW_QUEUED || f->state == FLOW_DIAL)
+		flow_unqueue(b, f);
+	flow_free(f);
 }
 
 /* Milliseconds since the session's network started (net-log times). */
@@ -469,9 +828,14 @@ static size_t log_conn(struct broker *b, const struct flow *f, bool allowed, con
 	struct netlog_conn c = {
 		.t_ms = rel_ms(b), .proto = f->proto, .allowed = allowed, .addr = f->dst,
 		.port = f->dport, .host = f->host, .sni = f->sni, .reason = reason,
+		.who = f->wq && !f->wq->waiting ? &f->wq->answer.who : NULL,
 	};
+	size_t row = netlog_add_conn(b->log, &c);
 
-	return netlog_add_conn(b->log, &c);
+	/* Named once the answer comes. */
+	if (f->wq && f->wq->waiting)
+		f->wq->nl_conn = row;
+	return row;
 }
 
 /* Was h's id refused recently? take: forget it (its FLOW_CLOSE came, or the id is reused). */
@@ -501,12 +865,29 @@ static void refused_add(struct helper *h, uint32_t id)
 /* Refuse a flow: event, net-log row, verdict, forget it. */
 static void flow_refuse(struct broker *b, struct flow *f, const char *layer, const char *words)
 {
-	uint32_t id = f->id;
-	struct helper *h = f->h;
-
 	emit_flow_audit(b, f, layer, "deny", words);
 	emit_flow(b, f, "deny", layer, words, 0, 0);
 	log_conn(b, f, false, words);
+	if (f->wq && f->wq->waiting) {
+		/*
+		 * The RST would make the sandbox's kernel drop the socket from its
+		 * table at once, and the owner could no longer be found: the verdict
+		 * waits for the answer (hold_ms at most; the decision is made).
+		 */
+		if (f->state == FLOW_DIAL || f->state == FLOW_QUEUED)
+			flow_unqueue(b, f);
+		f->state = FLOW_REFUSING;
+		return;
+	}
+	flow_refuse_finish(b, f);
+}
+
+/* A refusal's end: forget the flow, answer boxy-net. */
+static void flow_refuse_finish(struct broker *b, struct flow *f)
+{
+	uint32_t id = f->id;
+	struct helper *h = f->h;
+
 	flow_remove(b, f);
 	/* boxy-net may still report the flow closed (no bytes): remember the id. */
 	refused_add(h, id);
@@ -524,6 +905,8 @@ static void flow_dialled(struct broker *b, struct flow *f)
 	ev_timer_stop(b->loop, &f->dial_t);
 	f->fd = -1;
 	f->state = FLOW_OPEN;
+	/* Dialled: what still waits for who is the record alone, which can wait longer. */
+	who_extend(b, f->wq, b->attrib.record_hold_ms);
 	if (f->exception)
 		emit_flow_audit(b, f, NET_LAYER_IP, "allow", f->exception);
 	emit_flow(b, f, "allow", f->layer, f->exception, 0, 0);
@@ -896,14 +1279,20 @@ static void on_hello(struct helper *h, struct rbuf *r)
 		return;
 	}
 	h->hello = true;
-	wbuf_init(&w);
-	wire_put_u8(&w, (uint8_t)b->policy.mode);
-	wire_put_u8(&w, (b->pcap ? NETCFG_PCAP : 0) |
-		    (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
-		    (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0));
-	/* --pcap-max; omitted when unset, which boxy-net reads as its 1 GiB default. */
-	if (b->pcap && b->rs && b->rs->pcap_max)
-		wire_put_u64(&w, b->rs->pcap_max);
+	{
+		struct net_config cfg = {
+			.mode = (uint8_t)b->policy.mode,
+			.flags = (b->pcap ? NETCFG_PCAP : 0) |
+				 (b->policy.mode == NET_PUBLIC ? NETCFG_OBSERVE : 0) |
+				 (b->rules.n ? NETCFG_RULES : 0) | (b->tls_ca ? NETCFG_TLS : 0),
+			/* --pcap-max; 0 when unset, which boxy-net reads as its 1 GiB default */
+			.pcap_max = b->pcap && b->rs ? b->rs->pcap_max : 0,
+			.tokens = b->tw_tokens, .ntokens = b->tw_n,
+		};
+
+		wbuf_init(&w);
+		netproto_config_encode(&w, &cfg);
+	}
 	broker_send(h, NET_CONFIG, &w, -1);
 	wbuf_free(&w);
 	if (b->rules.n) {
@@ -971,6 +1360,8 @@ static void on_flow_open(struct helper *h, struct rbuf *r)
 		flow_refuse(b, f, NET_LAYER_IP, "too many open connections in this session");
 		return;
 	}
+	/* Who: asked now, while the socket is certainly there; the decision does not wait. */
+	f->wq = who_ask(b, WHO_FLOW, f, proto, &src, sport, &dst, dport);
 	flow_decide(b, f, proto == NET_PROTO_TCP ? NET_NAME_PENDING : NET_NAME_NONE, NULL, false);
 }
 
@@ -1183,13 +1574,13 @@ static void emit_request(struct broker *b, const struct flow *f, uint32_t seq,
 	ev.seq = seq;
 	ev.rule = rule != HTTP_RULE_NONE ? (int32_t)rule : -1;
 	ev.rule_text = rule_text;
-	emit(b, &ev);
+	who_emit(b, f->wq, &ev);
 	/* The audit line: every request, the refusal with the rule that would allow it. */
 	audit = fix ? xasprintf("%s; allow it with --allow-http '%s'", detail, fix) : NULL;
 	ev.kind = "audit";
 	ev.mirror = true;
 	ev.detail = audit ? audit : detail;
-	emit(b, &ev);
+	who_emit(b, f->wq, &ev);
 	{
 		struct netlog_request nr = {
 			.t_ms = rel_ms(b), .seq = seq, .conn = f->nl, .allowed = d == HTTP_ALLOWED,
@@ -1300,6 +1691,12 @@ static void on_flow_bytes(struct helper *h, struct rbuf *r, bool close_it)
 	f = flow_find(h, id);
 	if (!f && close_it && !up && !down && refused_seen(h, id, true))
 		return;         /* boxy-net closing what the broker refused: nothing to count */
+	if (f && f->state == FLOW_REFUSING && close_it && !up && !down) {
+		/* It gave up before its refusal was sent: nothing to send now (its
+		 * events still wait for their answer, which it leaves behind). */
+		flow_remove(b, f);
+		return;
+	}
 	if (!f || (!close_it && f->state != FLOW_OPEN)) {
 		broker_end(b, "%s for flow %u, which is not open",
 			   close_it ? "NET_FLOW_CLOSE" : "NET_FLOW_STATS", id);
@@ -1336,7 +1733,7 @@ static void on_flow_bytes(struct helper *h, struct rbuf *r, bool close_it)
 		flow_remove(b, f);
 }
 
-/* The link that points at q in the list of lookups in flight. */
+/* The link that points at q in the list of queries not answered yet. */
 static struct query **query_slot(struct broker *b, struct query *q)
 {
 	struct query **pp = &b->queries;
@@ -1352,26 +1749,110 @@ static const char *qtype_name(uint16_t qtype)
 	return qtype == DNS_TYPE_AAAA ? "AAAA" : "A";
 }
 
+/* h's query, in the list until its answer is sent. */
+static struct query *query_new(struct helper *h, uint32_t id, const char *name, uint16_t qtype)
+{
+	struct broker *b = h->b;
+	struct query *q = xcalloc(1, sizeof(*q));
+
+	q->b = b;
+	q->h = h;
+	q->id = id;
+	q->qtype = qtype;
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->next = b->queries;
+	b->queries = q;
+	b->nqueries++;
+	return q;
+}
+
+/* Unlink and free a query (a lookup still in flight is the resolver's to drop first). */
+static void query_free(struct broker *b, struct query *q)
+{
+	*query_slot(b, q) = q->next;
+	b->nqueries--;
+	if (q->upstream)
+		b->nlookups--;
+	who_release(q->wq);
+	free(q);
+}
+
+/* Send the query's answer (its net-log row first) and forget the query. */
+static void query_send(struct broker *b, struct query *q)
+{
+	char type[16];
+	uint32_t id = q->id;
+	struct helper *h = q->h;
+
+	if (q->qtype == DNS_TYPE_A || q->qtype == DNS_TYPE_AAAA)
+		snprintf(type, sizeof(type), "%s", qtype_name(q->qtype));
+	else
+		snprintf(type, sizeof(type), "TYPE%u", q->qtype);
+	netlog_add_query(b->log, rel_ms(b), q->name[0] ? q->name : ".", type, !q->refused,
+			 q->wq ? &q->wq->answer.who : NULL);
+	if (q->held && !q->refused) {
+		b->held_answers++;
+		b->held_answer_ms += now_mono_ms() - q->held_at;
+	}
+	{
+		uint8_t rcode = q->rcode;
+		uint32_t ttl = q->ttl;
+		struct net_addr addrs[DNS_ANSWER_MAX];
+		size_t n = q->naddrs;
+
+		if (n)
+			memcpy(addrs, q->addrs, n * sizeof(*addrs));
+		query_free(b, q);
+		/* Last: a send that overflows ends the network. */
+		send_answer(h, id, rcode, ttl, addrs, n);
+	}
+}
+
+/*
+ * Answer a query with NET_ANSWER's fields: now, or — while who asked is
+ * still being looked for — once that is known (the client closes its socket
+ * when it has its answer, and the socket is how its owner is found).
+ */
+static void query_answer(struct broker *b, struct query *q, bool refused, int rcode,
+			 uint32_t ttl, const struct net_addr *addrs, size_t n)
+{
+	q->refused = refused;
+	q->rcode = (uint8_t)rcode;
+	q->ttl = ttl;
+	q->naddrs = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
+	if (q->naddrs)          /* a refusal has none, and no array: memcpy(NULL) is undefined */
+		memcpy(q->addrs, addrs, q->naddrs * sizeof(*addrs));
+	if (q->wq && q->wq->waiting) {
+		q->held = true;
+		q->held_at = now_mono_ms();
+		if (!refused)
+			who_shorten(b, q->wq, b->attrib.answer_hold_ms);
+		return;
+	}
+	query_send(b, q);
+}
+
 /*
  * An answer for a permitted name, fresh from upstream or from the cache:
  * filter, bind, record, answer. The same path for both, so a cached answer
  * is judged exactly as the one it copies.
  */
-static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, const char *name,
-			   uint16_t qtype,
-			   int rcode, const struct net_addr *addrs, const uint32_t *ttls, size_t n,
-			   bool cached)
+static void answer_deliver(struct broker *b, struct query *q, int rcode,
+			   const struct net_addr *addrs, const uint32_t *ttls, size_t n, bool cached)
 {
 	struct net_addr kept[DNS_ANSWER_MAX];
 	uint32_t kttl[DNS_ANSWER_MAX], ttl = NET_BIND_TTL_MAX_S;
 	struct net_addr_class dropped[8];
 	size_t ndropped = 0, nk;
 	uint64_t now = now_mono_ms();
-	const char *cached_words = cached ? " (cached)" : "";
+	const char *cached_words = cached ? " (cached)" : "", *name = q->name;
+	uint16_t qtype = q->qtype;
 
 	n = n > DNS_ANSWER_MAX ? DNS_ANSWER_MAX : n;
-	memcpy(kept, addrs, n * sizeof(*addrs));
-	memcpy(kttl, ttls, n * sizeof(*ttls));
+	if (n) {        /* both callers pass arrays, but an answer of none needs none */
+		memcpy(kept, addrs, n * sizeof(*addrs));
+		memcpy(kttl, ttls, n * sizeof(*ttls));
+	}
 	nk = net_policy_filter_addrs(&b->policy, kept, kttl, n, dropped, ARRAY_SIZE(dropped),
 				     &ndropped);
 	for (size_t i = 0; i < ndropped && i < ARRAY_SIZE(dropped); i++) {
@@ -1394,7 +1875,7 @@ static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, cons
 		else
 			words = xasprintf("answered with %s, in the %s range: dropped", a,
 					  net_range_words(dropped[i].range));
-		emit_audit_name(b, NET_LAYER_IP, name, words, a);
+		emit_audit_name(b, q->wq, NET_LAYER_IP, name, words, a);
 		free(words);
 	}
 	for (size_t i = 0; i < nk; i++) {
@@ -1407,7 +1888,7 @@ static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, cons
 		 * the query type, and whether the session's cache answered. */
 		net_addr_format(&kept[i], a);
 		detail = xasprintf("%s %s%s", qtype_name(qtype), a, cached_words);
-		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, a, kttl[i]);
+		emit_dns(b, q->wq, "resolve", NET_LAYER_DNS, name, detail, a, kttl[i]);
 		free(detail);
 	}
 	if (!nk)
@@ -1420,7 +1901,7 @@ static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, cons
 					 rcode != DNS_RCODE_NOERROR ? "SERVFAIL" : "no address",
 					 cached_words);
 
-		emit_dns(b, "resolve", NET_LAYER_DNS, name, detail, NULL, 0);
+		emit_dns(b, q->wq, "resolve", NET_LAYER_DNS, name, detail, NULL, 0);
 		free(detail);
 	}
 	{
@@ -1429,9 +1910,9 @@ static void answer_deliver(struct broker *b, struct helper *h, uint32_t id, cons
 		bool fired = dnsexfil_answer(b->exfil, name, rcode == DNS_RCODE_NXDOMAIN, now, &parent,
 					     &why);
 
-		exfil_judged(b, fired, parent, fired ? why : NULL);
+		exfil_judged(b, q->wq, fired, parent, fired ? why : NULL);
 	}
-	send_answer(h, id, (uint8_t)rcode, ttl, kept, nk);
+	query_answer(b, q, false, rcode, ttl, kept, nk);
 }
 
 /* The resolver answered a permitted name: keep the answer, then deliver it. */
@@ -1441,12 +1922,147 @@ static void on_resolved(void *arg, int rcode, const struct net_addr *addrs,
 	struct query *q = arg;
 	struct broker *b = q->b;
 
-	*query_slot(b, q) = q->next;
-	b->nqueries--;
+	q->upstream = false;
+	b->nlookups--;
 	dns_cache_put(b->cache, q->name, q->qtype, rcode, addrs, ttls, n, now_mono_ms());
-	answer_deliver(b, q->h, q->id, q->name, q->qtype, rcode, addrs, ttls, n, false);
-	free(q);
+	answer_deliver(b, q, rcode, addrs, ttls, n, false);
 }
+
+/* ---- tripwires ------------------------------------------------------------------ */
+
+/* A tripwire alert, once per token and channel (bit), within the session's cap. */
+static void tw_alert(struct broker *b, struct who_q *wq, unsigned token, uint8_t bit,
+		     const char *subject, char *detail)
+{
+	if (b->tw_alerted[token] & bit) {
+		free(detail);
+		return;
+	}
+	b->tw_alerted[token] |= bit;
+	if (b->tw_alerts >= BROKER_TRIPWIRE_ALERTS) {
+		b->tw_over_cap++;
+		free(detail);
+		return;
+	}
+	b->tw_alerts++;
+	emit_alert(b, wq, "tripwire", subject, detail, NULL);
+	free(detail);
+}
+
+/* The stream of names under parent: found, or made (the least recently used one replaced). */
+static struct tw_domain *tw_domain_get(struct broker *b, const char *parent)
+{
+	struct tw_domain *old = &b->tw_dns[0];
+
+	for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++) {
+		struct tw_domain *d = &b->tw_dns[i];
+
+		if (d->parent[0] && strcmp(d->parent, parent) == 0)
+			return d;
+		if (!d->parent[0] || (old->parent[0] && d->last_ms < old->last_ms))
+			old = d;
+	}
+	/* A tripped domain is never forgotten while an untripped one can go. */
+	if (old->tripped)
+		for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++)
+			if (!b->tw_dns[i].tripped) {
+				old = &b->tw_dns[i];
+				break;
+			}
+	memset(old, 0, sizeof(*old));
+	snprintf(old->parent, sizeof(old->parent), "%s", parent);
+	return old;
+}
+
+/*
+ * A name the sandbox asked for, looked at for the decoy tokens twice: the
+ * whole name on its own (labels of any length, the parent domain too), and
+ * its long labels left of the parent domain as one stream with the names
+ * asked under that parent before (the short ones, counters and "www",
+ * skipped, so a token cut across the long labels of successive queries
+ * stays one stretch). True when it must be answered here and not asked
+ * upstream.
+ */
+static bool tw_dns_name(struct broker *b, struct who_q *wq, const char *name)
+{
+	char parent[256];
+	struct tw_domain *d;
+	size_t n, plen, sub;
+	struct tw_hit hit;
+	bool found = false;
+
+	if (!b->tw || !name[0])
+		return false;
+	dnsexfil_parent(name, parent, sizeof(parent));
+	d = tw_domain_get(b, parent);
+	d->last_ms = now_mono_ms();
+	if (d->tripped) {
+		d->refused++;
+		return true;
+	}
+	n = strlen(name);
+	plen = strlen(parent);
+	sub = n > plen ? n - plen - 1 : 0;
+	{
+		struct tw_stream alone = { 0 };
+
+		found = tw_scan(b->tw, &alone, (const uint8_t *)name, n, &hit);
+	}
+	for (size_t at = 0; at < sub && !found;) {
+		size_t len = strcspn(name + at, ".");
+
+		if (len > sub - at)
+			len = sub - at;
+		if (len >= TW_SEED)
+			found = tw_scan(b->tw, &d->st, (const uint8_t *)name + at, len, &hit);
+		at += len + 1;
+	}
+	if (!found)
+		return false;
+	d->tripped = true;
+	tw_alert(b, wq, hit.token, 1, parent,
+		 xasprintf("the decoy token of the %s was sent out %s in the DNS names under %s "
+			   "(%s): a credential stealer's exfiltration. Answered NXDOMAIN here, "
+			   "never asked upstream, and so is every later name under %s",
+			   b->tw_labels[hit.token], tw_encoding_words(hit.enc), parent, name,
+			   parent));
+	return true;
+}
+
+/* NET_TRIPWIRE: boxy-net found a token in a flow's first bytes, and reset the flow. */
+static void on_tripwire(struct helper *h, struct rbuf *r)
+{
+	struct broker *b = h->b;
+	uint32_t id = wire_get_u32(r);
+	uint8_t token = wire_get_u8(r), enc = wire_get_u8(r);
+	struct flow *f;
+	char a[NET_ADDR_STRLEN], *subject;
+
+	if (!wire_done(r) || token >= b->tw_n || enc >= TW_ENC_COUNT) {
+		broker_end(b, "malformed NET_TRIPWIRE from boxy-net");
+		return;
+	}
+	f = flow_find(h, id);
+	if (!f || f->tripped) {
+		broker_end(b, "NET_TRIPWIRE for flow %u, which is not open or was told already", id);
+		return;
+	}
+	f->tripped = true;
+	net_addr_format(&f->dst, a);
+	subject = flow_subject(f, a);
+	tw_alert(b, f->wq, token, 2, subject,
+		 xasprintf("the decoy token of the %s was in the first bytes of a %s flow to %s%s%s "
+			   "(%s): a credential stealer's exfiltration. The flow was %s before those "
+			   "bytes were sent", b->tw_labels[token],
+			   f->proto == NET_PROTO_TCP ? "TCP" : "UDP", f->host ? f->host : a,
+			   f->sni && (!f->host || strcmp(f->sni, f->host)) ? ", named " : "",
+			   f->sni && (!f->host || strcmp(f->sni, f->host)) ? f->sni : "",
+			   tw_encoding_words((enum tw_encoding)enc),
+			   f->proto == NET_PROTO_TCP ? "reset" : "stopped"));
+	free(subject);
+}
+
+static void resolve_decide(struct broker *b, struct query *q);
 
 /* NET_RESOLVE: refuse here, answer "no data" here, or look up upstream. */
 static void on_resolve(struct helper *h, struct rbuf *r)
@@ -1454,14 +2070,24 @@ static void on_resolve(struct helper *h, struct rbuf *r)
 	struct broker *b = h->b;
 	uint32_t id = wire_get_u32(r);
 	char *name = wire_get_str(r, NETPROTO_MAX_NAME), norm[DNS_NAME_BUF];
-	uint16_t qtype = wire_get_u16(r);
-	struct net_verdict v;
+	uint16_t qtype = wire_get_u16(r), sport, dport;
+	uint8_t proto = wire_get_u8(r);
+	struct net_addr src, dst;
+	bool ok = netproto_get_addr(r, &src);
 	struct query *q;
 
-	if (!wire_done(r) || !name || !name_chars_ok(name) ||
+	sport = wire_get_u16(r);
+	ok = netproto_get_addr(r, &dst) && ok;
+	dport = wire_get_u16(r);
+	if (!wire_done(r) || !ok || !name || !name_chars_ok(name) ||
 	    (name[0] && (dns_name_normalize(name, strlen(name), norm) < 0 ||
 			 strcmp(norm, name) != 0))) {
 		broker_end(b, "malformed NET_RESOLVE from boxy-net");
+		goto out;
+	}
+	if ((proto != NET_PROTO_TCP && proto != NET_PROTO_UDP) || src.family != dst.family ||
+	    sport == 0) {
+		broker_end(b, "NET_RESOLVE with an impossible source from boxy-net");
 		goto out;
 	}
 	for (q = b->queries; q; q = q->next) {
@@ -1470,55 +2096,81 @@ static void on_resolve(struct helper *h, struct rbuf *r)
 			goto out;
 		}
 	}
+	if (b->nqueries >= BROKER_MAX_QUERIES * 4) {
+		/* More than boxy-net may have waiting: answered now, held for nobody. */
+		send_answer(h, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		goto out;
+	}
+	q = query_new(h, id, name, qtype);
+	/* Who asked: its socket is there while it waits for this answer. */
+	q->wq = who_ask(b, WHO_QUERY, q, proto, &src, sport, &dst, dport);
+	if (tw_dns_name(b, q->wq, name)) {
+		/* A decoy token in the name: it never leaves the machine. */
+		query_answer(b, q, true, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
+		goto out;
+	}
 	{
 		const char *parent;
 		char *why;
 		bool fired = dnsexfil_query(b->exfil, name, qtype, now_mono_ms(), &parent, &why);
 
-		exfil_judged(b, fired, parent, fired ? why : NULL);
+		exfil_judged(b, q->wq, fired, parent, fired ? why : NULL);
 	}
+	if (b->frozen) {
+		/*
+		 * The alert this query raised froze the session (broker_hold): the
+		 * query waits with it, unanswered, and is acted on only if the session
+		 * is resumed. One at most: nothing more is read while frozen.
+		 */
+		if (b->frozen_q)
+			query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		else
+			b->frozen_q = q;
+		goto out;
+	}
+	resolve_decide(b, q);
+out:
+	free(name);
+}
+
+/* A query the detectors have seen: refuse it here, answer "no data" here, or look it up. */
+static void resolve_decide(struct broker *b, struct query *q)
+{
+	const char *name = q->name;
+	uint16_t qtype = q->qtype;
+	struct net_verdict v;
+
 	if (!net_policy_resolve(&b->policy, name, &v)) {
 		/* Answered here: the name never leaves the machine. */
-		emit_audit_name(b, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
-		send_answer(h, id, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
-		goto out;
+		emit_audit_name(b, q->wq, v.layer, name[0] ? name : ".", net_verdict_words(&v), NULL);
+		query_answer(b, q, true, DNS_RCODE_NXDOMAIN, 0, NULL, 0);
+		return;
 	}
 	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA) {
 		/* Only addresses are ever answered: no data for the rest. */
-		send_answer(h, id, DNS_RCODE_NOERROR, 0, NULL, 0);
-		goto out;
+		query_answer(b, q, false, DNS_RCODE_NOERROR, 0, NULL, 0);
+		return;
 	}
 	{
 		struct dns_cache_answer hit;
 
 		if (dns_cache_get(b->cache, name, qtype, now_mono_ms(), &hit)) {
-			answer_deliver(b, h, id, name, qtype, hit.rcode, hit.addrs, hit.ttls,
-				       hit.n, true);
-			goto out;
+			answer_deliver(b, q, hit.rcode, hit.addrs, hit.ttls, hit.n, true);
+			return;
 		}
 	}
-	if (b->nqueries >= BROKER_MAX_QUERIES) {
-		send_answer(h, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
-		goto out;
+	if (b->nlookups >= BROKER_MAX_QUERIES) {
+		query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		return;
 	}
-	q = xcalloc(1, sizeof(*q));
-	q->b = b;
-	q->h = h;
-	q->id = id;
-	q->qtype = qtype;
-	snprintf(q->name, sizeof(q->name), "%s", name);
-	q->next = b->queries;
-	b->queries = q;
-	b->nqueries++;
+	q->upstream = true;
+	b->nlookups++;
 	if (resolver_query(b->res, name, qtype == DNS_TYPE_A ? AF_INET : AF_INET6, on_resolved,
 			   q) < 0) {
-		*query_slot(b, q) = q->next;
-		b->nqueries--;
-		free(q);
-		send_answer(h, id, DNS_RCODE_SERVFAIL, 0, NULL, 0);
+		q->upstream = false;
+		b->nlookups--;
+		query_answer(b, q, false, DNS_RCODE_SERVFAIL, 0, NULL, 0);
 	}
-out:
-	free(name);
 }
 
 /* The words of a failed inspection (NETTLS_*), with boxy-net's detail. */
@@ -1584,7 +2236,7 @@ static void on_tls_fail(struct helper *h, struct rbuf *r)
 		struct event ev = event_audit_make(NET_LAYER_TLS, "deny", subject, words);
 
 		ev.flow = f->seq;
-		emit(b, &ev);
+		who_emit(b, f->wq, &ev);
 	}
 	free(subject);
 	free(words);
@@ -1663,6 +2315,9 @@ static void broker_dispatch(struct helper *h, const struct msg *m)
 	case NET_TLS_FAIL:
 		on_tls_fail(h, &r);
 		break;
+	case NET_TRIPWIRE:
+		on_tripwire(h, &r);
+		break;
 	default:
 		/* NET_CONFIG, NET_HTTP_RULES, NET_VERDICT and NET_ANSWER are ours to send. */
 		broker_end(b, "boxy-net sent message type %#x, which it may not send", m->type);
@@ -1723,7 +2378,7 @@ static void broker_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	for (int i = 0; i < READ_BATCH && !b->dead; i++) {
+	for (int i = 0; i < READ_BATCH && !b->dead && !b->frozen; i++) {
 		struct msg m;
 		char *err = NULL;
 		int rc = msg_read_packet(h->fd, &m, &err);
@@ -1780,6 +2435,14 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	ev_io_start(loop, &b->dial_ep_w);
 	b->start_ms = now_mono_ms();
 	b->pcap = opts && opts->pcap;
+	if (opts) {
+		b->alert_now = opts->alert_now;
+		b->alert_ctx = opts->alert_ctx;
+	}
+	if (opts && opts->attrib && opts->attrib->ask)
+		b->attrib = *opts->attrib;
+	ev_init(&b->who_t, who_expired);
+	b->who_t.data = b;
 	net_policy_from_runspec(&b->policy, rs);
 	if (rs && rs->nhttp_rules) {
 		size_t bad;
@@ -1795,6 +2458,21 @@ struct broker *broker_create(struct ev_loop *loop, const struct runspec *rs,
 	b->exfil = dnsexfil_new();
 	dnsexfil_set_lang(b->exfil, opts ? opts->lang : (locale_t)0);
 	b->log = netlog_create();
+	if (opts && opts->ntokens) {
+		b->tw = tw_matcher_new(opts->tokens, opts->ntokens, err);
+		if (!b->tw) {
+			broker_free(b);
+			return NULL;
+		}
+		b->tw_n = opts->ntokens;
+		b->tw_tokens = xcalloc(b->tw_n + 1, sizeof(char *));
+		b->tw_labels = xcalloc(b->tw_n + 1, sizeof(char *));
+		for (size_t i = 0; i < b->tw_n; i++) {
+			b->tw_tokens[i] = xstrdup(opts->tokens[i]);
+			b->tw_labels[i] = xstrdup(opts->token_labels ? opts->token_labels[i] :
+						  "a decoy credential");
+		}
+	}
 	b->res = resolver_create(loop, opts ? opts->dns_servers : NULL, err);
 	if (!b->res) {
 		broker_free(b);
@@ -1892,6 +2570,7 @@ static int child_place(int fd, int target)
 int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, char **err)
 {
 	int sp[2], hi[3] = { -1, -1, -1 };
+	pid_t parent;
 	char *const argv[] = { (char *)"boxy-net", NULL };
 	char *envp[5] = { (char *)"PATH=/usr/bin:/bin", NULL };
 	size_t nenv = 1;
@@ -1928,6 +2607,7 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		set_err_errno(err, "preparing boxy-net's descriptors");
 		goto fail;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		set_err_errno(err, "fork");
@@ -1941,6 +2621,13 @@ int broker_spawn(struct broker *b, const char *path, int tap_fd, int pcap_fd, ch
 		for (int s = 1; s < 32; s++)
 			if (s != SIGKILL && s != SIGSTOP)
 				signal(s, SIG_DFL);
+		/*
+		 * It dies with the daemon. It would anyway, at the EOF on its socket —
+		 * unless it is stopped, as a frozen session's is (broker_hold), and a
+		 * stopped process reads nothing: a daemon killed then left it behind.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
 		if (child_place(hi[0], 3) < 0 || child_place(hi[1], 4) < 0 ||
 		    (hi[2] >= 0 && child_place(hi[2], 5) < 0))
 			_exit(127);
@@ -1973,6 +2660,53 @@ out_env:
 	for (size_t i = 1; i < nenv; i++)
 		free(envp[i]);
 	return -1;
+}
+
+void broker_hold(struct broker *b, bool hold)
+{
+	struct query *q;
+
+	if (hold) {
+		if (b->frozen)
+			return;
+		b->frozen = true;
+		/* Every boxy-net of the session (one per queue of tap0): a queue left
+		 * running would go on moving its flows' bytes. */
+		for (size_t k = 0; k < b->nhelpers; k++) {
+			struct helper *h = b->helpers[k];
+
+			ev_io_stop(b->loop, &h->rw);
+			if (h->pid > 0 && h->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, h->pidfd, SIGSTOP, NULL, 0);
+		}
+		return;
+	}
+	if (!b->frozen)
+		return;
+	b->frozen = false;
+	q = b->frozen_q;
+	b->frozen_q = NULL;
+	if (q && !b->dead)
+		resolve_decide(b, q);
+	/* What was let go may have raised an alert that froze the session again. */
+	if (b->frozen)
+		return;
+	dial_queue_run(b);
+	if (b->frozen)
+		return;
+	for (size_t k = 0; k < b->nhelpers && !b->dead; k++) {
+		struct helper *h = b->helpers[k];
+
+		if (h->pid > 0 && h->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, h->pidfd, SIGCONT, NULL, 0);
+		if (h->fd >= 0 && !b->finishing)
+			ev_io_start(b->loop, &h->rw);
+	}
+}
+
+bool broker_held(const struct broker *b)
+{
+	return b->frozen;
 }
 
 pid_t broker_helper_pid(const struct broker *b, size_t i)
@@ -2015,13 +2749,55 @@ size_t broker_flows(const struct broker *b)
  * comes until EOF, for at most BROKER_FINISH_MS: only counters, nothing is
  * asked of boxy-net or answered any more.
  */
+static void finish_read(struct broker *b);
+
+/* At the end: what the tripwires only counted. */
+static void tw_finish(struct broker *b)
+{
+	for (size_t i = 0; i < BROKER_TRIPWIRE_DOMAINS; i++) {
+		struct tw_domain *d = &b->tw_dns[i];
+		char *s;
+
+		if (!d->tripped || !d->refused)
+			continue;
+		s = xasprintf("%llu more DNS name(s) under %s were answered NXDOMAIN here after a "
+			      "decoy token went by in one", (unsigned long long)d->refused, d->parent);
+		emit_audit_name(b, NULL, "tripwire", d->parent, s, NULL);
+		free(s);
+		d->refused = 0;
+	}
+	if (b->tw_over_cap) {
+		char *s = xasprintf("%llu more tripwire alert(s) past the %d a session shows were "
+				    "counted, not kept", (unsigned long long)b->tw_over_cap,
+				    BROKER_TRIPWIRE_ALERTS);
+		struct event ev = event_audit_make("tripwire", "info", "network", s);
+
+		emit(b, &ev);
+		free(s);
+		b->tw_over_cap = 0;
+	}
+}
+
 void broker_finish(struct broker *b)
+{
+	finish_read(b);
+	/* The sandbox is gone: what still waits for who is answered now, "unknown", so
+	 * the net-log and the store get every event before the session's record closes. */
+	who_flush_all(b);
+}
+
+/* broker_finish's reading of boxy-net's last counts. */
+static void finish_read(struct broker *b)
 {
 	uint64_t deadline = now_mono_ms() + BROKER_FINISH_MS;
 	bool open[BROKER_MAX_HELPERS] = { false };
 	size_t nopen = 0;
 
-	if (b->dead || b->finishing)
+	tw_finish(b);
+	/* Frozen (a frozen session ends): the boxy-nets stay stopped and are killed,
+	 * never continued, so no byte they hold leaves; their counters are their
+	 * last reports. */
+	if (b->dead || b->finishing || b->frozen)
 		return;
 	b->finishing = true;
 	for (size_t k = 0; k < b->nhelpers; k++) {
@@ -2085,15 +2861,18 @@ void broker_free(struct broker *b)
 {
 	if (!b)
 		return;
-	/* Queries first: the resolver drops their callbacks, then their memory goes. */
+	/* What waits for its attribution goes out now, "unknown" (answers held included). */
+	who_flush_all(b);
+	if (b->attrib.ask && (b->who_found || b->who_unknown))
+		fprintf(stderr, "boxy-daemon: session %.8s: attribution: %llu found, %llu unknown; "
+			"%llu answers to permitted names waited %llu ms in all\n", b->session,
+			(unsigned long long)b->who_found, (unsigned long long)b->who_unknown,
+			(unsigned long long)b->held_answers, (unsigned long long)b->held_answer_ms);
+	/* Queries next: the resolver drops their callbacks, then their memory goes. */
 	resolver_free(b->res);
 	b->res = NULL;
-	while (b->queries) {
-		struct query *q = b->queries;
-
-		b->queries = q->next;
-		free(q);
-	}
+	while (b->queries)
+		query_free(b, b->queries);
 	if (!b->dead) {
 		/* A quiet end: no event, it is the session ending. */
 		b->dead = true;
@@ -2101,8 +2880,10 @@ void broker_free(struct broker *b)
 		/* The sockets are closed: each boxy-net sees EOF and may finish its
 		 * capture; a short grace (the pidfd turns readable at its exit), then
 		 * SIGKILL. Waited for here only with a capture, which must be whole
-		 * when the run ends; otherwise off the loop (helper_reap_later). */
-		for (size_t k = 0; k < b->nhelpers; k++) {
+		 * when the run ends; otherwise off the loop (helper_reap_later).
+		 * Neither when frozen: a stopped boxy-net cannot exit, and is not
+		 * continued; helper_stop kills it below. */
+		for (size_t k = 0; k < b->nhelpers && !b->frozen; k++) {
 			struct helper *h = b->helpers[k];
 
 			if (h->pid > 0 && h->pidfd >= 0 && b->pcap) {
@@ -2129,6 +2910,9 @@ void broker_free(struct broker *b)
 	dns_cache_free(b->cache);
 	dnsexfil_free(b->exfil);
 	netlog_free(b->log);
+	tw_matcher_free(b->tw);
+	strv_free(b->tw_tokens);
+	strv_free(b->tw_labels);
 	free(b->failure);
 	free(b->session);
 	free(b);

@@ -15,12 +15,28 @@
 #include "broker/netlog.h"
 #include "common/util.h"
 
+/* Who made a row, interned (pid 0 and every string -1: unknown). */
+struct who_row {
+	bool asked;             /* false: not looked for (null in the log) */
+	uint32_t pid;
+	int32_t comm, argv0, package, version, script, via;
+	bool claimed;
+};
+
 struct conn_row {
 	uint64_t t_ms, up, down;
 	int32_t addr, host, sni, reason;
 	uint16_t port;
 	uint8_t proto;
 	bool allowed;
+	struct who_row who;
+};
+
+struct query_row {
+	uint64_t t_ms;
+	int32_t name, type;
+	bool allowed;
+	struct who_row who;
 };
 
 struct request_row {
@@ -49,6 +65,9 @@ struct netlog {
 	struct resolution *res;
 	size_t nres;
 
+	struct query_row *queries;
+	size_t nqueries;
+
 	struct request_row *reqs;
 	size_t nreqs;
 	uint64_t reqs_dropped;
@@ -61,6 +80,12 @@ static const char *const request_fields[] = {
 
 static const char *const conn_fields[] = {
 	"t_ms", "proto", "verdict", "addr", "port", "host", "sni", "reason", "up", "down",
+	"pid", "comm", "argv0", "package", "version", "script", "via", "claimed",
+};
+
+static const char *const query_fields[] = {
+	"t_ms", "name", "type", "verdict",
+	"pid", "comm", "argv0", "package", "version", "script", "via", "claimed",
 };
 
 /* FNV-1a over a NUL-terminated string. */
@@ -134,7 +159,35 @@ void netlog_free(struct netlog *nl)
 	for (size_t i = 0; i < nl->nres; i++)
 		free(nl->res[i].addrs);
 	free(nl->res);
+	free(nl->queries);
 	free(nl);
+}
+
+/* s, or NULL when empty: an empty string is no string. */
+static const char *or_null(const char *s)
+{
+	return s && s[0] ? s : NULL;
+}
+
+/* who → its interned row. */
+static struct who_row who_intern(struct netlog *nl, const struct event_who *who)
+{
+	struct who_row w = {
+		.asked = who != NULL, .comm = -1, .argv0 = -1, .package = -1, .version = -1,
+		.script = -1, .via = -1,
+	};
+
+	if (!who || !who->found)
+		return w;
+	w.pid = who->pid;
+	w.comm = intern(nl, or_null(who->comm));
+	w.argv0 = intern(nl, or_null(who->argv0));
+	w.package = intern(nl, or_null(who->package));
+	w.version = intern(nl, or_null(who->version));
+	w.script = intern(nl, or_null(who->script));
+	w.via = intern(nl, or_null(who->via));
+	w.claimed = who->claimed;
+	return w;
 }
 
 /* Records one connection. */
@@ -159,7 +212,30 @@ size_t netlog_add_conn(struct netlog *nl, const struct netlog_conn *c)
 	r->reason = intern(nl, c->reason);
 	r->up = c->up;
 	r->down = c->down;
+	r->who = who_intern(nl, c->who);
 	return nl->nconns++;
+}
+
+/* Names who made a connection. */
+void netlog_set_who(struct netlog *nl, size_t conn, const struct event_who *who)
+{
+	if (conn >= nl->nconns)
+		return;
+	nl->conns[conn].who = who_intern(nl, who);
+	nl->conns[conn].who.asked = true;
+}
+
+/* Records one query. */
+void netlog_add_query(struct netlog *nl, uint64_t t_ms, const char *name, const char *type,
+		      bool allowed, const struct event_who *who)
+{
+	struct query_row *q = xappend(&nl->queries, &nl->nqueries, sizeof(*nl->queries));
+
+	q->t_ms = t_ms;
+	q->name = intern(nl, name);
+	q->type = intern(nl, type);
+	q->allowed = allowed;
+	q->who = who_intern(nl, who);
 }
 
 /* Updates a connection's counters; an unknown index is ignored. */
@@ -318,6 +394,32 @@ size_t netlog_summary(const struct netlog *nl, struct netlog_dest **out)
 	return nd;
 }
 
+/* The process fields of a row: pid (null: not looked for), strings, claimed. */
+static void who_json(struct jbuf *b, const struct who_row *w)
+{
+	if (w->asked)
+		json_uint(b, w->pid);
+	else
+		json_null(b);
+	json_int(b, w->comm);
+	json_int(b, w->argv0);
+	json_int(b, w->package);
+	json_int(b, w->version);
+	json_int(b, w->script);
+	json_int(b, w->via);
+	json_bool(b, w->claimed);
+}
+
+/* A list of field names. */
+static void fields_json(struct jbuf *b, const char *key, const char *const *f, size_t n)
+{
+	json_key(b, key);
+	json_arr_begin(b);
+	for (size_t i = 0; i < n; i++)
+		json_str(b, f[i]);
+	json_arr_end(b);
+}
+
 /* Encodes the whole log. */
 char *netlog_to_json(const struct netlog *nl)
 {
@@ -328,11 +430,8 @@ char *netlog_to_json(const struct netlog *nl)
 	jbuf_init(&b);
 	json_obj_begin(&b);
 	json_kv_int(&b, "version", NETLOG_VERSION);
-	json_key(&b, "conn_fields");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < ARRAY_SIZE(conn_fields); i++)
-		json_str(&b, conn_fields[i]);
-	json_arr_end(&b);
+	fields_json(&b, "conn_fields", conn_fields, ARRAY_SIZE(conn_fields));
+	fields_json(&b, "query_fields", query_fields, ARRAY_SIZE(query_fields));
 
 	json_key(&b, "strings");
 	json_arr_begin(&b);
@@ -356,6 +455,22 @@ char *netlog_to_json(const struct netlog *nl)
 		json_int(&b, c->reason);
 		json_uint(&b, c->up);
 		json_uint(&b, c->down);
+		who_json(&b, &c->who);
+		json_arr_end(&b);
+	}
+	json_arr_end(&b);
+
+	json_key(&b, "queries");
+	json_arr_begin(&b);
+	for (size_t i = 0; i < nl->nqueries; i++) {
+		const struct query_row *q = &nl->queries[i];
+
+		json_arr_begin(&b);
+		json_uint(&b, q->t_ms);
+		json_int(&b, q->name);
+		json_int(&b, q->type);
+		json_str(&b, q->allowed ? "allow" : "deny");
+		who_json(&b, &q->who);
 		json_arr_end(&b);
 	}
 	json_arr_end(&b);
@@ -371,11 +486,7 @@ char *netlog_to_json(const struct netlog *nl)
 	}
 	json_obj_end(&b);
 
-	json_key(&b, "request_fields");
-	json_arr_begin(&b);
-	for (size_t i = 0; i < ARRAY_SIZE(request_fields); i++)
-		json_str(&b, request_fields[i]);
-	json_arr_end(&b);
+	fields_json(&b, "request_fields", request_fields, ARRAY_SIZE(request_fields));
 	json_key(&b, "requests");
 	json_arr_begin(&b);
 	for (size_t i = 0; i < nl->nreqs; i++) {

@@ -15,7 +15,8 @@
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_run_entry, &cmd_watch_entry, &cmd_top_entry, &cmd_ps_entry, &cmd_show_entry,
-	&cmd_attach_entry, &cmd_stop_entry, &cmd_doctor_entry, &cmd_profile_entry,
+	&cmd_attach_entry, &cmd_stop_entry, &cmd_resume_entry, &cmd_doctor_entry,
+	&cmd_profile_entry,
 	&cmd_diff_entry, &cmd_prune_entry, &cmd_logs_entry, &cmd_wait_entry, &cmd_daemon_entry,
 	&cmd_verify_entry,
 };

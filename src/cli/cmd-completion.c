@@ -32,7 +32,7 @@ static const struct {
 	bool running_only;
 } id_commands[] = {
 	{ "watch", false }, { "show", false }, { "logs", false }, { "wait", false },
-	{ "attach", true }, { "stop", true },
+	{ "attach", true }, { "stop", true }, { "resume", true },
 };
 
 /* The words of a subcommand that itself has subcommands. */

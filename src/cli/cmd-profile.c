@@ -201,8 +201,9 @@ static void learn_conn_row(void *ctx, int ncol, const char *const *v)
 	if (ncol < 8 || !v[0] || !v[1] || !v[5])
 		return;
 	port = strtoul(v[5], NULL, 10);
-	learn_add_conn(feed->l, feed->id, v[0], v[2], v[3], v[4], port > 65535 ? 0 : (unsigned)port,
-		       strcmp(v[1], "allow") == 0, v[6], v[7] ? strtoll(v[7], NULL, 10) : 1);
+	learn_add_conn(feed->l, feed->id, ncol > 8 ? v[8] : NULL, v[0], v[2], v[3], v[4],
+		       port > 65535 ? 0 : (unsigned)port, strcmp(v[1], "allow") == 0, v[6],
+		       v[7] ? strtoll(v[7], NULL, 10) : 1);
 }
 
 /* A row of STORE_LEARN_NAMES into the learner. */
@@ -212,8 +213,8 @@ static void learn_name_row(void *ctx, int ncol, const char *const *v)
 
 	if (ncol < 4 || !v[0] || !v[1])
 		return;
-	learn_add_name(feed->l, feed->id, v[0], strcmp(v[1], "allow") == 0, v[2],
-		       v[3] ? strtoll(v[3], NULL, 10) : 1);
+	learn_add_name(feed->l, feed->id, ncol > 4 ? v[4] : NULL, v[0], strcmp(v[1], "allow") == 0,
+		       v[2], v[3] ? strtoll(v[3], NULL, 10) : 1);
 }
 
 /* A row of STORE_LEARN_CIDRS into the learner. */

@@ -126,11 +126,19 @@ const struct cmd_entry cmd_run_entry = {
 	   "      --pcap FILE        every packet on the sandbox's TAP, pcap format\n"
 	   "      --pcap-max SIZE    stop the capture at this size    (default 1GiB)\n"
 	   "      --fail-on LIST     exit 123 when the command succeeded but one of\n"
-	   "                         deny,new-destination,alert occurred (CI gate)\n"
+	   "                         deny,new-destination,tripwire,alert occurred (CI gate)\n"
 	   "      --report FILE      the findings as JUnit XML (FILE) and JSON (FILE.json)\n"
+	   "      --on-alert LIST    what an alert does: log, freeze or stop, for all or\n"
+	   "                         per kind (tripwire,dns,git,denials: 'log,dns=freeze');\n"
+	   "                         a frozen run waits for boxy resume or boxy stop\n"
+	   "      --on-denials N     the Nth refusal counts as an alert (kind denials)\n"
 	   "      --seccomp MODE     strict (default) or compat\n"
+	   "      --tripwires on|off decoy credentials in $HOME, watched: a red alert\n"
+	   "                         when one is read or sent (node, python, claude: on)\n"
 	   "      --tty              expose /dev/tty (the session's own pty) to the sandbox\n"
 	   "      --raw-terminal     do not filter the payload's terminal output (audited)\n"
+	   "      --no-attribution   do not look for the process and package behind\n"
+	   "                         each connection (they say nothing of who)\n"
 	   "  -v, --verbose          report denials on stderr\n"
 	   "  -d, --detach           print the session id and do not attach\n"
 	   "      --no-daemon        run in this process: no session record, no watch\n"
@@ -146,9 +154,10 @@ const struct cmd_entry cmd_run_entry = {
 	   "  boxy run --allow-host registry.npmjs.org -- npm ci\n"
 	   "  boxy run --profile python -- pip install -r requirements.txt\n"
 	   "\n"
-	   "Exit status: the command's, 128+N if a signal N ended it; 2 for a bad flag or\n"
-	   "profile; 125 when boxy itself failed, 126 when the command could not run, 127\n"
-	   "when it was not found. See boxy(1) and doc/flags.md.\n"),
+	   "Exit status: the command's, 128+N if a signal N ended it (137 when an alert\n"
+	   "stopped it, or boxy stop ended it frozen); 2 for a bad flag or profile; 125\n"
+	   "when boxy itself failed, 126 when the command could not run, 127 when it was\n"
+	   "not found. See boxy(1), doc/flags.md and doc/react.md.\n"),
 	cmd_run,
 };
 
@@ -456,8 +465,11 @@ static int run_refuse_home_workdir(const char *workdir, const char *home)
 	return code;
 }
 
-/* What this build cannot do yet: one line, exit 125, never an approximation. */
-static int run_refuse_unbuilt(const struct runspec *rs)
+/*
+ * What this build cannot do yet: one line, exit 125, never an approximation.
+ * flags: the command line's alone (a profile's --on-alert is no contradiction).
+ */
+static int run_refuse_unbuilt(const struct runspec *rs, const struct runspec *flags)
 {
 	if (rs->detach && run_no_daemon) {
 		warnx_(_("-d/--detach needs the per-user daemon; it contradicts --no-daemon"));
@@ -468,6 +480,12 @@ static int run_refuse_unbuilt(const struct runspec *rs)
 		warnx_(_("%s needs to see the run end through the daemon; it contradicts %s"),
 		       rs->fail_on ? "--fail-on" : "--report", rs->detach ? "-d/--detach"
 									: "--no-daemon");
+		return EXIT_BOXY_USAGE;
+	}
+	/* Alerts are acted on by the daemon as they come (doc/react.md). */
+	if (run_no_daemon && (flags->on_alert || flags->on_denials)) {
+		warnx_(_("%s needs the daemon, which acts on alerts as they come; it contradicts "
+			 "--no-daemon"), flags->on_alert ? "--on-alert" : "--on-denials");
 		return EXIT_BOXY_USAGE;
 	}
 	if (run_no_daemon && (rs->net == NET_PUBLIC || rs->net == NET_ALLOWLIST)) {
@@ -687,7 +705,7 @@ static int cmd_run(int argc, char **argv)
 		code = cmd_usage_error(&cmd_run_entry, "%s", err);
 		goto out;
 	}
-	code = run_refuse_unbuilt(&rs);
+	code = run_refuse_unbuilt(&rs, &flags);
 	if (code)
 		goto out;
 	path_roots_init(&run_roots);

@@ -1,10 +1,10 @@
 /*
  * cli/cmd-session.c — the commands that look at or act on sessions:
- * `boxy ps`, `show`, `watch`, `attach`, `stop` and `prune`.
+ * `boxy ps`, `show`, `watch`, `attach`, `stop`, `resume` and `prune`.
  *
  * ps, show and prune read the session store directly (read-only for ps and
- * show), so they work even when no daemon is running; watch, attach and
- * stop talk to the daemon, which owns the running sessions.
+ * show), so they work even when no daemon is running; watch, attach, stop
+ * and resume talk to the daemon, which owns the running sessions.
  */
 #include <config.h>
 
@@ -343,6 +343,42 @@ static int run_stop(int argc, char **argv)
 	return code;
 }
 
+/* boxy resume [--log] ID: a session an alert froze goes on (doc/react.md). */
+static int run_resume(int argc, char **argv)
+{
+	bool log_only = false;
+	const char *id = NULL;
+	char *words = NULL, *err = NULL;
+	int code;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--log") == 0)
+			log_only = true;
+		else if (!id && argv[i][0] != '-')
+			id = argv[i];
+		else
+			return cmd_usage_error(&cmd_resume_entry, _("unexpected argument '%s'"), argv[i]);
+	}
+	if (!id)
+		return cmd_usage_error(&cmd_resume_entry, _("missing session id"));
+	if (!valid_prefix(id))
+		return cmd_usage_error(&cmd_resume_entry, _("'%s' is not a session id (hex digits)"),
+				       id);
+	if (client_request_resume(id, log_only, &words, &code, &err) < 0) {
+		fprintf(stderr, "boxy resume: %s\n", err ? err : "failed");
+		free(err);
+		return code ? code : 1;
+	}
+	if (words) {
+		char *clean = watch_sanitize(words);
+
+		printf("%s\n", clean);
+		free(clean);
+	}
+	free(words);
+	return 0;
+}
+
 static int run_attach(int argc, char **argv)
 {
 	struct msg m;
@@ -486,20 +522,19 @@ static int run_watch(int argc, char **argv)
 				fflush(stdout);
 			}
 		} else if (type == MSG_EVENT) {
-			struct event ev;
-			char *strs[WATCH_EVENT_STRS];
+			struct event_copy ec;
 
-			if (watch_event_decode(m.payload, m.len, &ev, strs) == 0) {
+			if (watch_event_decode(m.payload, m.len, &ec) == 0) {
 				if (screen) {
-					watch_model_event(&model, &ev);
+					watch_model_event(&model, &ec.ev);
 				} else {
-					char *line = watch_format_event(&ev);
+					char *line = watch_format_event(&ec.ev);
 
 					if (printf("%s\n", line) < 0 || fflush(stdout) != 0)
 						watch_interrupted = 1;      /* the reader went away */
 					free(line);
 				}
-				watch_event_strs_free(strs);
+				event_copy_free(&ec);
 			}
 		}
 		msg_free(&m);
@@ -566,8 +601,18 @@ const struct cmd_entry cmd_stop_entry = {
 	"stop", N_("SIGTERM a session, then SIGKILL (-k: SIGKILL now)"),
 	N_("Usage: boxy stop [-k] ID\n"
 	   "Send SIGTERM to the session's command, then SIGKILL to everything in the\n"
-	   "sandbox after 10 seconds. -k kills everything now.\n"),
+	   "sandbox after 10 seconds. -k kills everything now, and so does stopping a\n"
+	   "frozen session (its stopped processes would have to run to take a SIGTERM).\n"),
 	run_stop,
+};
+const struct cmd_entry cmd_resume_entry = {
+	"resume", N_("let a session an alert froze go on (--log: log its later alerts only)"),
+	N_("Usage: boxy resume [--log] ID\n"
+	   "Continue every process of a session an alert froze (--on-alert freeze) and let\n"
+	   "its network go: the query or connection the alert stopped goes out now.\n"
+	   "A later alert freezes it again; --log makes its later alerts logged only.\n"
+	   "boxy stop ID ends a frozen session instead (SIGKILL). ID is any unambiguous prefix.\n"),
+	run_resume,
 };
 const struct cmd_entry cmd_prune_entry = {
 	"prune", N_("delete sessions older than a duration from the store"),

@@ -73,6 +73,7 @@ static void add_session(void *ctx, const struct store_top_session *r)
 	row->net = xstrdup(r->net);
 	row->cmd = ps_argv_line(r->argv_json);
 	row->workdir = xstrdup(r->cwd);
+	row->frozen_reason = strcmp(r->state, "frozen") == 0 ? xstrdup(r->frozen_reason) : NULL;
 }
 
 static void add_dest(void *ctx, const struct store_top_dest *r)
@@ -94,8 +95,8 @@ static void add_denial(void *ctx, const struct store_top_denial *r)
 {
 	struct top_model *m = ctx;
 	struct top_denial_row *row = xappend(&m->denials, &m->ndenials, sizeof(*m->denials));
-	struct refusal_group g = { (char *)r->subject, (char *)r->layer, (char *)r->reason,
-				   r->count };
+	struct refusal_group g = { .subject = (char *)r->subject, .layer = (char *)r->layer,
+				   .reason = (char *)r->reason, .count = r->count };
 
 	row->t_ms = r->t_ms;
 	snprintf(row->id, sizeof(row->id), "%s", r->session_id);
@@ -175,8 +176,13 @@ static void data_refresh(void *ctx, struct top_model *m)
 		top_model_say(m, err);
 		free(err);
 	}
-	for (size_t i = 0; i < m->nsessions; i++)
-		m->running += strcmp(m->sessions[i].state, "running") == 0;
+	m->frozen = 0;
+	for (size_t i = 0; i < m->nsessions; i++) {
+		bool frozen = strcmp(m->sessions[i].state, "frozen") == 0;
+
+		m->running += frozen || strcmp(m->sessions[i].state, "running") == 0;
+		m->frozen += frozen;
+	}
 }
 
 /* ---- the open session ------------------------------------------------------------------- */
@@ -204,7 +210,8 @@ static void data_open(void *ctx, struct top_model *m)
 
 	for (size_t i = 0; i < m->nsessions; i++)
 		if (strcmp(m->sessions[i].id, m->detail_id) == 0)
-			running = strcmp(m->sessions[i].state, "running") == 0;
+			running = strcmp(m->sessions[i].state, "running") == 0 ||
+				  strcmp(m->sessions[i].state, "frozen") == 0;
 	if (running && strcmp(d->live_id, m->detail_id) != 0) {
 		struct daemon_info info = { 0 };
 		int fd;
@@ -261,12 +268,11 @@ static void data_live(void *ctx, struct top_model *m)
 		if (msg.type == MSG_SNAPSHOT) {
 			watch_model_snapshot(&d->wm, msg.payload, msg.len);
 		} else if (msg.type == MSG_EVENT) {
-			struct event ev;
-			char *strs[WATCH_EVENT_STRS];
+			struct event_copy ec;
 
-			if (watch_event_decode(msg.payload, msg.len, &ev, strs) == 0) {
-				watch_model_event(&d->wm, &ev);
-				watch_event_strs_free(strs);
+			if (watch_event_decode(msg.payload, msg.len, &ec) == 0) {
+				watch_model_event(&d->wm, &ec.ev);
+				event_copy_free(&ec);
 			}
 		} else if (msg.type == MSG_LOSS) {
 			d->wm.lost = dmsg_decode_loss(msg.payload, msg.len);
@@ -293,6 +299,20 @@ static const char *data_act(void *ctx, struct top_model *m, enum top_do what, co
 	char *err = NULL;
 
 	(void)m;
+	if (what == TOP_DO_RESUME) {
+		char *words = NULL;
+		int code;
+
+		if (client_request_resume(id, false, &words, &code, &err) < 0)
+			snprintf(d->outcome_buf, sizeof(d->outcome_buf), "%.8s: %s", id,
+				 err ? err : _("the daemon refused"));
+		else
+			snprintf(d->outcome_buf, sizeof(d->outcome_buf), "%.200s", words ? words : "");
+		free(words);
+		free(err);
+		/* The message line is drawn through the sanitizer like every cell. */
+		return d->outcome_buf;
+	}
 	if (client_request_stop(id, what == TOP_DO_KILL, &err) < 0) {
 		snprintf(d->outcome_buf, sizeof(d->outcome_buf), "%.8s: %s", id,
 			 err ? err : _("the daemon refused"));
@@ -327,6 +347,7 @@ static int top_snapshot(struct top_data *d, struct top_model *m, bool json)
 		json_obj_begin(&b);
 		json_kv_str(&b, "daemon", m->daemon);
 		json_kv_uint(&b, "running", m->running);
+		json_kv_uint(&b, "frozen", m->frozen);
 		json_kv_uint(&b, "denied_last_hour", m->denied_hour);
 		json_key(&b, "sessions");
 		json_arr_begin(&b);
@@ -349,6 +370,8 @@ static int top_snapshot(struct top_data *d, struct top_model *m, bool json)
 			json_kv_str(&b, "net", r->net);
 			json_kv_str(&b, "command", r->cmd);
 			json_kv_str(&b, "workdir", r->workdir);
+			if (r->frozen_reason)
+				json_kv_str(&b, "frozen_reason", r->frozen_reason);
 			json_obj_end(&b);
 		}
 		json_arr_end(&b);
@@ -426,7 +449,8 @@ const struct cmd_entry cmd_top_entry = {
 	   "The sessions boxy ran and is running, where they went and what was refused,\n"
 	   "live. Views: 1 sessions, 2 the open session, 3 destinations, 4 denials.\n"
 	   "Keys: arrows/j k, PgUp PgDn, Home End, Enter open, Esc back, Tab or 1-4\n"
-	   "views, / filter, d denied only, s stop, K SIGKILL, a attach, w watch, ? help,\n"
-	   "q quit. On a pipe: one snapshot of the sessions view as text (--json: JSON).\n"),
+	   "views, / filter, d denied only, s stop, K SIGKILL, r resume a frozen one,\n"
+	   "a attach, w watch, ? help, q quit. On a pipe: one snapshot of the sessions\n"
+	   "view as text (--json: JSON).\n"),
 	run_top,
 };

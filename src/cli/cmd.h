@@ -18,7 +18,7 @@ struct cmd_entry {
 extern const struct cmd_entry cmd_run_entry, cmd_doctor_entry, cmd_profile_entry,
 	cmd_watch_entry, cmd_ps_entry, cmd_show_entry, cmd_attach_entry, cmd_stop_entry,
 	cmd_top_entry, cmd_daemon_entry, cmd_prune_entry, cmd_logs_entry, cmd_wait_entry,
-	cmd_verify_entry, cmd_diff_entry;
+	cmd_verify_entry, cmd_diff_entry, cmd_resume_entry;
 
 struct option;
 /* run's long-option table, for the completion generator (cli/cmd-run.c). */

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -24,11 +25,13 @@
 #include <sys/mount.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/doctor.h"
+#include "sandbox/attrib.h"
 #include "common/json.h"
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
@@ -355,6 +358,169 @@ void doctor_check_tun(struct doctor_check *c)
 	free(who);
 }
 
+/* ---- attribution ---------------------------------------------------------- */
+
+/*
+ * Can the daemon tell who made a connection (doc/attribution.md)? Probed
+ * for real on a child in namespaces of its own (sandbox/attrib.h,
+ * attrib_check). hidepid hides other users' processes, never one's own;
+ * Yama's ptrace_scope limits attaching, never reading /proc — except for a
+ * process that made itself not dumpable, read through attaching calls: what
+ * that means here is said.
+ */
+void doctor_check_attrib(struct doctor_check *c)
+{
+	char *line = NULL, scope[16] = "";
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, scope, sizeof(scope) - 1);
+
+		scope[n > 0 ? n : 0] = '\0';
+		scope[strcspn(scope, "\n")] = '\0';
+		close(fd);
+	}
+	if (attrib_check(&line) == 0) {
+		check_set(c, "attrib", DOCTOR_OK, line);
+	} else {
+		check_set(c, "attrib", DOCTOR_WARN, line);
+		check_note(c, _("connections and refusals are still decided and recorded; they say "
+				"\"unknown\" for the process and package that made them"));
+	}
+	/* Reading /proc needs no ptrace rights; a process that made itself not dumpable is
+	 * read with pidfd_getfd and process_vm_readv, which need attach rights (Yama's). */
+	if (scope[0] >= '2')
+		check_note(c, _("Yama forbids attaching here: a process that makes itself not "
+				"dumpable says \"unknown\"; every other one is found"));
+	else if (scope[0])
+		check_note(c, _("Yama lets the daemon attach to its descendants: a process that "
+				"makes itself not dumpable is found too"));
+}
+
+/* ---- tripwires ------------------------------------------------------------ */
+
+/* Does /proc/locks list pid as waiting for a lease to be broken ("N: -> LEASE BREAKER READ PID")? */
+static bool tripwires_lease_waiter(pid_t pid)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	char line[256];
+	bool yes = false;
+
+	while (f && !yes && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "-> LEASE ");
+		int w;
+
+		yes = p && sscanf(p, "-> LEASE %*s %*s %d", &w) == 1 && w == (int)pid;
+	}
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/*
+ * What sandbox/tripwatch.c does with a decoy, on a scratch file: a write
+ * lease, a child that opens the file, the lease's signal, the child seen
+ * waiting for the lease — in /proc/locks, or blocked in the kernel's
+ * __break_lease (how its process is named) —, the lease given up. 0 when
+ * all of it works, else -1 and *why.
+ */
+static int tripwires_probe(const char **why)
+{
+	char path[] = "/tmp/boxy-doctor-lease.XXXXXX", wchan[64] = "";
+	sigset_t set, old;
+	int fd, sfd = -1, rc = -1;
+	bool seen;
+	pid_t child = -1;
+
+	*why = _("a scratch file in /tmp cannot be made");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN + 6);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	*why = _("leases cannot be taken (fs.leases-enable is 0?)");
+	if (fd < 0 || sfd < 0 || fcntl(fd, F_SETSIG, SIGRTMIN + 6) < 0 ||
+	    fcntl(fd, F_SETOWN, getpid()) < 0 || fcntl(fd, F_SETLEASE, F_WRLCK) < 0)
+		goto out;
+	child = fork();
+	if (child == 0) {
+		int f = open(path, O_RDONLY | O_CLOEXEC);
+
+		_exit(f < 0);
+	}
+	*why = _("the lease's break was not signalled");
+	if (child < 0)
+		goto out;
+	{
+		struct pollfd p = { .fd = sfd, .events = POLLIN };
+
+		if (poll(&p, 1, 2000) != 1)
+			goto out;
+	}
+	*why = _("an opener held by the lease cannot be seen waiting in /proc (neither in "
+		 "/proc/locks nor by its wait channel)");
+	seen = tripwires_lease_waiter(child);
+	for (int i = 0; i < 200 && !seen; i++) {
+		char wp[64];
+		int w;
+		ssize_t n;
+
+		snprintf(wp, sizeof(wp), "/proc/%d/wchan", (int)child);
+		w = open(wp, O_RDONLY | O_CLOEXEC);
+		n = w >= 0 ? read(w, wchan, sizeof(wchan) - 1) : -1;
+		wchan[n > 0 ? n : 0] = '\0';
+		if (w >= 0)
+			close(w);
+		seen = strcmp(wchan, "__break_lease") == 0;
+		if (!seen)
+			usleep(1000);
+	}
+	if (seen)
+		rc = 0;
+out:
+	if (fd >= 0) {
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+		close(fd);
+	}
+	if (child > 0)
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (sfd >= 0) {
+		struct signalfd_siginfo si;
+
+		/* Taken, every one: unblocked while pending, the signal would end boxy. */
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			;
+		close(sfd);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	unlink(path);
+	return rc;
+}
+
+/*
+ * Tripwires (doc/tripwires.md): on in the node, python and claude presets.
+ * A host without leases still reports an opened decoy, without its opener.
+ */
+void doctor_check_tripwires(struct doctor_check *c)
+{
+	const char *why = NULL;
+
+	if (tripwires_probe(&why) == 0)
+		check_set(c, "tripwires", DOCTOR_OK,
+			  xstrdup(_("leases: an opened decoy is held while its process is named")));
+	else {
+		check_set(c, "tripwires", DOCTOR_WARN, xstrdup(why));
+		check_note(c, _("an opened decoy is still reported, but its process is named only if "
+				"it still holds the file; a token sent out is found either way"));
+	}
+	check_note(c, _("on in the node, python and claude presets; --tripwires on|off for a run"));
+}
+
 /* ---- cgroup v2 --------------------------------------------------------- */
 
 /* On a hybrid host a controller bound to a v1 hierarchy can never reach v2: say so. */
@@ -543,6 +709,21 @@ void doctor_check_memory(struct doctor_check *c)
 	free(why);
 }
 
+/* ---- how --on-alert freeze freezes ---------------------------------------- */
+
+void doctor_check_freeze(struct doctor_check *c)
+{
+	bool cgroup;
+	char *how = limits_freeze_probe(&cgroup);
+
+	check_set(c, "freeze", DOCTOR_OK, how);
+	if (!cgroup) {
+		check_note(c, _("no process outlives the sweep, but one may run for the few "
+				"milliseconds it takes; a delegated cgroup v2 lets the kernel's freezer "
+				"take them all at once"));
+	}
+}
+
 /* ---- AppArmor's user-namespace restriction ------------------------------ */
 
 /* Read a one-line file below root into buf, newline stripped; false when unreadable. */
@@ -623,7 +804,8 @@ void doctor_run(struct doctor_report *r)
 	void (*const probes[DOCTOR_NCHECKS])(struct doctor_check *) = {
 		doctor_check_kernel, doctor_check_landlock, doctor_check_seccomp,
 		doctor_check_userns, doctor_check_apparmor, doctor_check_tun, doctor_check_cgroup,
-		doctor_check_memory,
+		doctor_check_memory, doctor_check_attrib, doctor_check_tripwires,
+		doctor_check_freeze,
 	};
 
 	memset(r, 0, sizeof(*r));

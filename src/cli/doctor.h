@@ -25,6 +25,12 @@ void doctor_check_tun(struct doctor_check *c);
 void doctor_check_cgroup(struct doctor_check *c);
 /* How --memory is enforced here: the kernel (a delegated cgroup) or boxy's watchdog. */
 void doctor_check_memory(struct doctor_check *c);
+/* Can the daemon read who made a connection (/proc of a process in its own namespaces)? */
+void doctor_check_attrib(struct doctor_check *c);
+/* Can an opened decoy name its opener here (a lease, its break, the opener's wait channel)? */
+void doctor_check_tripwires(struct doctor_check *c);
+/* How an alert would freeze a run here (--on-alert freeze): the cgroup freezer, or SIGSTOP. */
+void doctor_check_freeze(struct doctor_check *c);
 void doctor_check_free(struct doctor_check *c);
 
 /* Run every check, in the order the specification prints them. */

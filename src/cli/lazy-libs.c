@@ -250,6 +250,14 @@ EVP_PKEY *EVP_PKEY_new_raw_public_key(int type, ENGINE *e, const unsigned char *
 	return real(type, e, pub, len);
 }
 
+/* The tripwires' decoy SSH key (sandbox/decoys.c): its public half from a random seed. */
+EVP_PKEY *EVP_PKEY_new_raw_private_key(int type, ENGINE *e, const unsigned char *priv,
+				       size_t len)
+{
+	LAZY(crypto, EVP_PKEY_new_raw_private_key, NULL);
+	return real(type, e, priv, len);
+}
+
 const EVP_MD *EVP_sha256(void)
 {
 	LAZY(crypto, EVP_sha256, NULL);

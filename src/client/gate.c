@@ -5,8 +5,9 @@
  * table is a "deny"; a "new since the last run" event about a destination
  * or a port (and the line saying more were left out, which may hide one) is
  * a "new-destination", any other new item is "new" (reported, never a gate
- * word); each alert is an "alert". A word named in --fail-on fails when one
- * of its findings exists. A run whose end the client did not see (it let go
+ * word); an alert of the tripwire layer is a "tripwire", every other alert an
+ * "alert". A word named in --fail-on fails when one of its findings exists;
+ * "alert" fails on tripwires too (they are alerts, printed as such). A run whose end the client did not see (it let go
  * of the session) cannot be judged and fails a gate that was asked for.
  */
 #include <config.h>
@@ -75,12 +76,19 @@ char *gate_xml_escape(const char *s)
 
 /* ---- the findings, sorted into the gate's words ------------------------------------ */
 
-enum gate_kind { GATE_DENY, GATE_NEW_DEST, GATE_NEW_OTHER, GATE_ALERT, GATE_KINDS };
+enum gate_kind { GATE_DENY, GATE_NEW_DEST, GATE_NEW_OTHER, GATE_TRIPWIRE, GATE_ALERT, GATE_KINDS };
 
 static const char *const kind_word[GATE_KINDS] = {
-	"deny", "new-destination", "new", "alert",
+	"deny", "new-destination", "new", "tripwire", "alert",
 };
-static const unsigned kind_bit[GATE_KINDS] = { FAIL_ON_DENY, FAIL_ON_NEW, 0, FAIL_ON_ALERT };
+/* The --fail-on words a kind's findings fail... */
+static const unsigned kind_bit[GATE_KINDS] = {
+	FAIL_ON_DENY, FAIL_ON_NEW, 0, FAIL_ON_TRIPWIRE | FAIL_ON_ALERT, FAIL_ON_ALERT,
+};
+/* ... and the one word each kind is (the reports' lists of words). */
+static const unsigned word_bit[GATE_KINDS] = {
+	FAIL_ON_DENY, FAIL_ON_NEW, 0, FAIL_ON_TRIPWIRE, FAIL_ON_ALERT,
+};
 
 struct gate_item {
 	enum gate_kind kind;
@@ -155,11 +163,13 @@ static void gate_collect(struct gate *g, unsigned fail_on, const struct client_f
 	for (size_t i = 0; i < cf->nalerts; i++) {
 		const struct client_finding *f = &cf->alerts[i];
 
-		gate_add(g, fail_on, GATE_ALERT, f->layer, f->subject, f->detail, 1);
+		gate_add(g, fail_on, strcmp(f->layer, "tripwire") == 0 ? GATE_TRIPWIRE : GATE_ALERT,
+			 f->layer, f->subject, f->detail, 1);
 	}
+	/* Alerts the client could not keep may hide a tripwire: both words fail on them. */
 	g->more[GATE_ALERT] = cf->more_alerts;
 	if (cf->more_alerts)
-		g->failed |= fail_on & FAIL_ON_ALERT;
+		g->failed |= fail_on & (FAIL_ON_ALERT | FAIL_ON_TRIPWIRE);
 }
 
 /* ---- the reports -------------------------------------------------------------------- */
@@ -204,7 +214,7 @@ static char *item_line(const struct gate_item *it)
  */
 static char *gate_junit(const struct gate *g, unsigned fail_on)
 {
-	static const enum gate_kind words[] = { GATE_DENY, GATE_NEW_DEST, GATE_ALERT };
+	static const enum gate_kind words[] = { GATE_DENY, GATE_NEW_DEST, GATE_TRIPWIRE, GATE_ALERT };
 	struct wbuf w;
 	size_t failures = 0, tests = ARRAY_SIZE(words) + !g->ended;
 
@@ -288,7 +298,7 @@ static char *gate_junit(const struct gate *g, unsigned fail_on)
 static char *gate_json(const struct gate *g, unsigned fail_on, char *const *argv, int code,
 		       int status)
 {
-	static const enum gate_kind words[] = { GATE_DENY, GATE_NEW_DEST, GATE_ALERT };
+	static const enum gate_kind words[] = { GATE_DENY, GATE_NEW_DEST, GATE_TRIPWIRE, GATE_ALERT };
 	struct jbuf b;
 
 	jbuf_init(&b);
@@ -302,7 +312,7 @@ static char *gate_json(const struct gate *g, unsigned fail_on, char *const *argv
 	json_key(&b, "fail_on");
 	json_arr_begin(&b);
 	for (size_t k = 0; k < ARRAY_SIZE(words); k++)
-		if (fail_on & kind_bit[words[k]])
+		if (fail_on & word_bit[words[k]])
 			json_str(&b, kind_word[words[k]]);
 	json_arr_end(&b);
 	json_kv_bool(&b, "ended", g->ended);
@@ -312,7 +322,7 @@ static char *gate_json(const struct gate *g, unsigned fail_on, char *const *argv
 	json_key(&b, "failed_on");
 	json_arr_begin(&b);
 	for (size_t k = 0; k < ARRAY_SIZE(words); k++)
-		if (g->failed & kind_bit[words[k]])
+		if (g->failed & word_bit[words[k]])
 			json_str(&b, kind_word[words[k]]);
 	json_arr_end(&b);
 	json_key(&b, "findings");

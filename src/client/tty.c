@@ -271,25 +271,26 @@ static char **alerts, **news;
 
 static bool keep_alert(const struct msg *m)
 {
-	struct event ev;
-	char *strs[WATCH_EVENT_STRS], *subject, *detail, *line;
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *subject, *detail, *line;
 	bool is = false;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0) {
+	if (watch_event_decode(m->payload, m->len, &ec) < 0) {
 		/* It might have been a finding: the gate cannot pass what it could not read. */
 		findings.unreadable++;
 		return true;
 	}
-	if (ev.verdict && (strcmp(ev.verdict, "alert") == 0 || strcmp(ev.verdict, "new") == 0)) {
+	if (ev->verdict && (strcmp(ev->verdict, "alert") == 0 || strcmp(ev->verdict, "new") == 0)) {
 		/* Shown in the words told to us (our language); kept for --report as recorded. */
-		subject = watch_sanitize(ev.subject ? ev.subject : "");
-		detail = watch_sanitize(ev.told ? ev.told : ev.detail ? ev.detail : "");
-		keep_finding(&ev, strcmp(ev.verdict, "new") == 0);
-		if (strcmp(ev.verdict, "new") == 0) {
+		subject = watch_sanitize(ev->subject ? ev->subject : "");
+		detail = watch_sanitize(ev->told ? ev->told : ev->detail ? ev->detail : "");
+		keep_finding(ev, strcmp(ev->verdict, "new") == 0);
+		if (strcmp(ev->verdict, "new") == 0) {
 			line = xasprintf("%s (%s)", subject, detail);
 			strv_push(&news, line);
 		} else {
-			line = xasprintf("%s: %s: %s", ev.layer ? ev.layer : "boxy", subject, detail);
+			line = xasprintf("%s: %s: %s", ev->layer ? ev->layer : "boxy", subject, detail);
 			strv_push(&alerts, line);
 		}
 		free(line);
@@ -297,7 +298,41 @@ static bool keep_alert(const struct msg *m)
 		free(detail);
 		is = true;
 	}
-	watch_event_strs_free(strs);
+	event_copy_free(&ec);
+	return is;
+}
+
+/*
+ * A session frozen or resumed by an alert (layer "react": doc/react.md), said
+ * at once on stderr — red on a terminal — while the client keeps waiting:
+ * the user decides with boxy resume or boxy stop from another terminal (or
+ * boxy top). raw: the terminal is in raw mode (CR LF). Returns whether m was one.
+ */
+static bool notice_react(const struct msg *m, bool raw)
+{
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *id, *detail;
+	const char *nc = getenv("NO_COLOR");
+	bool red = isatty(STDERR_FILENO) && !(nc && *nc), is;
+
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
+		return false;
+	is = ev->layer && strcmp(ev->layer, "react") == 0 && ev->verdict &&
+	     strcmp(ev->verdict, "action") == 0 && ev->subject &&
+	     (strcmp(ev->subject, "freeze") == 0 || strcmp(ev->subject, "resume") == 0);
+	if (is) {
+		id = watch_sanitize(ev->session ? ev->session : "?");
+		detail = watch_sanitize(ev->detail ? ev->detail : "");
+		if (strcmp(ev->subject, "freeze") == 0)
+			fprintf(stderr, _("%sboxy: session %.8s frozen: %s%s%s"), red ? "\033[1;31m" : "",
+				id, detail, red ? "\033[0m" : "", raw ? "\r\n" : "\n");
+		else
+			fprintf(stderr, _("boxy: session %.8s %s%s"), id, detail, raw ? "\r\n" : "\n");
+		free(id);
+		free(detail);
+	}
+	event_copy_free(&ec);
 	return is;
 }
 
@@ -346,19 +381,20 @@ static int exit_from(const struct msg *m)
 /* -v: print refusals and degraded decisions as they happen. */
 static void print_event(const struct msg *m, bool raw)
 {
-	struct event ev;
-	char *strs[WATCH_EVENT_STRS], *line;
+	struct event_copy ec;
+	const struct event *ev = &ec.ev;
+	char *line;
 
-	if (watch_event_decode(m->payload, m->len, &ev, strs) < 0)
+	if (watch_event_decode(m->payload, m->len, &ec) < 0)
 		return;
 	/* -v: every audit event whatever its verdict (flags.md), and any other kind's refusal. */
-	if ((ev.kind && strcmp(ev.kind, "audit") == 0) ||
-	    (ev.verdict && strcmp(ev.verdict, "allow") != 0 && strcmp(ev.verdict, "start") != 0)) {
-		line = watch_format_event(&ev);
+	if ((ev->kind && strcmp(ev->kind, "audit") == 0) ||
+	    (ev->verdict && strcmp(ev->verdict, "allow") != 0 && strcmp(ev->verdict, "start") != 0)) {
+		line = watch_format_event(ev);
 		fprintf(stderr, "boxy: %s%s", line, raw ? "\r\n" : "\n");
 		free(line);
 	}
-	watch_event_strs_free(strs);
+	event_copy_free(&ec);
 }
 
 int client_request_stop(const char *id, bool now, char **err)
@@ -381,6 +417,53 @@ int client_request_stop(const char *id, bool now, char **err)
 		msg_free(&m);
 	}
 	close(fd);
+	return rc;
+}
+
+int client_request_resume(const char *id, bool log_only, char **words, int *code, char **err)
+{
+	struct daemon_info info;
+	struct wbuf w;
+	struct msg m;
+	struct rbuf r;
+	int fd = client_connect(false, false, &info, err), rc = -1;
+
+	*words = NULL;
+	*code = 1;
+	daemon_info_free(&info);
+	if (fd < 0)
+		return -1;
+	wbuf_init(&w);
+	dmsg_encode_resume(&w, id, log_only);
+	msg_send(fd, MSG_RESUME, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+	if (msg_recv(fd, &m, err) == 1) {
+		rbuf_init(&r, m.payload, m.len);
+		if (m.type == MSG_OK) {
+			*words = wire_get_str(&r, 4096);
+			*code = 0;
+			rc = 0;
+		} else if (m.type == MSG_ERROR) {
+			uint16_t c;
+			char *said = dmsg_decode_error(m.payload, m.len, &c);
+
+			*code = c ? c : 1;
+			set_err(err, "%s", said ? said : "the daemon refused");
+			free(said);
+		} else {
+			set_err(err, "unexpected reply %#x from the daemon", m.type);
+		}
+		msg_free(&m);
+	} else if (err && !*err) {
+		set_err(err, "the daemon closed the connection");
+	}
+	close(fd);
+	if (rc < 0 && err && *err) {
+		char *clean = watch_sanitize(*err);
+
+		free(*err);
+		*err = clean;
+	}
 	return rc;
 }
 
@@ -486,7 +569,7 @@ static int relay_loop(int fd, const char *id, bool verbose, bool input)
 					}
 					break;
 				case MSG_EVENT:
-					if (!keep_alert(&m) && verbose)
+					if (!keep_alert(&m) && !notice_react(&m, input) && verbose)
 						print_event(&m, input);
 					break;
 				case MSG_SNAPSHOT:
@@ -603,7 +686,8 @@ int client_wait_run(int fd, const char *id, bool verbose)
 			}
 			if (m.type == MSG_SNAPSHOT)
 				keep_snapshot(&m);
-			if (m.type == MSG_EVENT && !keep_alert(&m) && verbose)
+			if (m.type == MSG_EVENT && !keep_alert(&m) && !notice_react(&m, false) &&
+			    verbose)
 				print_event(&m, false);
 			msg_free(&m);
 		}

@@ -60,5 +60,11 @@ const struct client_findings *client_findings(void);
 void client_findings_free(void);
 /* Send a stop request for id on a new connection (used on Ctrl-C). */
 int client_request_stop(const char *id, bool now, char **err);
+/*
+ * Ask the daemon to resume frozen session id (log_only: boxy resume --log).
+ * 0 with the daemon's words in *words (malloc'd, raw: sanitize to show), or
+ * -1 with *err (the daemon's words when it refused, sanitized) and *code its exit code.
+ */
+int client_request_resume(const char *id, bool log_only, char **words, int *code, char **err);
 
 #endif

@@ -13,6 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Who made an event (sandbox/attrib.h finds it): the process as the sandbox
+ * sees it and, when a package manager ran it, the package. Every string is
+ * the payload's (bounded, sanitized) and only ever shown: a payload can lie
+ * about its package, and claimed says when nothing but its own word backs it.
+ */
+struct event_who {
+	bool found;             /* false: looked for and not found ("unknown"): nothing below */
+	uint32_t pid;           /* in the sandbox's pid namespace */
+	const char *comm;       /* the kernel's command name */
+	const char *argv0;
+	const char *cmdline;    /* argv joined by spaces, cut */
+	const char *package;    /* NULL or "": no package manager ran it */
+	const char *version;    /* may be NULL */
+	const char *script;     /* "postinstall", "build" (pip); may be NULL */
+	const char *via;        /* an outer package's script that ran this one's manager; may be NULL */
+	bool claimed;           /* the package is only the process's own claim */
+};
+
 struct event {
 	uint64_t t_ms;          /* CLOCK_REALTIME, milliseconds */
 	const char *session;    /* session id, or NULL before there is one */
@@ -47,10 +66,15 @@ struct event {
 
 	const char *told;       /* detail worded for the client that started the run, in its
 	                         * language (common/lang.h), or NULL; sent to it, never recorded */
+
+	bool reacted;           /* an alert acted on when it was raised (broker_opts.alert_now), its
+				 * event sent once its who was found: daemon/react.h acts once */
+	const struct event_who *who;    /* who made it; NULL: not attributed (not looked for) */
 };
 
-/* The string fields of struct event, for a deep copy (daemon/bus.c). */
-#define EVENT_STRS 14
+/* The string fields of struct event (told included), and of its who, for a deep copy. */
+#define EVENT_STRS 15
+#define EVENT_WHO_STRS 7
 
 struct event_sink {
 	void (*emit)(void *ctx, const struct event *ev);
@@ -70,6 +94,39 @@ struct event event_audit_make(const char *layer, const char *verdict, const char
  * refusal table and the store keep the first of each kind past their caps).
  */
 size_t event_reason_kind_len(const char *reason);
+
+/*
+ * A person's words for who (malloc'd, sanitized, at most about 200 bytes):
+ * "postinstall of evil-pkg@1.2.3 (node, pid 812)", "node (pid 90) claims
+ * postinstall of innocent@1.0.0", "python3 fetch.py (pid 77)", "unknown".
+ * NULL for NULL.
+ */
+char *event_who_words(const struct event_who *who);
+#define EVENT_WHO_CMD_MAX 60     /* a command line in event_who_words, in bytes */
+/* The package part alone: "postinstall of evil-pkg@1.2.3", "claims …"; NULL without one. */
+char *event_who_package_words(const struct event_who *who);
+
+/*
+ * A store row's who (store's STORE_WHO_COLUMNS: pid, comm, argv0, cmdline,
+ * package, package_version, package_script, package_via, package_claimed, as
+ * strings, NULL for SQL NULL) into w, whose strings point into v. false when
+ * the row was not looked for (pid NULL).
+ */
+bool event_who_from_row(struct event_who *w, const char *const *v);
+
+/*
+ * An event that outlives the call that emitted it (the bus's queues, the
+ * broker's events held for their attribution): a copy owning its strings
+ * and its who's. event_copy_init fixes c->ev to point into c: do not move c.
+ */
+#define EVENT_COPY_STRS (EVENT_STRS + EVENT_WHO_STRS)
+struct event_copy {
+	struct event ev;
+	struct event_who who;
+	char *strs[EVENT_COPY_STRS];
+};
+void event_copy_init(struct event_copy *c, const struct event *src);
+void event_copy_free(struct event_copy *c);
 
 /* Convenience: an "audit" event. */
 void event_audit(const struct event_sink *sink, const char *layer, const char *verdict,

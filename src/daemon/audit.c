@@ -111,6 +111,36 @@ void audit_log_free(struct audit_log *al)
 	free(al);
 }
 
+/*
+ * "process": who made the decision (doc/attribution.md) — its pid in the
+ * sandbox, comm, argv0, command line, and the package a package manager ran
+ * it for ("claimed": only the process's own word); {"unknown": true} when it
+ * was looked for and not found. Absent when it was not looked for.
+ */
+static void audit_who(struct jbuf *b, const struct event_who *w)
+{
+	json_key(b, "process");
+	json_obj_begin(b);
+	if (!w->found) {
+		json_kv_bool(b, "unknown", true);
+		json_obj_end(b);
+		return;
+	}
+	json_kv_uint(b, "pid", w->pid);
+	json_kv_str(b, "comm", w->comm);
+	json_kv_str(b, "argv0", w->argv0);
+	json_kv_str(b, "cmdline", w->cmdline);
+	if (w->package && w->package[0]) {
+		json_kv_str(b, "package", w->package);
+		json_kv_str(b, "version", w->version);
+		json_kv_str(b, "script", w->script);
+		if (w->via && w->via[0])
+			json_kv_str(b, "via", w->via);
+		json_kv_bool(b, "claimed", w->claimed);
+	}
+	json_obj_end(b);
+}
+
 static void audit_emit(void *ctx, const struct event *ev)
 {
 	struct audit_log *al = ctx;
@@ -134,6 +164,8 @@ static void audit_emit(void *ctx, const struct event *ev)
 	json_kv_str(&b, "verdict", ev->verdict);
 	json_kv_str(&b, "subject", ev->subject);
 	json_kv_str(&b, "reason", ev->detail);
+	if (ev->who)
+		audit_who(&b, ev->who);
 	audit_write_line(al, &b);
 }
 

@@ -31,26 +31,8 @@
 
 struct pending_event {
 	struct pending_event *next;
-	struct event ev;
-	char *strs[EVENT_STRS];
+	struct event_copy c;        /* the event, its strings and its who's (common/event.h) */
 };
-
-/* Deep-copy ev's strings into dst; the copies are owned by strs[] (EVENT_STRS slots). */
-static void event_copy(struct event *dst, char **strs, const struct event *src)
-{
-	const char **fields[] = {
-		&dst->session, &dst->kind, &dst->verdict, &dst->layer, &dst->subject,
-		&dst->detail, &dst->addr, &dst->host, &dst->sni, &dst->what, &dst->method,
-		&dst->path, &dst->query, &dst->rule_text,
-	};
-
-	*dst = *src;
-	dst->told = NULL;       /* told once, live: never kept */
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		strs[i] = *fields[i] ? xstrdup(*fields[i]) : NULL;
-		*fields[i] = strs[i];
-	}
-}
 
 static struct dest *dest_find(struct session *s, const char *name)
 {
@@ -110,18 +92,26 @@ static void count(struct session *s, const struct event *ev)
 	}
 }
 
+/* A copy of ev that outlives it, without its told (told once, live: never kept). */
+static void keep(struct event_copy *c, const struct event *ev)
+{
+	struct event e = *ev;
+
+	e.told = NULL;
+	event_copy_init(c, &e);
+}
+
 static void remember(struct session *s, const struct event *ev)
 {
-	struct recent_event *r = &s->recent[s->recent_next];
+	struct event_copy *r = &s->recent[s->recent_next];
 
-	for (size_t i = 0; i < ARRAY_SIZE(r->strs); i++) {
-		free(r->strs[i]);
-		r->strs[i] = NULL;
-	}
-	event_copy(&r->ev, r->strs, ev);
+	event_copy_free(r);
+	keep(r, ev);
 	s->recent_next = (s->recent_next + 1) % SESSION_RECENT;
 	if (s->nrecent < SESSION_RECENT)
 		s->nrecent++;
+	if (ev->verdict && strcmp(ev->verdict, "alert") == 0 && s->nalerts < SESSION_ALERTS)
+		keep(&s->alerts[s->nalerts++], ev);
 }
 
 static void queue_for_store(struct server *srv, const struct event *ev)
@@ -137,7 +127,7 @@ static void queue_for_store(struct server *srv, const struct event *ev)
 		return;
 	}
 	p = xcalloc(1, sizeof(*p));
-	event_copy(&p->ev, p->strs, ev);
+	keep(&p->c, ev);
 	if (srv->pending_tail)
 		srv->pending_tail->next = p;
 	else
@@ -204,7 +194,10 @@ void bus_publish(struct session *s, const struct event *in)
 	refusals_add_event(&s->refusals, &ev);
 	remember(s, &ev);
 	queue_for_store(s->srv, &ev);
-	finding = ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"));
+	/* A session's reaction to an alert (doc/react.md) is told to its run like a finding:
+	 * a frozen run that never heard why would only seem to hang. */
+	finding = (ev.verdict && (!strcmp(ev.verdict, "alert") || !strcmp(ev.verdict, "new"))) ||
+		  (ev.layer && !strcmp(ev.layer, "react"));
 	for (struct client *c = s->srv->clients; c; c = c->next) {
 		struct event out = ev;
 
@@ -245,12 +238,11 @@ static void bus_add_pending(struct server *srv, bool ok)
 		struct pending_event *p = srv->pending;
 
 		srv->pending = p->next;
-		if (ok && store_one(srv, &p->ev, &err) < 0) {
+		if (ok && store_one(srv, &p->c.ev, &err) < 0) {
 			store_warn(srv, err);
 			err = NULL;
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(p->strs); i++)
-			free(p->strs[i]);
+		event_copy_free(&p->c);
 		free(p);
 	}
 	srv->pending_tail = NULL;
@@ -326,6 +318,20 @@ void bus_session_begin(struct session *s)
 	free(audit_path);
 	free(argv_json);
 	free(policy);
+}
+
+void bus_session_frozen(struct session *s)
+{
+	struct server *srv = s->srv;
+	char *err = NULL;
+
+	if (!srv->store)
+		return;
+	/* The alert's rows first, so a reader that sees the session frozen finds why. */
+	bus_flush(srv);
+	if (store_session_frozen(srv->store, s->id, s->frozen ? (int64_t)s->frozen_ms : 0,
+				 s->frozen_reason, &err) < 0)
+		store_warn(srv, err);
 }
 
 void bus_session_end(struct session *s)

@@ -20,6 +20,8 @@ void bus_flush(struct server *srv);
  */
 void bus_session_begin(struct session *s);
 void bus_session_end(struct session *s);
+/* The session's frozen_ms and frozen_reason in the store as they are now (cleared when thawed). */
+void bus_session_frozen(struct session *s);
 /* Send ev to one watcher, or count it lost when its queue is full. */
 void bus_send_event(struct client *c, const struct event *ev);
 

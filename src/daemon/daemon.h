@@ -5,6 +5,7 @@
  *
  *   daemon/server.c    the socket, the loop, accepting and dispatching
  *   daemon/session.c   sessions and their terminals (daemon/session.h)
+ *   daemon/react.c     what a session's alerts do to it: log, freeze, stop (daemon/react.h)
  *   daemon/bus.c       events to the store and to subscribers (daemon/bus.h)
  *   daemon/clients.c   a client's output queue and its end (daemon/clients.h)
  *   daemon/daemon.h    these structures
@@ -33,12 +34,14 @@
 #define CLIENT_OUTQ_MAX     (1u << 20)      /* bytes queued to one client before it loses events */
 #define SESSION_RING        (64u << 10)     /* terminal output kept for a later attach */
 #define SESSION_RECENT      64              /* recent events kept for a new watcher */
+#define SESSION_ALERTS      8               /* ... and its first alerts, however old */
 #define SESSION_DESTS_MAX   1024            /* destinations counted apart; the rest share one */
 #define DEST_OTHER          "(other destinations)"
 #define STOP_GRACE_S        10.0
 
 struct server;
 struct session;
+struct session_attrib;
 
 enum client_role {
 	CLIENT_NEW,         /* has not said hello */
@@ -78,11 +81,6 @@ struct dest {
 	char **addrs;               /* distinct addresses */
 };
 
-struct recent_event {
-	struct event ev;            /* strings owned below */
-	char *strs[EVENT_STRS];
-};
-
 struct session {
 	struct session *next;
 	struct server *srv;
@@ -95,12 +93,19 @@ struct session {
 	ev_timer timeout_w, grace_w;
 	ev_timer resume_w;          /* SIGCONT after a typed ^Z (daemon/session.c) */
 	ev_io gitcheck_w;           /* the after-run git check is done (sandbox/gitcheck.c) */
+	ev_io trip_w;               /* the decoys' watch has findings (sandbox/tripwatch.h) */
 	struct session_launch launch;   /* while boxy-init builds the sandbox (daemon/launch.h) */
 	int end_status;             /* init's wait status, kept while that check runs */
 	uint64_t started_ms;        /* realtime */
 	char *lockfile;             /* the work directory's lockfiles then (daemon/lockfile.h), or NULL */
 	bool running;
 	bool timed_out;
+	bool stopping;              /* SIGKILL sent (an alert's stop, boxy stop of a frozen one) */
+	bool frozen;                /* every process stopped, the network held (daemon/react.c) */
+	uint64_t frozen_ms;         /* realtime: when it was frozen */
+	char *frozen_reason;        /* the alert that froze it, in words */
+	bool react_log_only;        /* boxy resume --log: its later alerts are logged only */
+	bool denials_fired;         /* the --on-denials'th refusal raised its alert */
 	int exit_code;
 	char *failure;              /* a stage failure's words, as recorded (C) */
 	char *failure_told;         /* the same in the starting client's language, or NULL */
@@ -123,13 +128,16 @@ struct session {
 	struct tls_ca *tls_ca;      /* TLS inspection: the session CA until the broker takes it */
 	char *tls_ca_pem;           /* ... its certificate, for the sandbox's trust bundle */
 	char tls_ca_hash[9];        /* ... and its subject hash */
+	struct session_attrib *attrib;  /* who did what (daemon/session-attrib.c), or NULL */
 	int netlog_fd, pcap_fd;     /* the client's --net-log and --pcap, or -1 */
 
 	struct dest *dests;
 	size_t ndests;
 	uint64_t conns, denied, up, down;
-	struct recent_event recent[SESSION_RECENT];
+	struct event_copy recent[SESSION_RECENT];     /* the last events, for a new watcher */
 	size_t nrecent, recent_next;
+	struct event_copy alerts[SESSION_ALERTS];      /* a watcher that comes late sees them */
+	size_t nalerts;
 };
 
 struct pending_event;

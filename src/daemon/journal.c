@@ -93,8 +93,27 @@ void journal_fields(const struct event *ev, char **out, size_t *n)
 	out[(*n)++] = field("BOXY_VERDICT", ev->verdict);
 	out[(*n)++] = field("BOXY_SUBJECT", ev->subject);
 	out[(*n)++] = field("BOXY_REASON", ev->detail);
-	/* Empty until decisions are attributed to the package whose script made them. */
-	out[(*n)++] = field("BOXY_PACKAGE", NULL);
+	/* The package whose script made it (doc/attribution.md), "" when none or not known. */
+	{
+		const struct event_who *w = ev->who;
+		bool pkg = w && w->found && w->package && w->package[0];
+		char *name = pkg ? xasprintf("%s%s%s", w->package, w->version && w->version[0] ?
+					     "@" : "", w->version ? w->version : "") : NULL;
+
+		out[(*n)++] = field("BOXY_PACKAGE", name);
+		free(name);
+		if (pkg && w->script && w->script[0])
+			out[(*n)++] = field("BOXY_PACKAGE_SCRIPT", w->script);
+		if (pkg && w->claimed)
+			out[(*n)++] = field("BOXY_PACKAGE_CLAIMED", "1");
+		if (w && w->found) {
+			snprintf(num, sizeof(num), "%u", w->pid);
+			out[(*n)++] = field("BOXY_PID", num);
+			out[(*n)++] = field("BOXY_COMM", w->comm);
+		} else if (w) {
+			out[(*n)++] = field("BOXY_PID", "unknown");
+		}
+	}
 	/* Empty until the policy names the rule (profile entry, flag) that matched. */
 	out[(*n)++] = field("BOXY_RULE", NULL);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)ev->t_ms);

@@ -14,7 +14,7 @@
 /* The --audit-log value (and profile key) that means the journal, not a file. */
 #define JOURNAL_TARGET "journal"
 /* At most this many fields per entry; each value cut to JOURNAL_VALUE_MAX bytes. */
-#define JOURNAL_FIELDS_MAX 16
+#define JOURNAL_FIELDS_MAX 24
 #define JOURNAL_VALUE_MAX  4096
 
 /* True when this build can write to the journal (libsystemd at configure time). */

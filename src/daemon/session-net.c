@@ -20,9 +20,12 @@
 #include "broker/netlog.h"
 #include "broker/resolver.h"
 #include "sandbox/assemble.h"
+#include "sandbox/decoys.h"
 #include "daemon/daemon.h"
+#include "daemon/react.h"
 #include "daemon/session-net.h"
 #include "common/tlsca.h"
+#include "daemon/session-attrib.h"
 #include "common/util.h"
 #include "policy/decide.h"
 #include "policy/http-rules.h"
@@ -150,10 +153,17 @@ void session_net_ca_free(struct session *s)
 	s->tls_ca_pem = NULL;
 }
 
+/* An alert of the network whose event waits for its who: reacted to now (broker_opts). */
+static void session_net_alert_now(void *ctx, const struct event *ev)
+{
+	react_event(ctx, ev, false);
+}
+
 void session_net_start(struct session *s, const char *tailnet)
 {
 	struct broker_opts opts = { 0 };
-	char *err = NULL, *path = NULL, *words;
+	char *err = NULL, *path = NULL, *words, **tokens = NULL, **labels = NULL;
+	const struct decoy_set *decoys;
 	struct broker *b = NULL;
 	int taps[BROKER_MAX_HELPERS];
 	size_t ntap = 0;
@@ -171,7 +181,26 @@ void session_net_start(struct session *s, const char *tailnet)
 	opts.tls_ca = s->tls_ca;        /* the broker takes it (and hands the key to boxy-net) */
 	opts.helpers = ntap;            /* one boxy-net per queue of tap0, each gets the key */
 	s->tls_ca = NULL;
+	opts.attrib = session_attrib_broker(s);         /* NULL: --no-attribution */
+	opts.alert_now = session_net_alert_now;
+	opts.alert_ctx = s;
+	decoys = sandbox_decoys(s->sb);
+	if (decoys) {
+		/* Looked for in every name and the first bytes of every flow. */
+		tokens = xcalloc(decoys->ntokens + 1, sizeof(char *));
+		labels = xcalloc(decoys->ntokens + 1, sizeof(char *));
+		for (size_t i = 0; i < decoys->ntokens; i++) {
+			tokens[i] = decoys->tokens[i].text;
+			labels[i] = decoys->tokens[i].label;
+		}
+		opts.tokens = tokens;
+		opts.token_labels = labels;
+		opts.ntokens = decoys->ntokens;
+	}
 	b = broker_create(s->srv->loop, &s->rs, &s->sink, s->id, &opts, &err);
+	free(tokens);
+	free(labels);
+	tokens = labels = NULL;
 	if (!b)
 		goto fail;
 	path = broker_helper_path();

@@ -33,12 +33,14 @@
 #include "daemon/launch.h"
 #include "daemon/lockfile.h"
 #include "common/lang.h"
+#include "daemon/react.h"
 #include "common/path-guard.h"
 #include "proto/msg-run.h"
 #include "sandbox/assemble.h"
 #include "daemon/bus.h"
 #include "daemon/clients.h"
 #include "daemon/session.h"
+#include "daemon/session-attrib.h"
 #include "daemon/session-log.h"
 #include "daemon/session-net.h"
 #include "proto/daemon-msg.h"
@@ -46,10 +48,17 @@
 #include "common/util.h"
 #include "proto/wire.h"
 
-/* Events from the sandbox assembly go to the bus. */
+/*
+ * Events from the sandbox, its network and its git watch go to the bus, then
+ * to the reaction (daemon/react.h), which acts on alerts and counts refusals.
+ */
 static void session_emit(void *ctx, const struct event *ev)
 {
-	bus_publish(ctx, ev);
+	struct session *s = ctx;
+	uint64_t refused = s->refusals.total;
+
+	bus_publish(s, ev);
+	react_event(s, ev, s->refusals.total > refused);
 }
 
 static void new_id(char out[SESSION_ID_LEN + 1])
@@ -92,6 +101,7 @@ void session_free(struct session *s)
 	ev_timer_stop(s->srv->loop, &s->grace_w);
 	ev_timer_stop(s->srv->loop, &s->resume_w);
 	ev_io_stop(s->srv->loop, &s->gitcheck_w);
+	ev_io_stop(s->srv->loop, &s->trip_w);
 	session_launch_end(s);
 	if (s->pty >= 0) {
 		ev_io_stop(s->srv->loop, &s->pty_w);
@@ -101,6 +111,7 @@ void session_free(struct session *s)
 	refusals_free(&s->refusals);
 	session_net_end(s);
 	session_net_ca_free(s);
+	session_attrib_end(s);
 	if (s->sb)
 		sandbox_free(s->sb);
 	audit_log_free(s->audit);
@@ -109,14 +120,16 @@ void session_free(struct session *s)
 	free(s->lockfile);
 	free(s->failure);
 	free(s->failure_told);
+	free(s->frozen_reason);
 	for (size_t i = 0; i < s->ndests; i++) {
 		free(s->dests[i].name);
 		strv_free(s->dests[i].addrs);
 	}
 	free(s->dests);
 	for (size_t i = 0; i < SESSION_RECENT; i++)
-		for (size_t j = 0; j < ARRAY_SIZE(s->recent[i].strs); j++)
-			free(s->recent[i].strs[j]);
+		event_copy_free(&s->recent[i]);
+	for (size_t i = 0; i < s->nalerts; i++)
+		event_copy_free(&s->alerts[i]);
 	free(s);
 }
 
@@ -230,6 +243,7 @@ static void session_ended(struct session *s, int status)
 	ev.subject = s->rs.argv[0];
 	ev.detail = s->failure ? s->failure : words;
 	session_net_end(s);     /* --net-log is complete before anyone hears of the exit */
+	session_attrib_end(s);
 	since_report(s);        /* what this run did that the last one did not */
 	bus_publish(s, &ev);
 	bus_session_end(s);
@@ -269,6 +283,7 @@ void session_child_exited(struct session *s, int st)
 	ev_child_stop(loop, &s->child_w);
 	ev_timer_stop(loop, &s->timeout_w);
 	ev_timer_stop(loop, &s->grace_w);
+	ev_io_stop(loop, &s->trip_w);   /* sandbox_reap emits what the decoys' watch saw last */
 	fd = sandbox_gitcheck_start(s->sb);
 	if (fd < 0) {
 		session_ended(s, st);
@@ -298,7 +313,16 @@ static void timeout_fired(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	event_audit(&s->sink, "limits", "deny", "timeout", "the run exceeded --timeout: killed");
+	/* A frozen session too (doc/react.md): --timeout is a promise to whoever waits on the run. */
+	if (s->frozen) {
+		char *words = xasprintf("the run exceeded --timeout while frozen (%s): killed",
+					s->frozen_reason ? s->frozen_reason : "-");
+
+		event_audit(&s->sink, "limits", "deny", "timeout", words);
+		free(words);
+	} else {
+		event_audit(&s->sink, "limits", "deny", "timeout", "the run exceeded --timeout: killed");
+	}
 	s->timed_out = true;
 	sandbox_kill(s->sb);
 }
@@ -325,7 +349,8 @@ static void resume_fired(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	sandbox_signal(s->sb, SIGCONT);
+	if (!s->frozen)         /* never into a frozen sandbox: boxy-init would pass it on */
+		sandbox_signal(s->sb, SIGCONT);
 }
 
 /* Input for the pty: arm resume_w when it holds the pty's suspend character. */
@@ -365,11 +390,29 @@ void session_run_failed(struct session *s, struct client *c, char *err)
 	session_free(s);
 }
 
+/* The decoys' watch has findings: they become events now, on the loop. */
+static void trip_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct session *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	sandbox_tripwire_drain(s->sb);
+}
+
 /* boxy-init reported ready: the session runs, and c (NULL when it left) is bound to it. */
 void session_run_started(struct session *s, struct client *c, bool tty, const char *tailnet)
 {
 	struct server *srv = s->srv;
+	int tfd = sandbox_tripwire_fd(s->sb);
 
+	if (tfd >= 0) {
+		ev_io_init(&s->trip_w, trip_readable, tfd, EV_READ);
+		s->trip_w.data = s;
+		ev_io_start(srv->loop, &s->trip_w);
+		sandbox_tripwire_drain(s->sb);  /* what came before the loop watched */
+	}
+	session_attrib_start(s);        /* first: the network's broker asks it from the start */
 	session_net_start(s, tailnet);
 	if (s->rs.timeout_ms) {
 		ev_timer_set(&s->timeout_w, (double)s->rs.timeout_ms / 1000.0, 0.0);
@@ -621,7 +664,19 @@ void session_handle_stop(struct client *c, const struct msg *m)
 
 	if (!s)
 		return;
-	if (now) {
+	if (s->frozen) {
+		/*
+		 * SIGTERM would stay pending on stopped processes until they were
+		 * continued — continuing what an alert froze. SIGKILL reaches them
+		 * stopped, and the network stays held until they are gone.
+		 */
+		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL while frozen "
+			    "(boxy stop; a frozen session gets no SIGTERM: it would have to be "
+			    "continued to act on it)");
+		s->stopping = true;
+		sandbox_kill(s->sb);
+		words = xasprintf("session %.8s was frozen: killed with SIGKILL", s->id);
+	} else if (now) {
 		event_audit(&s->sink, "session", "action", "stop", "stopped with SIGKILL (boxy stop -k)");
 		sandbox_kill(s->sb);
 		words = xasprintf("session %.8s killed", s->id);
@@ -645,6 +700,30 @@ void session_handle_stop(struct client *c, const struct msg *m)
 	free(words);
 }
 
+/* MSG_RESUME: a frozen session's processes continue and its network is let go. */
+void session_handle_resume(struct client *c, const struct msg *m)
+{
+	char *prefix, *words, *err = NULL;
+	bool log_only;
+	bool ok = dmsg_decode_resume(m->payload, m->len, &prefix, &log_only) == 0;
+	struct session *s = requested_session(c, ok, prefix, "resume");
+	struct wbuf w;
+
+	if (!s)
+		return;
+	words = react_resume(s, log_only, &err);
+	if (!words) {
+		client_send_error(c, 1, "%s", err);
+		free(err);
+		return;
+	}
+	wbuf_init(&w);
+	dmsg_encode_ok(&w, words);
+	client_send(c, MSG_OK, w.p, w.len);
+	wbuf_free(&w);
+	free(words);
+}
+
 /*
  * Counters and the destinations table, once a second and on demand:
  * str id, str state, strv argv, u64 elapsed_ms, u64 conns, denied, up, down,
@@ -662,7 +741,8 @@ void session_snapshot(struct session *s, struct client *to)
 	if (s->running && to->outq_bytes >= CLIENT_OUTQ_MAX)
 		return;
 	wbuf_init(&w);
-	dmsg_encode_snapshot_head(&w, s->id, s->running ? "running" : "exited", s->rs.argv,
+	dmsg_encode_snapshot_head(&w, s->id, !s->running ? "exited" : s->frozen ? "frozen" : "running",
+				  s->rs.argv,
 				  now_real_ms() - s->started_ms, s->conns, s->denied, s->up, s->down,
 				  (uint32_t)s->ndests);
 	for (size_t i = 0; i < s->ndests; i++) {
@@ -700,6 +780,19 @@ void session_handle_watch(struct client *c, const struct msg *m)
 	c->role = CLIENT_WATCHING;
 	c->session = s;
 	session_snapshot(s, c);
+	/* The first alerts, whatever came after them (the recent ring may have lost them). */
+	for (size_t i = 0; i < s->nalerts; i++) {
+		bool in_recent = false;
+
+		for (size_t k = 0; k < s->nrecent && !in_recent; k++)
+			in_recent = s->recent[k].ev.t_ms == s->alerts[i].ev.t_ms &&
+				    s->recent[k].ev.verdict && s->alerts[i].ev.detail &&
+				    strcmp(s->recent[k].ev.verdict, "alert") == 0 &&
+				    s->recent[k].ev.detail &&
+				    strcmp(s->recent[k].ev.detail, s->alerts[i].ev.detail) == 0;
+		if (!in_recent)
+			bus_send_event(c, &s->alerts[i].ev);
+	}
 	for (size_t i = 0; i < s->nrecent; i++) {
 		size_t at = (s->recent_next + SESSION_RECENT - s->nrecent + i) % SESSION_RECENT;
 
@@ -715,7 +808,8 @@ void session_client_input(struct client *c, const struct msg *m)
 		return;
 	switch (m->type) {
 	case MSG_INPUT:
-		if (s->pty >= 0 && c->role == CLIENT_ATTACHED && m->len) {
+		/* Frozen: keys would queue signals (^C) for stopped processes to take at a resume. */
+		if (s->pty >= 0 && c->role == CLIENT_ATTACHED && m->len && !s->frozen) {
 			/* Best effort: a full pty input queue drops keystrokes rather than stall. */
 			if (write(s->pty, m->payload, m->len) < 0 && errno != EAGAIN)
 				break;

@@ -97,11 +97,12 @@ static void since_publish(struct session *s, const struct since_ctx *c, const ch
 
 		if (!it->shown)
 			continue;
-		if (strcmp(it->kind, "destination") == 0)
+		if (strcmp(it->kind, "destination") == 0 || strcmp(it->kind, "package") == 0)
 			detail = xasprintf("%s, %s", *it->detail ? it->detail : "new", why);
 		else
 			detail = xasprintf("new %s (%s), %s", it->kind, it->detail, why);
-		ev.what = it->kind;     /* "destination", "refusal", "finding": the gate reads this */
+		ev.what = it->kind;     /* "destination", "package", "refusal", "finding": the gate
+					 * reads this */
 		ev.subject = it->subject;
 		ev.detail = detail;
 		bus_publish(s, &ev);

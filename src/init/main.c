@@ -201,9 +201,14 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	/* tap0 while /dev/net/tun is still the host's and CAP_NET_ADMIN is held;
 	 * its descriptor goes back to the daemon over the plan socket. */
 	if (plan->net == NET_PUBLIC || plan->net == NET_ALLOWLIST) {
-		if (sandbox_net_setup(FD_PLAN, plan->net_queues ? plan->net_queues : 1, err) < 0)
+		/* The plan socket outlives the stage when the decoys go over it too. */
+		int sock = plan->ndecoys ? fcntl(FD_PLAN, F_DUPFD_CLOEXEC, 10) : FD_PLAN;
+
+		if (sock < 0)
+			return set_err_errno(err, "dup");
+		if (sandbox_net_setup(sock, plan->net_queues ? plan->net_queues : 1, err) < 0)
 			return -1;
-	} else {
+	} else if (!plan->ndecoys) {
 		close(FD_PLAN);
 	}
 
@@ -234,6 +239,15 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 	if (init_mask_links(plan, err) < 0)
 		return -1;
 
+	/* decoys: the tripwires' files, written by the mount stage, go to the
+	 * daemon, which watches them before the payload may start. */
+	if (plan->ndecoys) {
+		*stage = "decoys";
+		if (decoys_hand_over(plan, FD_PLAN, FD_REPORT, err) < 0)
+			return -1;
+		close(FD_PLAN);
+	}
+
 	/* ucounts: the inotify, fanotify and namespace counters of the sandbox's
 	 * user namespace, lowered so the payload cannot use up the host user's
 	 * (they are hierarchical); needs CAP_SYS_RESOURCE, after mount. */
@@ -262,8 +276,8 @@ static int init_run_stages(const struct plan *plan, const char **stage, char **e
 		return set_err_errno(err, "prctl PR_SET_DUMPABLE");
 
 	/* seccomp: last, so nothing boxy-init still does can trip it. It binds
-	 * init too, which needs only wait4, kill, signalfd reads, setpgid and
-	 * ioctl(TIOCSPGRP) from here on — all in the allowlist. */
+	 * init too, which needs only wait4, kill, signalfd reads, sigtimedwait,
+	 * setpgid and ioctl(TIOCSPGRP) from here on — all in the allowlist. */
 	*stage = "seccomp";
 	if (seccomp_apply_program(plan->seccomp, plan->seccomp_bpf, plan->seccomp_bpf_len, err) < 0)
 		return -1;
@@ -381,11 +395,26 @@ static void init_resume_payload(pid_t payload, int st)
 static int init_supervise(pid_t payload, int sfd)
 {
 	int status = 0;
-	bool done = false;
+	bool done = false, frozen = false;
+	sigset_t ctl;
 
+	sigemptyset(&ctl);
+	sigaddset(&ctl, PLAN_SIG_FREEZE);
+	sigaddset(&ctl, PLAN_SIG_THAW);
 	while (!done) {
 		struct signalfd_siginfo si;
-		ssize_t r = read(sfd, &si, sizeof(si));
+		siginfo_t ci;
+		ssize_t r;
+
+		/*
+		 * The owner's word first (plan.h): a signalfd hands out the lowest
+		 * signal first, and a payload that keeps a standard one pending (a
+		 * SIGCONT or a SIGCHLD a moment) would otherwise keep these unread.
+		 */
+		while (sigtimedwait(&ctl, &ci, &(struct timespec){ 0, 0 }) > 0)
+			if (ci.si_code == SI_USER && ci.si_pid == 0)
+				frozen = ci.si_signo == PLAN_SIG_FREEZE;
+		r = read(sfd, &si, sizeof(si));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -403,14 +432,26 @@ static int init_supervise(pid_t payload, int sfd)
 				if (w != payload)
 					continue;
 				if (WIFSTOPPED(st)) {
-					init_resume_payload(payload, st);
+					if (!frozen)
+						init_resume_payload(payload, st);
 					continue;
 				}
 				status = st;
 				done = true;
 			}
+		} else if ((int)si.ssi_signo == PLAN_SIG_FREEZE || (int)si.ssi_signo == PLAN_SIG_THAW) {
+			/* The owner's word alone (plan.h): from outside, never from the payload. */
+			if (si.ssi_code == SI_USER && si.ssi_pid == 0)
+				frozen = (int)si.ssi_signo == PLAN_SIG_FREEZE;
 		} else if (si.ssi_signo == SIGCONT) {
-			/* the whole group: a member stopped in vfork leaves the payload unstopped */
+			/*
+			 * The whole group: a member stopped in vfork leaves the payload
+			 * unstopped. Only the owner's (from outside: pid 0); a payload
+			 * process continues what it may itself, and must not make
+			 * boxy-init continue the rest for it while a freeze is taking it.
+			 */
+			if (frozen || si.ssi_code != SI_USER || si.ssi_pid != 0)
+				continue;
 			if (kill(-payload, SIGCONT) < 0)
 				kill(payload, SIGCONT);
 		} else {
@@ -470,6 +511,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(init_forwarded); i++)
 		sigaddset(&mask, init_forwarded[i]);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, PLAN_SIG_FREEZE);
+	sigaddset(&mask, PLAN_SIG_THAW);
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)

@@ -1489,6 +1489,9 @@ static int setup_user(struct mount_ctx *ctx, char **err)
 		if (q == 1)
 			note_skipped(ctx, "--protect %s: %s", ents[i].dst, strerror(ENOENT));
 	}
+	/* The decoys last: where the user's mounts and copies put something, none goes. */
+	if (mount_write_decoys(ctx, err) < 0)
+		goto out;
 	r = 0;
 out:
 	for (size_t i = 0; i < n; i++)

@@ -66,6 +66,13 @@ int mount_pin_parents(struct mount_ctx *ctx, const char *path, char **err);
  */
 int mount_protect_ro(struct mount_ctx *ctx, const char *path, char **err);
 
+/*
+ * Step 11 (init/decoys.c): write the plan's decoy credentials into $HOME,
+ * where nothing of the user's is; init/decoys.c remembers which it wrote for
+ * decoys_hand_over. 0, or -1 with *err when $HOME cannot be opened.
+ */
+int mount_write_decoys(struct mount_ctx *ctx, char **err);
+
 /* Step 9 (init/mount-git.c): protect the repositories at root, a writable
  * mount's path inside, and one level below it. */
 int mount_git_protect_tree(struct mount_ctx *ctx, const char *root, char **err);

@@ -63,7 +63,8 @@ enum plan_tag {
 	TAG_HOLD_MS,            /* optional: the test suite's start delay (plan.h) */
 	TAG_NET_QUEUES,         /* optional: queues of tap0, absent: one */
 	TAG_TLS_CA,             /* optional: the session CA's PEM and subject hash (two strings) */
-	TAG_LAST = TAG_TLS_CA,
+	TAG_DECOY,              /* optional, repeated: one per decoy credential, in order */
+	TAG_LAST = TAG_DECOY,
 };
 
 /* Fields a plan cannot be run without. */
@@ -100,6 +101,11 @@ void plan_free(struct plan *p)
 	free(p->ports);
 	strv_free(p->roots);
 	free(p->seccomp_bpf);
+	for (size_t i = 0; i < p->ndecoys; i++) {
+		free(p->decoys[i].path);
+		free(p->decoys[i].content);
+	}
+	free(p->decoys);
 	plan_init(p);
 }
 
@@ -233,6 +239,16 @@ int plan_encode(const struct plan *p, char **buf, size_t *len)
 		field_strv(&b, TAG_ROOTS, p->roots);
 	plan_encode_seccomp(&b, p);
 	plan_encode_tls(&b, p);
+	for (size_t i = 0; i < p->ndecoys; i++) {
+		const struct plan_decoy *d = &p->decoys[i];
+		size_t at = field_begin(&b, TAG_DECOY);
+
+		wire_put_str(&b, d->path);
+		wire_put_str(&b, d->content);
+		wire_put_u32(&b, d->mode);
+		wire_put_u64(&b, (uint64_t)d->mtime);
+		wire_put_len_end(&b, at);
+	}
 
 	if (b.len > PLAN_MAX_BYTES) {
 		wbuf_free(&b);
@@ -290,6 +306,52 @@ static bool plan_tls_ca_ok(const char *pem, const char *hash)
 		if (!strchr("0123456789abcdef", hash[i]))
 			return false;
 	return true;
+}
+
+/*
+ * A decoy's path below $HOME: relative, normal (no empty, "." or ".."
+ * component), short, of printable ASCII. The mount stage creates what is
+ * missing of it, on $HOME's tmpfs only.
+ */
+static bool plan_decoy_path_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > PLAN_DECOY_PATH_MAX || s[0] == '/' || s[n - 1] == '/')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return false;
+	for (const char *c = s; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
+		size_t len = strcspn(c, "/");
+
+		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* One TAG_DECOY: path, content, mode, mtime, each checked. */
+static int decode_decoy(struct plan *p, struct rbuf *c, char **err)
+{
+	struct plan_decoy d = { 0 };
+	uint64_t mtime;
+
+	if (p->ndecoys >= PLAN_DECOYS_MAX)
+		return set_err(err, "plan: more than %u decoys", PLAN_DECOYS_MAX);
+	d.path = wire_get_str(c, PLAN_DECOY_PATH_MAX);
+	d.content = wire_get_str(c, PLAN_DECOY_CONTENT_MAX);
+	d.mode = wire_get_u32(c);
+	mtime = wire_get_u64(c);
+	if (c->failed || !d.path || !d.content || !plan_decoy_path_ok(d.path) ||
+	    d.mode & ~0777u || mtime == 0 || mtime > ((uint64_t)1 << 40)) {
+		free(d.path);
+		free(d.content);
+		return set_err(err, "plan: decoy %zu: malformed", p->ndecoys + 1);
+	}
+	d.mtime = (int64_t)mtime;
+	*(struct plan_decoy *)xappend(&p->decoys, &p->ndecoys, sizeof(d)) = d;
+	return 0;
 }
 
 /* Decode the value of one field (c covers exactly the field's bytes). */
@@ -399,6 +461,10 @@ static int decode_field(struct plan *p, enum plan_tag tag, struct rbuf *c, char 
 		if (c->failed || !p->tls_ca_pem || !p->tls_ca_hash || wire_left(c) != 0 ||
 		    !plan_tls_ca_ok(p->tls_ca_pem, p->tls_ca_hash))
 			return set_err(err, "plan: a malformed session CA");
+		break;
+	case TAG_DECOY:
+		if (decode_decoy(p, c, err) < 0)
+			return -1;
 		break;
 	case TAG_HOLD_MS:
 		p->hold_ms = wire_get_u32(c);
@@ -514,7 +580,7 @@ int plan_decode(const char *buf, size_t len, struct plan *p, char **err)
 			set_err(err, "plan: unknown field %u", tag);
 			goto fail;
 		}
-		if (seen[tag] && tag != TAG_MOUNT) {
+		if (seen[tag] && tag != TAG_MOUNT && tag != TAG_DECOY) {
 			set_err(err, "plan: field %u repeated", tag);
 			goto fail;
 		}

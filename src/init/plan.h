@@ -7,6 +7,7 @@
 #ifndef BOXY_PLAN_H
 #define BOXY_PLAN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,29 @@
 #include "spec/runspec.h"
 
 #define PLAN_MAX_BYTES   (8u << 20)    /* an encoded plan never exceeds this */
+
+/*
+ * What the sandbox's owner tells boxy-init while it freezes the sandbox with
+ * SIGSTOP (sandbox/freeze.h, doc/react.md): from PLAN_SIG_FREEZE on, boxy-init
+ * passes no SIGCONT on and resumes no stopped payload, so a process not yet
+ * stopped cannot use it to wake the others; PLAN_SIG_THAW ends that. Taken
+ * only from outside the sandbox: a signal from an ancestor pid namespace
+ * arrives as SI_USER with pid 0, which no process inside can forge (the
+ * kernel refuses a non-negative si_code from rt_sigqueueinfo to another).
+ */
+#define PLAN_SIG_FREEZE  (SIGRTMIN + 2)
+#define PLAN_SIG_THAW    (SIGRTMIN + 3)
+/* A decoy credential boxy-init writes into the fresh $HOME (doc/tripwires.md). */
+struct plan_decoy {
+	char *path;                 /* below $HOME: relative, normal, at most PLAN_DECOY_PATH_MAX */
+	char *content;              /* the file's text, at most PLAN_DECOY_CONTENT_MAX bytes */
+	uint32_t mode;              /* the file's permission bits (a subset of 0777) */
+	int64_t mtime;              /* its modification time, seconds since the epoch (> 0) */
+};
+
+#define PLAN_DECOYS_MAX           16
+#define PLAN_DECOY_PATH_MAX       128
+#define PLAN_DECOY_CONTENT_MAX    16384
 
 struct plan {
 	char **argv;                /* the payload command; argv[0] is looked up in PATH inside */
@@ -61,6 +85,9 @@ struct plan {
 				     * sandbox's trust bundle; NULL when the run inspects nothing */
 	char *tls_ca_hash;          /* with it: OpenSSL's subject hash, 8 hex digits, the name of
 				     * its link in the hashed certificate directory */
+	struct plan_decoy *decoys;  /* --tripwires: written into $HOME by the mount stage, then
+				     * opened and handed to the daemon (PLAN_REPORT_DECOYS) */
+	size_t ndecoys;
 };
 
 /*
@@ -87,6 +114,16 @@ struct plan {
  */
 #define PLAN_REPORT_READY 0
 #define PLAN_REPORT_MAX   1024     /* status byte + text, never more */
+/*
+ * With decoys, one record comes before "ready": status PLAN_REPORT_DECOYS,
+ * sent once the decoys were written and their descriptors sent over the
+ * plan socket (a byte 'D', a byte n, then n bytes: each descriptor's index
+ * in plan->decoys; attached, 1 + n descriptors: a socket for the answer,
+ * then the decoys, O_RDONLY). boxy-init then waits for the byte 'A' on that
+ * socket (the daemon watches them now) before it goes on, so that nothing
+ * of the payload runs unwatched.
+ */
+#define PLAN_REPORT_DECOYS 1
 
 void plan_init(struct plan *p);
 void plan_free(struct plan *p);

@@ -42,6 +42,16 @@ int mount_setup(const struct plan *plan, char **err);
  */
 int mount_setup_report(const struct plan *plan, char ***skipped, char **err);
 
+/* ---- decoys (init/decoys.c) ---------------------------------------- */
+
+/*
+ * Stage "decoys", after mount: open each decoy the mount stage wrote, send
+ * the descriptors to the daemon over sock, report PLAN_REPORT_DECOYS on
+ * report_fd and wait for the daemon's 'A' on sock (init/plan.h). Closes its
+ * copies of the descriptors. 0, or -1 with *err.
+ */
+int decoys_hand_over(const struct plan *p, int sock, int report_fd, char **err);
+
 /* ---- capabilities (init/caps.c) ------------------------------------ */
 
 /*

@@ -107,8 +107,24 @@ void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, cons
 	broker_send(gw, NET_FLOW_SEEN, &w);
 }
 
-/* NET_RESOLVE: a query the sandbox asked, by name. */
-void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
+/* NET_TRIPWIRE: a decoy token in the flow's first bytes (sent once per flow). */
+void send_tripwire(struct gw *gw, struct flow *f, const struct tw_hit *hit)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, f->id);
+	wire_put_u8(&w, (uint8_t)hit->token);
+	wire_put_u8(&w, (uint8_t)hit->enc);
+	broker_send(gw, NET_TRIPWIRE, &w);
+}
+
+/*
+ * NET_RESOLVE: a query the sandbox asked, by name, and the socket it came
+ * from (protocol, both ends), by which the daemon finds who asked.
+ */
+void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype,
+		  const struct dns_source *from)
 {
 	struct wbuf w;
 
@@ -116,6 +132,11 @@ void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype)
 	wire_put_u32(&w, id);
 	wire_put_str(&w, name);
 	wire_put_u16(&w, qtype);
+	wire_put_u8(&w, from->proto);
+	put_flow_addr(&w, from->family, from->src);
+	wire_put_u16(&w, from->sport);
+	put_flow_addr(&w, from->family, from->dst);
+	wire_put_u16(&w, from->dport);
 	broker_send(gw, NET_RESOLVE, &w);
 }
 

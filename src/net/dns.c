@@ -71,7 +71,24 @@ bool dns_query_in(struct gw *gw, const struct dns_pending *how, const uint8_t *p
 		slot->id = ++gw->next_query;
 	while (slot->id == 0);
 	slot->deadline = ev_now(gw->loop) + GW_DNS_TIMEOUT;
-	send_resolve(gw, slot->id, q.name, q.qtype);
+	{
+		struct dns_source from = { .proto = 17, .family = how->family, .sport = how->cport,
+					   .dport = 53 };
+		struct flow *f = how->tcp ? flow_find_id(gw, how->flow_id) : NULL;
+
+		if (f) {
+			from.proto = 6;
+			from.family = f->family;
+			memcpy(from.src, f->src, 16);
+			memcpy(from.dst, f->dst, 16);
+			from.sport = f->sport;
+			from.dport = f->dport;
+		} else {
+			memcpy(from.src, how->client, 16);
+			memcpy(from.dst, how->server, 16);
+		}
+		send_resolve(gw, slot->id, q.name, q.qtype, &from);
+	}
 	return true;
 }
 

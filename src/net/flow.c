@@ -308,3 +308,26 @@ void gw_service(struct gw *gw)
 		free(f);
 	}
 }
+
+/*
+ * The decoy tokens in what the sandbox sends on f: the first
+ * NETPROTO_TRIPWIRE_SCAN bytes, as one stream (a token cut across two
+ * segments is found). Scanned before they are sent; a hit is told once.
+ */
+bool flow_tripwire_scan(struct gw *gw, struct flow *f, const uint8_t *p, size_t n)
+{
+	struct tw_hit hit;
+
+	if (f->tw_tripped)
+		return true;
+	if (!gw->tw || f->tw_scanned >= NETPROTO_TRIPWIRE_SCAN || n == 0)
+		return false;
+	if (n > NETPROTO_TRIPWIRE_SCAN - f->tw_scanned)
+		n = (size_t)(NETPROTO_TRIPWIRE_SCAN - f->tw_scanned);
+	f->tw_scanned += n;
+	if (!tw_scan(gw->tw, &f->tw, p, n, &hit))
+		return false;
+	f->tw_tripped = true;
+	send_tripwire(gw, f, &hit);
+	return true;
+}

@@ -33,6 +33,7 @@
 #include "parse/dns.h"
 #include "policy/http-rules.h"
 #include "parse/sni.h"
+#include "parse/tripwire.h"
 #include "common/netaddr.h"
 
 struct tcp_pcb;
@@ -176,6 +177,10 @@ struct flow {
 	unsigned dns_pending;
 	ev_tstamp deadline;
 
+	struct tw_stream tw;            /* the decoy-token scan of what the sandbox sends */
+	uint64_t tw_scanned;            /* bytes of it scanned (at most NETPROTO_TRIPWIRE_SCAN) */
+	bool tw_tripped;                /* a token was in it: NET_TRIPWIRE sent, nothing more goes */
+
 	struct flow *next_id, *next_tuple;      /* hash chains */
 	struct flow *prev, *next;               /* every live flow */
 	struct flow *next_dirty;
@@ -202,6 +207,7 @@ struct gw {
 	bool pcap_reported, tap_dead, flows_full_reported;
 	bool observe;                   /* NETCFG_OBSERVE: name open flows for the record */
 	struct tls_engine *tls;         /* TLS inspection (NETCFG_TLS; net/tls.h), or NULL */
+	struct tw_matcher *tw;          /* the decoy tokens, or NULL (gw_set_tripwires) */
 	int exit_status;
 
 	struct netif *nif;              /* net/lwip.c's */
@@ -291,7 +297,18 @@ void send_flow_counts(struct gw *gw, struct flow *f, uint16_t type);
 void send_flow_name(struct gw *gw, struct flow *f, enum net_name_kind kind, bool ech,
 		    const char *name);
 void send_flow_seen(struct gw *gw, struct flow *f, enum net_name_kind kind, const char *name);
-void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype);
+void send_tripwire(struct gw *gw, struct flow *f, const struct tw_hit *hit);
+/* Scan the next n bytes the sandbox sends on f (within the budget): true when a token was in them. */
+bool flow_tripwire_scan(struct gw *gw, struct flow *f, const uint8_t *p, size_t n);
+/* Where a DNS query came from: the sandbox's socket (NET_RESOLVE carries it). */
+struct dns_source {
+	uint8_t proto;                  /* 6 or 17 */
+	int family;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;
+};
+void send_resolve(struct gw *gw, uint32_t id, const char *name, uint16_t qtype,
+		  const struct dns_source *from);
 /* NET_TLS_FAIL: why an inspected flow failed (NETTLS_*), with OpenSSL's or an alert's words. */
 void send_tls_fail(struct gw *gw, struct flow *f, uint8_t code, const char *detail);
 /* One request a gate decided (NET_HTTP_REQUEST); the strings are the gate's, checked there. */

@@ -266,6 +266,16 @@ void gw_set_tls(struct gw *gw, struct tls_engine *e)
 	gw->tls = e;
 }
 
+int gw_set_tripwires(struct gw *gw, char *const *tokens, size_t n, char **err)
+{
+	tw_matcher_free(gw->tw);
+	gw->tw = NULL;
+	if (n == 0)
+		return 0;
+	gw->tw = tw_matcher_new(tokens, n, err);
+	return gw->tw ? 0 : -1;
+}
+
 /* The gateway, lwIP and the watchers, nothing started (see net/gw.h). */
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap)
 {

@@ -226,6 +226,13 @@ void gw_set_observe(struct gw *gw, bool on);
 /* TLS inspection (NETCFG_TLS): the engine net/tls.c made before the lockdown; the gateway owns it. */
 struct tls_engine;
 void gw_set_tls(struct gw *gw, struct tls_engine *e);
+/*
+ * The session's decoy tokens (parse/tripwire.h): the first NETPROTO_TRIPWIRE_SCAN
+ * bytes the sandbox sends on each flow are scanned before they go; one that
+ * holds a token is reset (TCP) or stopped (UDP), and NET_TRIPWIRE tells the
+ * broker. None: nothing scanned. 0, or -1 with *err (a token the matcher refuses).
+ */
+int gw_set_tripwires(struct gw *gw, char *const *tokens, size_t n, char **err);
 /* Start reading the TAP device and the broker. */
 void gw_start(struct gw *gw);
 /* For the fuzz target and tests: one TAP read (vnet header, then the frame)

@@ -42,7 +42,7 @@
 #define FD_BROKER 3
 #define FD_TAP    4
 #define FD_PCAP   5
-#define PCAP_DEFAULT_MAX (1ull << 30)   /* --pcap-max's default, when NET_CONFIG omits it */
+#define PCAP_DEFAULT_MAX (1ull << 30)   /* --pcap-max's default, when NET_CONFIG says 0 */
 
 /* Print why boxy-net cannot run and return its exit status (1). */
 static int die(const char *what, char *err)
@@ -119,12 +119,11 @@ static int read_rules(struct http_rules *rules, char **err)
 	return rc;
 }
 
-/* Send NET_HELLO and read NET_CONFIG: mode, flags and (optionally) the pcap cap. */
-static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **err)
+/* Send NET_HELLO and read NET_CONFIG (proto/netproto.h, decoded strictly). */
+static int handshake(struct net_config *cfg, char **err)
 {
 	struct wbuf w;
 	struct msg m;
-	struct rbuf r;
 	int ok;
 
 	wbuf_init(&w);
@@ -142,20 +141,16 @@ static int handshake(uint8_t *mode, uint8_t *flags, uint64_t *pcap_max, char **e
 		msg_free(&m);
 		return set_err(err, "expected NET_CONFIG, got message 0x%04x", m.type);
 	}
-	rbuf_init(&r, m.payload, m.len);
-	*mode = wire_get_u8(&r);
-	*flags = wire_get_u8(&r);
-	*pcap_max = PCAP_DEFAULT_MAX;
-	if (r.off < r.len)
-		*pcap_max = wire_get_u64(&r);
-	ok = wire_done(&r);
+	ok = netproto_config_decode(m.payload, m.len, cfg, err);
 	msg_free(&m);
-	if (!ok)
-		return set_err(err, "malformed NET_CONFIG");
-	if (*mode != NET_PUBLIC && *mode != NET_ALLOWLIST)
-		return set_err(err, "NET_CONFIG mode %u has no network to serve", *mode);
-	if (*flags & ~(NETCFG_PCAP | NETCFG_OBSERVE | NETCFG_RULES | NETCFG_TLS))
-		return set_err(err, "NET_CONFIG has unknown flags 0x%02x", *flags);
+	if (ok < 0)
+		return -1;
+	if (cfg->mode != NET_PUBLIC && cfg->mode != NET_ALLOWLIST) {
+		netproto_config_free(cfg);
+		return set_err(err, "NET_CONFIG mode %u has no network to serve", cfg->mode);
+	}
+	if (!cfg->pcap_max)
+		cfg->pcap_max = PCAP_DEFAULT_MAX;
 	return 0;
 }
 
@@ -210,8 +205,7 @@ int main(int argc, char **argv)
 	struct gw *gw;
 	struct tls_engine *tls = NULL;
 	struct stat st;
-	uint8_t mode = 0, flags = 0;
-	uint64_t pcap_max = 0;
+	struct net_config cfg;
 	struct http_rules rules = { 0 };
 	char *err = NULL, *note = NULL;
 
@@ -228,12 +222,12 @@ int main(int argc, char **argv)
 	/* Upstream sockets are written with MSG_NOSIGNAL; this covers everything else. */
 	signal(SIGPIPE, SIG_IGN);
 
-	if (handshake(&mode, &flags, &pcap_max, &err) < 0)
+	if (handshake(&cfg, &err) < 0)
 		return die("handshake", err);
-	if ((flags & NETCFG_RULES) && read_rules(&rules, &err) < 0)
+	if ((cfg.flags & NETCFG_RULES) && read_rules(&rules, &err) < 0)
 		return die("handshake", err);
 	/* Still blocking, and before the lockdown: OpenSSL reads its files now. */
-	if (flags & NETCFG_TLS) {
+	if (cfg.flags & NETCFG_TLS) {
 		tls = tls_setup(&note, &err);
 		if (!tls)
 			return die("TLS inspection", err);
@@ -243,14 +237,14 @@ int main(int argc, char **argv)
 			note = NULL;
 		}
 	}
-	if (flags & NETCFG_PCAP) {
+	if (cfg.flags & NETCFG_PCAP) {
 		if (fstat(FD_PCAP, &st) < 0 || !S_ISREG(st.st_mode))
 			return die("NETCFG_PCAP but descriptor 5 is not a file", NULL);
-		if (net_pcap_open(&pcap, FD_PCAP, pcap_max, &err) < 0)
+		if (net_pcap_open(&pcap, FD_PCAP, cfg.pcap_max, &err) < 0)
 			return die("pcap", err);
 	}
 	/* Nothing else the daemon might have leaked survives into the locked process. */
-	close_range((flags & NETCFG_PCAP) ? FD_PCAP + 1 : FD_PCAP, ~0u, 0);
+	close_range((cfg.flags & NETCFG_PCAP) ? FD_PCAP + 1 : FD_PCAP, ~0u, 0);
 	set_nonblock(FD_BROKER);
 	set_nonblock(FD_TAP);
 
@@ -263,10 +257,13 @@ int main(int argc, char **argv)
 	loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
 	if (!loop)
 		return die("cannot create the event loop", NULL);
-	gw = gw_create(loop, FD_BROKER, FD_TAP, (flags & NETCFG_PCAP) ? &pcap : NULL);
-	gw_set_observe(gw, (flags & NETCFG_OBSERVE) != 0);
+	gw = gw_create(loop, FD_BROKER, FD_TAP, (cfg.flags & NETCFG_PCAP) ? &pcap : NULL);
+	gw_set_observe(gw, (cfg.flags & NETCFG_OBSERVE) != 0);
 	http_gate_set_rules(gw, &rules);
 	gw_set_tls(gw, tls);
+	if (gw_set_tripwires(gw, cfg.tokens, cfg.ntokens, &err) < 0)
+		return die("tripwires", err);
+	netproto_config_free(&cfg);
 
 	if (net_lockdown(&note, &err) < 0)
 		return die("lockdown", err);

@@ -248,6 +248,31 @@ static void tcp_observe_flow(struct gw *gw, struct flow *f)
 	send_flow_seen(gw, f, (enum net_name_kind)kind, name);
 }
 
+/*
+ * The decoy tokens in what the sandbox queued for upstream, the part not
+ * looked at yet and within the budget: true when one was there (the flow
+ * must be reset before any of it is written).
+ */
+static bool tcp_tripwire(struct gw *gw, struct flow *f)
+{
+	size_t skip, want, got;
+
+	if (!gw->tw || f->tw_scanned >= NETPROTO_TRIPWIRE_SCAN || !f->upq_len ||
+	    f->tw_scanned < f->up_bytes)        /* never: nothing is sent unscanned */
+		return f->tw_tripped;
+	/* The queue starts at byte up_bytes of the stream; what was scanned of it is skipped. */
+	skip = (size_t)(f->tw_scanned - f->up_bytes);
+	want = f->upq_len;
+	if (want > NETPROTO_TRIPWIRE_SCAN - f->up_bytes)
+		want = (size_t)(NETPROTO_TRIPWIRE_SCAN - f->up_bytes);
+	if (want > sizeof(gw->rbuf))
+		want = sizeof(gw->rbuf);
+	if (want <= skip)
+		return false;
+	got = stack_upq_peek(f, gw->rbuf, want);
+	return got > skip && flow_tripwire_scan(gw, f, gw->rbuf + skip, got - skip);
+}
+
 /* One spliced TCP flow: move bytes both ways, propagate half-closes, end it when done. */
 void tcp_service(struct gw *gw, struct flow *f)
 {
@@ -302,6 +327,11 @@ void tcp_service(struct gw *gw, struct flow *f)
 	}
 	if (gw->observe && !f->observed && f->upq_len)
 		tcp_observe_flow(gw, f);
+	if (!f->late_name && tcp_tripwire(gw, f)) {
+		/* A decoy token in what it was about to send: it never leaves. */
+		flow_kill(f, true);
+		return;
+	}
 	if (!f->late_name && f->upq_len && tcp_flush_up(gw, f) < 0) {
 		flow_kill(f, true);
 		return;

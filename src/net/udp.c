@@ -17,9 +17,15 @@
 #include "net/flow.h"
 #include "proto/netproto.h"
 
-/* One datagram to the upstream socket (a failed send is a lost datagram). */
-static void udp_send_up(struct flow *f, const uint8_t *p, size_t len)
+/*
+ * One datagram to the upstream socket (a failed send is a lost datagram);
+ * one holding a decoy token, and every datagram of the flow after it, is
+ * dropped instead.
+ */
+static void udp_send_up(struct gw *gw, struct flow *f, const uint8_t *p, size_t len)
 {
+	if (flow_tripwire_scan(gw, f, p, len))
+		return;
 	if (send(f->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
 		f->up_bytes += len;
 }
@@ -62,7 +68,7 @@ void udp_datagram_in(struct gw *gw, const struct gw_packet *key, size_t len)
 		}
 		break;
 	case FS_OPEN:
-		udp_send_up(f, gw->dgram, len);
+		udp_send_up(gw, f, gw->dgram, len);
 		f->deadline = ev_now(gw->loop) + GW_UDP_IDLE;
 		break;
 	default:
@@ -118,7 +124,7 @@ void udp_verdict(struct gw *gw, struct flow *f, uint8_t v, int fd)
 		struct udp_dgram *d = f->udpq;
 
 		f->udpq = d->next;
-		udp_send_up(f, d->data, d->len);
+		udp_send_up(gw, f, d->data, d->len);
 		free(d);
 	}
 	f->udpq_tail = &f->udpq;

@@ -166,6 +166,30 @@ void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now)
 	wire_put_u8(w, now);
 }
 
+void dmsg_encode_resume(struct wbuf *w, const char *prefix, bool log_only)
+{
+	wire_put_str(w, prefix);
+	wire_put_u8(w, log_only);
+}
+
+/* A resume request: a hex prefix and a flag, 0 or 1. */
+int dmsg_decode_resume(const void *p, size_t len, char **prefix, bool *log_only)
+{
+	struct rbuf r;
+	uint8_t flag;
+
+	rbuf_init(&r, p, len);
+	*prefix = get_hex_prefix(&r);
+	flag = wire_get_u8(&r);
+	*log_only = flag == 1;
+	if (!wire_done(&r) || !*prefix || flag > 1) {
+		free(*prefix);
+		*prefix = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* A stop request: a hex prefix and a flag. */
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 {
@@ -317,6 +341,22 @@ void dmsg_encode_event(struct wbuf *w, const struct event *ev)
 	wire_put_u64(w, ev->down);
 	put_str_cut(w, ev->what, DMSG_EVENT_WORD_MAX);
 	put_str_cut(w, ev->told, DMSG_EVENT_TEXT_MAX);
+	/* Who made it (common/event.h): a byte saying whether it was looked for, then its fields. */
+	wire_put_u8(w, ev->who ? 1 : 0);
+	if (ev->who) {
+		const struct event_who *who = ev->who;
+
+		wire_put_u8(w, who->found);
+		wire_put_u32(w, who->pid);
+		put_str_cut(w, who->comm, DMSG_EVENT_WORD_MAX);
+		put_str_cut(w, who->argv0, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->cmdline, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->package, DMSG_EVENT_NAME_MAX);
+		put_str_cut(w, who->version, DMSG_EVENT_WHO_SHORT_MAX);
+		put_str_cut(w, who->script, DMSG_EVENT_WHO_SHORT_MAX);
+		put_str_cut(w, who->via, DMSG_EVENT_WHO_VIA_MAX);
+		wire_put_u8(w, who->claimed);
+	}
 }
 
 /* MSG_SNAPSHOT up to its destinations: the session and its counters. */

@@ -63,6 +63,9 @@ int dmsg_decode_attach(const void *p, size_t len, char **prefix);
 int dmsg_decode_watch(const void *p, size_t len, char **prefix);
 void dmsg_encode_stop(struct wbuf *w, const char *prefix, bool now);
 int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now);
+/* MSG_RESUME: a frozen session's id prefix; log_only: its later alerts are logged only. */
+void dmsg_encode_resume(struct wbuf *w, const char *prefix, bool log_only);
+int dmsg_decode_resume(const void *p, size_t len, char **prefix, bool *log_only);
 
 /*
  * MSG_LANG: str language, str locale (common/lang.h). Either may be empty;
@@ -96,15 +99,19 @@ uint64_t dmsg_decode_loss(const void *p, size_t len);
  * MSG_EVENT: u64 t_ms, u64 t_rel_ms, str session, kind, verdict, layer,
  * subject, detail, addr, u16 port, str host, sni, u32 ttl, u64 up, down,
  * str what, str told (the detail in the reader's language, common/event.h;
- * may be absent). Each string is at most its cap below: the encoder cuts a longer
+ * may be absent), u8 who (0: not looked for, 1: these follow:) u8 found,
+ * u32 pid, str comm, argv0, cmdline, package, version, script, via, u8
+ * claimed. Each string is at most its cap below: the encoder cuts a longer
  * one (at a character boundary) so that the decoder (ui/watch.c) never
  * refuses an event for its length — a payload names its own paths, and an
  * alert nobody could read would be an alert the gate never saw.
  */
-#define DMSG_EVENT_WORD_MAX 64          /* session, kind, verdict, layer, what */
-#define DMSG_EVENT_TEXT_MAX 4096        /* subject, detail */
+#define DMSG_EVENT_WORD_MAX 64          /* session, kind, verdict, layer, what, comm */
+#define DMSG_EVENT_TEXT_MAX 4096        /* subject, detail, told */
 #define DMSG_EVENT_ADDR_MAX 128         /* addr */
-#define DMSG_EVENT_NAME_MAX 1024        /* host, sni */
+#define DMSG_EVENT_NAME_MAX 1024        /* host, sni, argv0, cmdline, package */
+#define DMSG_EVENT_WHO_SHORT_MAX 256    /* version, script */
+#define DMSG_EVENT_WHO_VIA_MAX 2048     /* via */
 void dmsg_encode_event(struct wbuf *w, const struct event *ev);
 
 /* One destination of a MSG_SNAPSHOT. */

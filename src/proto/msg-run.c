@@ -66,7 +66,7 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 		wire_put_u8(w, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
-	case SPEC_FAIL_ON:
+	case SPEC_FAIL_ON: case SPEC_ON_ALERT:
 		wire_put_str(w, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
@@ -80,6 +80,9 @@ static void put_field(struct wbuf *w, const struct spec_option *o, const struct 
 		return;
 	case SPEC_SECCOMP:
 		wire_put_u8(w, (uint8_t)*(const enum seccomp_mode *)f);
+		return;
+	case SPEC_ONOFF:
+		wire_put_u8(w, (uint8_t)*(const enum onoff *)f);
 		return;
 	default:
 		break;
@@ -329,6 +332,19 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 		free(e);
 		return ok ? NULL : o->flag;
 	}
+	case SPEC_ON_ALERT: {
+		struct react_policy p = { 0 };
+		char *e = NULL, *canon = NULL;
+		bool ok;
+
+		/* absent, or exactly the canonical text of what the flag accepts */
+		*(char **)f = wire_get_str(r, MAX_PATH_LEN);
+		ok = !*(char **)f || (parse_on_alert(*(char **)f, &p, &e) == 0 &&
+				      (canon = on_alert_text(&p)) && strcmp(canon, *(char **)f) == 0);
+		free(canon);
+		free(e);
+		return ok ? NULL : o->flag;
+	}
 	case SPEC_SIZE: case SPEC_DURATION:
 		*(uint64_t *)f = wire_get_u64(r);
 		return NULL;
@@ -346,6 +362,11 @@ static const char *get_field(struct rbuf *r, const struct spec_option *o, struct
 		v = wire_get_u8(r);
 		*(enum seccomp_mode *)f = (enum seccomp_mode)v;
 		return v == SECCOMP_UNSET || v > SECCOMP_COMPAT ? "seccomp mode" : NULL;
+	case SPEC_ONOFF:
+		/* finished by the client: on or off, never left unset */
+		v = wire_get_u8(r);
+		*(enum onoff *)f = (enum onoff)v;
+		return v == ONOFF_UNSET || v > ONOFF_OFF ? o->flag : NULL;
 	default:
 		break;
 	}

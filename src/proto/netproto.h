@@ -27,6 +27,9 @@
  *                      FLOW_CLOSE with the final totals of every open flow, and exits.
  * DNS (port 53, any address, UDP and TCP): RESOLVE → ANSWER; boxy-net builds
  *                      the DNS response itself from the answer's fields.
+ * Tripwires:           NET_CONFIG carries the session's decoy tokens; a flow
+ *                      whose first bytes hold one is reset (TCP) or stopped
+ *                      (UDP) before they are sent, and TRIPWIRE says so.
  */
 #ifndef BOXY_NETPROTO_H
 #define BOXY_NETPROTO_H
@@ -37,12 +40,18 @@
 #include "parse/name.h"
 #include "proto/wire.h"
 
-#define NETPROTO_VERSION 6
+/*
+ * Bumped whenever a message's fields or meaning change: 5, the HTTP gate and
+ * TLS inspection; 7, NET_RESOLVE with the query's socket (attribution),
+ * NET_CONFIG with the decoy tokens and NET_TRIPWIRE, and NET_HTTP_REQUEST
+ * numbered per boxy-net (one per queue of tap0). Two branches each called
+ * their half 6; none of them shipped alone.
+ */
+#define NETPROTO_VERSION 7
 
 enum netproto_type {
 	NET_HELLO = 0x0501,     /* net→broker: u32 version */
-	NET_CONFIG,             /* broker→net: u8 mode (enum net_mode), u8 flags (NETCFG_*)
-				 *             [, u64 pcap size cap; absent: 1 GiB]; with
+	NET_CONFIG,             /* broker→net: struct net_config (netproto_config_encode); with
 				 *             NETCFG_RULES, NET_HTTP_RULES comes next */
 	NET_FLOW_OPEN,          /* net→broker: u32 flow, u8 proto (6|17), addr dst, u16 dport,
 				 *             addr src, u16 sport */
@@ -54,7 +63,9 @@ enum netproto_type {
 				 *             PENDING), u8 ech, str name */
 	NET_FLOW_STATS,         /* net→broker: u32 flow, u64 up, u64 down (totals so far) */
 	NET_FLOW_CLOSE,         /* net→broker: u32 flow, u64 up, u64 down */
-	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype */
+	NET_RESOLVE,            /* net→broker: u32 query, str name, u16 qtype, u8 proto (6|17),
+				 *             addr src, u16 sport, addr dst, u16 dport — the
+				 *             query's own socket, for its attribution */
 	NET_ANSWER,             /* broker→net: u32 query, u8 rcode, u32 ttl, u32 n, n × addr */
 	NET_LOG,                /* net→broker: str words (boxy-net's own health, for the daemon log) */
 	NET_FLOW_SEEN,          /* net→broker, public mode only: u32 flow, u8 kind (NET_NAME_SNI
@@ -79,6 +90,10 @@ enum netproto_type {
 				 *             u8 code (NETTLS_*), str detail (OpenSSL's or the
 				 *             alert's words, at most NETPROTO_TLS_DETAIL_MAX printable
 				 *             ASCII bytes; may be empty) */
+	NET_TRIPWIRE,           /* net→broker: u32 flow, u8 token (its index in NET_CONFIG's
+				 *             list), u8 encoding (enum tw_encoding) — a decoy token
+				 *             in the flow's first bytes; they were not sent, the
+				 *             flow is reset (at most one per flow) */
 };
 
 enum netproto_verdict {
@@ -91,6 +106,7 @@ enum netproto_verdict {
 #define NETCFG_OBSERVE   0x02   /* public mode: report each TCP flow's SNI/Host (NET_FLOW_SEEN) */
 #define NETCFG_RULES     0x04   /* NET_HTTP_RULES follows NET_CONFIG */
 #define NETCFG_TLS       0x08   /* NET_TLS_CA follows (after NET_HTTP_RULES): inspection */
+#define NETCFG_ALL       (NETCFG_PCAP | NETCFG_OBSERVE | NETCFG_RULES | NETCFG_TLS)
 
 #define NETVF_GATE       0x01   /* gate every HTTP request of the flow (net/http-gate.h) */
 #define NETVF_TLS        0x02   /* ... inside its TLS, which boxy-net terminates (inspection) */
@@ -104,6 +120,25 @@ enum netproto_verdict {
 #define NETPROTO_QUERY_MAX 256
 #define NETPROTO_WHY_MAX   80
 #define NETPROTO_MAX_NAME 253
+/* Bytes of a flow (each way it is read: the sandbox's) looked at for the decoy tokens, at most. */
+#define NETPROTO_TRIPWIRE_SCAN (64u << 10)
+
+/*
+ * NET_CONFIG: u8 mode (enum net_mode; boxy-net serves public and allowlist), u8 flags (NETCFG_ALL),
+ * u64 pcap size cap (0: none asked; boxy-net's default then), u8 n, n × str
+ * decoy tokens (parse/tripwire.h's tw_token_ok, at most TW_TOKENS_MAX).
+ */
+struct net_config {
+	uint8_t mode, flags;
+	uint64_t pcap_max;
+	char **tokens;          /* NULL-terminated, or NULL when none */
+	size_t ntokens;
+};
+
+void netproto_config_encode(struct wbuf *w, const struct net_config *c);
+/* Strict: any field out of range, a bad token, a byte too many is an error. */
+int netproto_config_decode(const void *p, size_t len, struct net_config *c, char **err);
+void netproto_config_free(struct net_config *c);
 
 /* Why an inspected flow failed (NET_TLS_FAIL); the broker words them. */
 enum net_tls_fail {

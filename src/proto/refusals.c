@@ -45,6 +45,8 @@ void refusals_free(struct refusals *t)
 		free(t->v[i].subject);
 		free(t->v[i].layer);
 		free(t->v[i].reason);
+		free(t->v[i].who);
+		free(t->v[i].who_key);
 	}
 	free(t->v);
 	refusals_init(t);
@@ -60,6 +62,32 @@ static char *flow_subject(const struct event *ev)
 	if (strchr(who, ':'))
 		return xasprintf("[%s]:%u", who, ev->port);
 	return xasprintf("%s:%u", who, ev->port);
+}
+
+/* What tells two refusals' makers apart: the package, else the command; NULL: not looked for. */
+static char *who_key(const struct event_who *w)
+{
+	char *pkg;
+
+	if (!w)
+		return NULL;
+	if (!w->found)
+		return xstrdup("?");
+	pkg = event_who_package_words(w);
+	return pkg ? pkg : xstrdup(w->comm ? w->comm : "");
+}
+
+/* A refusal of group g was made by w: note when that is someone else than its first. */
+static void group_who(struct refusal_group *g, const struct event_who *w)
+{
+	char *key;
+
+	if (g->who_more || !w)
+		return;
+	key = who_key(w);
+	if (!g->who_key || strcmp(g->who_key, key) != 0)
+		g->who_more = true;
+	free(key);
 }
 
 bool refusals_add_event(struct refusals *t, const struct event *ev)
@@ -91,6 +119,7 @@ bool refusals_add_event(struct refusals *t, const struct event *ev)
 		if (strcmp(g->subject, subject) == 0 && strcmp(g->layer, layer) == 0 &&
 		    strcmp(g->reason, reason) == 0) {
 			g->count++;
+			group_who(g, ev->who);
 			free(subject);
 			return true;
 		}
@@ -109,6 +138,8 @@ bool refusals_add_event(struct refusals *t, const struct event *ev)
 		g->layer = xstrdup(layer);
 		g->reason = xstrdup(reason);
 		g->count = 1;
+		g->who = event_who_words(ev->who);
+		g->who_key = who_key(ev->who);
 	}
 	return true;
 }
@@ -123,6 +154,8 @@ void refusals_encode(struct wbuf *w, const struct refusals *t)
 		wire_put_str(w, t->v[i].layer);
 		wire_put_str(w, t->v[i].reason);
 		wire_put_u64(w, t->v[i].count);
+		wire_put_str(w, t->v[i].who);
+		wire_put_u8(w, t->v[i].who_more);
 	}
 }
 
@@ -143,6 +176,8 @@ int refusals_decode(struct rbuf *r, struct refusals *t)
 		g->layer = wire_get_str(r, FIELD_MAX);
 		g->reason = wire_get_str(r, FIELD_MAX * 4);
 		g->count = wire_get_u64(r);
+		g->who = wire_get_str(r, FIELD_MAX);
+		g->who_more = wire_get_u8(r) != 0;
 		if (!g->subject || !g->layer || !g->reason)
 			r->failed = true;
 	}
@@ -287,9 +322,14 @@ void refusals_merge_unfixable(struct refusals *t)
 		if (into < n) {
 			t->v[into].count += g->count;
 			others[into]++;
+			if (g->who_more || (g->who_key && (!t->v[into].who_key ||
+						   strcmp(g->who_key, t->v[into].who_key) != 0)))
+				t->v[into].who_more = true;
 			free(g->subject);
 			free(g->layer);
 			free(g->reason);
+			free(g->who);
+			free(g->who_key);
 			continue;
 		}
 		t->v[n] = *g;

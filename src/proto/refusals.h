@@ -38,6 +38,9 @@ struct refusal_group {
 	char *layer;        /* "net.dns", "net.ip", "seccomp", … */
 	char *reason;
 	uint64_t count;
+	char *who;          /* who made the first of them (event_who_words), or NULL */
+	char *who_key;      /* its package (or command), to tell when others differ */
+	bool who_more;      /* some of them were made by another package or command */
 };
 
 struct refusals {

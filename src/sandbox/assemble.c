@@ -43,6 +43,7 @@
 
 #include <linux/sched.h>
 
+#include "sandbox/freeze.h"
 #include "sandbox/memwatch.h"
 #include "sandbox/limits.h"
 #include "policy/decide.h"
@@ -55,7 +56,11 @@
 #include "sandbox/assemble.h"
 #include "sandbox/close-later.h"
 #include "init/tap.h"
+#include "common/buf.h"
 #include "sandbox/gitcheck.h"
+#include "spec/values.h"
+#include "sandbox/decoys.h"
+#include "sandbox/tripwatch.h"
 #include "common/util.h"
 
 #ifndef CLONE_NEWCGROUP
@@ -92,14 +97,24 @@ struct sandbox {
 	int launch_rep;             /* boxy-init's report pipe until it has reported, or -1 */
 	int launch_ctl;             /* the plan socket (tap0 comes back over it), or -1 */
 	bool launch_net;            /* a networked run: tap0 arrives before "ready" */
+	bool frozen_cgroup;         /* sandbox_freeze wrote 1 to the run's cgroup.freeze */
+	bool frozen_sigstop;        /* sandbox_freeze swept with SIGSTOP */
+	bool tap_taken;             /* tap0 was received (at the decoys' record or at "ready") */
+	struct decoy_set decoys;    /* --tripwires: the session's decoy credentials (n 0: none) */
+	struct tripwatch *trip;     /* their watch (sandbox/tripwatch.h), or NULL */
 };
 
 static int sandbox_refuse_wide(const struct plan *plan, const struct sandbox_ctx *ctx,
 			       char **err);
+static void sandbox_plan_decoys(struct sandbox *sb, struct plan *plan,
+				const struct sandbox_ctx *ctx);
+static int sandbox_take_decoys(struct sandbox *sb, char **err);
+static int sandbox_recv_taps(struct sandbox *sb, char **err);
 static int sandbox_refuse_protected(const char *path, const char *what, char **err);
 static void sandbox_memwatch_begin(struct sandbox *sb, const struct runspec *rs);
 static void sandbox_memwatch_end(struct sandbox *sb, char **err);
 static void sandbox_kernel_oom(struct sandbox *sb, char **err);
+static void sandbox_audit_freezer(const struct sandbox *sb, const struct sandbox_ctx *ctx);
 
 /* Emit an audit event stamped with the session. */
 static void sandbox_audit(const struct event_sink *sink, const char *session, const char *layer,
@@ -241,6 +256,27 @@ static void sandbox_audit_plan(const struct plan *plan, const struct sandbox_ctx
 	nlosses = landlock_losses(plan->landlock_abi, losses, ARRAY_SIZE(losses));
 	for (size_t i = 0; i < nlosses && i < ARRAY_SIZE(losses); i++)
 		sandbox_audit(ctx->events, ctx->session, "landlock", "degraded", "abi", losses[i]);
+
+	if (plan->ndecoys) {
+		struct wbuf w;
+
+		wbuf_init(&w);
+		for (size_t i = 0; i < plan->ndecoys; i++) {
+			wbuf_put(&w, i ? ", ~/" : "~/", i ? 4 : 2);
+			wbuf_put(&w, plan->decoys[i].path, strlen(plan->decoys[i].path));
+		}
+		wbuf_put(&w, "", 1);
+		d = xasprintf("on: %zu decoy credentials in $HOME (%s) with tokens made for this "
+			      "run; opening one, or sending a token out, raises a tripwire alert",
+			      plan->ndecoys, (char *)w.p);
+		sandbox_audit(ctx->events, ctx->session, "tripwire", "info", "decoys", d);
+		free(d);
+		wbuf_free(&w);
+	} else {
+		sandbox_audit(ctx->events, ctx->session, "tripwire", "info", "decoys",
+			      "off: no decoy credentials in $HOME (--tripwires on, or the node, "
+			      "python and claude presets, turn them on)");
+	}
 
 	if (plan->allow_git_write)
 		sandbox_audit(ctx->events, ctx->session, "mount", "degraded", ".git",
@@ -576,10 +612,12 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 
 	if (sandbox_plan_resolve(rs, ctx, &plan, err) < 0)
 		goto fail;
+	if (rs->tripwires == ONOFF_ON)
+		sandbox_plan_decoys(sb, &plan, ctx);
 	sandbox_audit_plan(&plan, ctx);
 	sandbox_audit_missing(&plan, ctx);
 	sb->git = gitcheck_begin(&plan, ctx->exits_after);
-	if (limits_prepare(rs, &sb->lim, ctx->events, err) < 0)
+	if (limits_prepare(rs, on_alert_may_freeze(rs->on_alert), &sb->lim, ctx->events, err) < 0)
 		goto fail;
 	sb->have_limits = true;
 	if (sb->lim.pids_rlimit)
@@ -637,6 +675,19 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", (int)sb->pid);
 	sb->mntns = open(nspath, O_RDONLY | O_CLOEXEC);
 	gitcheck_arm(sb->git, sb->pidfd);       /* the gitdir watch may stop it from now on */
+	if (sb->decoys.n) {
+		char *why = NULL;
+
+		sb->trip = tripwatch_create(&sb->decoys, sb->pid, &why);
+		if (!sb->trip) {
+			char *d = xasprintf("the decoys cannot be watched (%s): an opened decoy goes "
+					    "unnoticed; a token sent out is still found", why);
+
+			sandbox_audit(ctx->events, ctx->session, "tripwire", "degraded", "decoys", d);
+			free(d);
+			free(why);
+		}
+	}
 	close(ctl[1]);
 	close(rep[1]);
 	ctl[1] = rep[1] = -1;
@@ -646,6 +697,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	if (sandbox_write_maps(sb->pid, ctx->uid, ctx->gid, err) < 0 ||
 	    limits_attach(&sb->lim, sb->pid, err) < 0)
 		goto kill;
+	sandbox_audit_freezer(sb, ctx);
 	if (send(ctl[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		set_err_errno(err, _("starting the sandbox"));
 		goto kill;
@@ -707,16 +759,24 @@ int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **e
 	n = read(sb->launch_rep, rec, PLAN_REPORT_MAX);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 1;
+	if (n == 2 && (uint8_t)rec[0] == PLAN_REPORT_DECOYS && sb->decoys.n) {
+		/* The decoys are written; boxy-init waits for their watch before going on. */
+		if (sandbox_take_decoys(sb, err) == 0)
+			return 1;
+		close(sb->launch_rep);
+		close(sb->launch_ctl);
+		sb->launch_rep = sb->launch_ctl = -1;
+		kill(sb->pid, SIGKILL);
+		sb->start_code = EXIT_BOXY_FAILED;
+		sb->start_err = xasprintf("stage decoys: %s", err && *err ? *err : "hand-over failed");
+		return -1;
+	}
 	close(sb->launch_rep);
 	sb->launch_rep = -1;
 	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
 		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
-		if (sb->launch_net) {
-			int got = sandbox_net_recv_fds(sb->launch_ctl, sb->tap_fds,
-						       SANDBOX_NET_MAX_QUEUES, err);
-
-			sb->ntap = got > 0 ? (unsigned)got : 0;
-			if (got < 0) {
+		if (sb->launch_net && !sb->tap_taken) {
+			if (sandbox_recv_taps(sb, err) < 0) {
 				close(sb->launch_ctl);
 				sb->launch_ctl = -1;
 				kill(sb->pid, SIGKILL);
@@ -787,6 +847,110 @@ int sandbox_start(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	return -1;
 }
 
+/*
+ * How an alert would freeze this run, for the audit log and boxy show (only
+ * for a run whose --on-alert may freeze): which freezer, and where.
+ */
+static void sandbox_audit_freezer(const struct sandbox *sb, const struct sandbox_ctx *ctx)
+{
+	char *words;
+
+	if (!sb->lim.want_freeze)
+		return;
+	if (sb->lim.freeze_dir)
+		words = xasprintf(_("an alert that freezes this run takes every process of the sandbox "
+				    "with the cgroup freezer (%s/cgroup.freeze)"), sb->lim.freeze_dir);
+	else
+		words = xasprintf(_("an alert that freezes this run stops every process of the "
+				    "sandbox with SIGSTOP, swept until none runs: no cgroup of its own "
+				    "(%s)"), sb->lim.why_no_freeze ? sb->lim.why_no_freeze : "?");
+	sandbox_audit(ctx->events, ctx->session, "react", "info", "freezer", words);
+	free(words);
+}
+
+/* Is one of boxy-init's control signals (init/plan.h) still pending, unread? */
+static bool sandbox_ctl_pending(const struct sandbox *sb)
+{
+	char path[48], *text = NULL, *line;
+	unsigned long long mask = 0, want;
+	size_t len;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)sb->pid);
+	if (read_file(path, 64 << 10, &text, &len) < 0)
+		return false;
+	want = (1ULL << (PLAN_SIG_FREEZE - 1)) | (1ULL << (PLAN_SIG_THAW - 1));
+	for (line = text; line && !yes; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+		if ((strncmp(line, "ShdPnd:", 7) == 0 || strncmp(line, "SigPnd:", 7) == 0) &&
+		    sscanf(line + 7, "%llx", &mask) == 1)
+			yes = (mask & want) != 0;
+	free(text);
+	return yes;
+}
+
+/*
+ * Tell boxy-init sig (PLAN_SIG_FREEZE or THAW). Real-time signals are taken
+ * lowest first, not in the order sent: a thaw and the freeze right behind it
+ * (a resume whose released query raised the next alert) would be read thaw
+ * last. So the previous one is given up to 20 ms to be read first.
+ */
+static void sandbox_tell_init(struct sandbox *sb, int sig)
+{
+	for (int i = 0; i < 200 && sandbox_ctl_pending(sb); i++)
+		usleep(100);
+	sandbox_signal(sb, sig);
+}
+
+/* Freeze every process of the sandbox; see sandbox/assemble.h. */
+int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err)
+{
+	char *why = NULL;
+	int rc;
+
+	if (sb->reaped || sb->pid <= 0)
+		return set_err(err, "the sandbox has ended");
+	if (sb->lim.freeze_dir) {
+		sb->frozen_cgroup = true;
+		if (freeze_cgroup(sb->lim.freeze_dir, true, FREEZE_TIMEOUT_US, rep, &why) == 0)
+			return 0;
+		/* A freezer that failed (or is still waiting on a task) gets SIGSTOP on top. */
+	}
+	/* boxy-init first: from its next read on it passes no SIGCONT on (init/plan.h). */
+	sb->frozen_sigstop = true;
+	sandbox_tell_init(sb, PLAN_SIG_FREEZE);
+	rc = freeze_sigstop(sb->pid, FREEZE_TIMEOUT_US, rep, err);
+	if (rc == 0 && why)
+		rep->how = "SIGSTOP (the cgroup freezer failed)";
+	else if (rc < 0 && why) {
+		char *both = xasprintf("%s; %s", why, *err);
+
+		free(*err);
+		*err = both;
+	}
+	free(why);
+	return rc;
+}
+
+/* Let the processes go again; see sandbox/assemble.h. */
+int sandbox_thaw(struct sandbox *sb, char **err)
+{
+	struct freeze_report rep;
+	int rc = 0;
+
+	if (sb->reaped || sb->pid <= 0)
+		return set_err(err, "the sandbox has ended");
+	if (sb->frozen_sigstop) {
+		freeze_sigcont(sb->pid);
+		sandbox_tell_init(sb, PLAN_SIG_THAW);
+		sb->frozen_sigstop = false;
+	}
+	if (sb->frozen_cgroup) {
+		rc = freeze_cgroup(sb->lim.freeze_dir, false, 0, &rep, err);
+		sb->frozen_cgroup = false;
+	}
+	return rc;
+}
+
 /* Init's pid in the caller's namespace (-1 before launch). */
 pid_t sandbox_pid(const struct sandbox *sb)
 {
@@ -828,6 +992,9 @@ int sandbox_reap(struct sandbox *sb, int status, char **err)
 		close_later(sb->mntns, sb->exits_after);        /* see sandbox_launch */
 		sb->mntns = -1;
 	}
+	/* Every process is gone: what the decoys' watch saw last, and its counts. */
+	tripwatch_stop(sb->trip, events, sb->session);
+	sb->trip = NULL;
 	sandbox_memwatch_end(sb, err);
 	sandbox_kernel_oom(sb, err);
 	if (sb->have_limits) {
@@ -871,6 +1038,8 @@ void sandbox_free(struct sandbox *sb)
 	if (sb->launch_ctl >= 0)
 		close(sb->launch_ctl);
 	memwatch_stop(sb->mw, NULL);
+	tripwatch_stop(sb->trip, NULL, NULL);
+	decoys_free(&sb->decoys);
 	if (sb->have_limits)
 		limits_release(&sb->lim);
 	if (sb->pidfd >= 0)
@@ -893,8 +1062,9 @@ static int sandbox_wait(struct sandbox *sb, const struct runspec *rs,
 	int st;
 
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = sfd, .events = POLLIN },
+			{ .fd = sandbox_tripwire_fd(sb), .events = POLLIN },
 			{ .fd = sb->pidfd, .events = POLLIN },
 		};
 		int timeout = -1;
@@ -909,8 +1079,10 @@ static int sandbox_wait(struct sandbox *sb, const struct runspec *rs,
 			if (timeout < 0 || left < (uint64_t)timeout)
 				timeout = left > INT32_MAX ? INT32_MAX : (int)left;
 		}
-		if (poll(pfd, sb->pidfd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, sb->pidfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
 			return -1;
+		if (pfd[1].revents & POLLIN)
+			sandbox_tripwire_drain(sb);
 
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -1186,4 +1358,144 @@ static void sandbox_kernel_oom(struct sandbox *sb, char **err)
 int sandbox_gitcheck_start(struct sandbox *sb)
 {
 	return sb->start_code ? -1 : gitcheck_end_start(sb->git);
+}
+
+/* tap0's queues, sent by stage "net" over the plan socket: received once. */
+static int sandbox_recv_taps(struct sandbox *sb, char **err)
+{
+	int got = sandbox_net_recv_fds(sb->launch_ctl, sb->tap_fds, SANDBOX_NET_MAX_QUEUES, err);
+
+	sb->ntap = got > 0 ? (unsigned)got : 0;
+	if (got < 0)
+		return -1;
+	sb->tap_taken = true;
+	return 0;
+}
+
+/* ---- tripwires -------------------------------------------------------------- */
+
+/* --tripwires on: the session's decoys, made here and kept for the detectors, into the plan. */
+static void sandbox_plan_decoys(struct sandbox *sb, struct plan *plan,
+				const struct sandbox_ctx *ctx)
+{
+	decoys_make(&sb->decoys, ctx->user, (int64_t)(now_real_ms() / 1000));
+	plan->decoys = xcalloc(sb->decoys.n, sizeof(*plan->decoys));
+	for (size_t i = 0; i < sb->decoys.n && i < PLAN_DECOYS_MAX; i++) {
+		const struct decoy *d = &sb->decoys.v[i];
+
+		plan->decoys[i] = (struct plan_decoy){
+			xstrdup(d->path), xstrdup(d->content), d->mode, d->mtime,
+		};
+		plan->ndecoys++;
+	}
+}
+
+/*
+ * boxy-init's PLAN_REPORT_DECOYS: take tap0 first when it is on its way (it
+ * was sent before), then the decoys' descriptors, start their watch, and let
+ * boxy-init go on. A malformed hand-over fails the start.
+ */
+static int sandbox_take_decoys(struct sandbox *sb, char **err)
+{
+	uint8_t msg[2 + PLAN_DECOYS_MAX];
+	int fds[1 + PLAN_DECOYS_MAX];
+	size_t got = 0, nfd = 0;
+	bool seen[PLAN_DECOYS_MAX] = { false };
+	char ack = 'A', *note = NULL;
+	int rc = -1;
+
+	if (sb->launch_net && !sb->tap_taken && sandbox_recv_taps(sb, err) < 0)
+		return -1;
+	while (got < 2 || got < 2u + msg[1]) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int) * (1 + PLAN_DECOYS_MAX))];
+		} ctl;
+		struct iovec iov = { .iov_base = msg + got,
+				     .iov_len = (got < 2 ? 2 + PLAN_DECOYS_MAX : 2u + msg[1]) - got };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				     .msg_controllen = sizeof(ctl.buf) };
+		ssize_t r;
+
+		do
+			r = recvmsg(sb->launch_ctl, &mh, MSG_CMSG_CLOEXEC);
+		while (r < 0 && errno == EINTR);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); r > 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			int in[1 + PLAN_DECOYS_MAX];
+
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+			    k > ARRAY_SIZE(in))
+				continue;
+			memcpy(in, CMSG_DATA(c), k * sizeof(int));
+			for (size_t j = 0; j < k; j++) {
+				if (nfd < ARRAY_SIZE(fds))
+					fds[nfd++] = in[j];
+				else
+					close(in[j]);
+			}
+		}
+		if (r <= 0 || (mh.msg_flags & MSG_CTRUNC) || msg[0] != 'D' ||
+		    msg[1] > PLAN_DECOYS_MAX) {
+			set_err(err, "the decoys' descriptors did not come");
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	if (nfd != 1u + msg[1]) {
+		set_err(err, "%zu descriptors for %u decoys", nfd, msg[1]);
+		goto out;
+	}
+	for (size_t i = 0; i < msg[1]; i++) {
+		size_t idx = msg[2 + i];
+
+		if (idx >= sb->decoys.n || seen[idx]) {
+			set_err(err, "decoy %zu handed over twice, or unknown", idx);
+			goto out;
+		}
+		seen[idx] = true;
+	}
+	for (size_t i = 0; i < msg[1]; i++) {
+		int fd = fds[1 + i];
+
+		fds[1 + i] = -1;
+		if (sb->trip && tripwatch_adopt(sb->trip, msg[2 + i], fd, err) < 0)
+			goto out;
+		if (!sb->trip)
+			close(fd);
+	}
+	if (sb->trip) {
+		if (tripwatch_start(sb->trip, &note, err) < 0)
+			goto out;
+	}
+	if (note) {
+		sandbox_audit(sb->have_events ? &sb->events : NULL, sb->session, "tripwire",
+			      "degraded", "decoys", note);
+		free(note);
+	}
+	if (send(fds[0], &ack, 1, MSG_NOSIGNAL) != 1) {
+		set_err_errno(err, "letting the sandbox go on");
+		goto out;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < nfd; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
+const struct decoy_set *sandbox_decoys(const struct sandbox *sb)
+{
+	return sb->decoys.n ? &sb->decoys : NULL;
+}
+
+int sandbox_tripwire_fd(const struct sandbox *sb)
+{
+	return tripwatch_fd(sb->trip);
+}
+
+void sandbox_tripwire_drain(struct sandbox *sb)
+{
+	tripwatch_drain(sb->trip, sb->have_events ? &sb->events : NULL, sb->session);
 }

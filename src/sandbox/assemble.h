@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "common/event.h"
+#include "sandbox/freeze.h"
 #include "spec/runspec.h"
 
 /* Who is asking, and from where: the caller's environment, not the daemon's. */
@@ -93,6 +94,17 @@ int sandbox_signal(struct sandbox *sb, int sig);
 /* Kill everything in the sandbox now (SIGKILL to init tears down the pid namespace). */
 void sandbox_kill(struct sandbox *sb);
 /*
+ * Freeze every process of the sandbox (doc/react.md): the cgroup freezer when
+ * the run has a cgroup for it; else boxy-init is told to hold still
+ * (init/plan.h) and every other process gets SIGSTOP until none runs
+ * (sandbox/freeze.h). -1 with *err when that did not happen within
+ * FREEZE_TIMEOUT_US: the caller then kills the sandbox. SIGKILL (sandbox_kill)
+ * ends a frozen sandbox as any other.
+ */
+int sandbox_freeze(struct sandbox *sb, struct freeze_report *rep, char **err);
+/* Let every process of a frozen sandbox go again (SIGCONT, or the freezer's 0). */
+int sandbox_thaw(struct sandbox *sb, char **err);
+/*
  * Record that init exited with wait status `status` and return the run's exit
  * code: the payload's status, 128+N for a signal, 125–127 for a stage failure
  * (with *err set to the stage's one line).
@@ -131,6 +143,17 @@ int sandbox_gitcheck_start(struct sandbox *sb);
  * The direct path of `boxy run`.
  */
 int sandbox_run(const struct runspec *rs, const struct sandbox_ctx *ctx, char **err);
+
+struct decoy_set;
+/* --tripwires: the session's decoy credentials and their tokens (sandbox/decoys.h), or NULL. */
+const struct decoy_set *sandbox_decoys(const struct sandbox *sb);
+/*
+ * Readable while the decoys' watch has findings waiting (-1: no watch);
+ * sandbox_tripwire_drain emits them through the sandbox's sink (the caller's
+ * thread). sandbox_reap emits what is left.
+ */
+int sandbox_tripwire_fd(const struct sandbox *sb);
+void sandbox_tripwire_drain(struct sandbox *sb);
 
 struct plan;
 /*

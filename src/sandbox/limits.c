@@ -375,7 +375,64 @@ static void limits_audit(const struct limits *lim, const struct event_sink *even
 }
 
 
-int limits_prepare(const struct runspec *rs, struct limits *lim,
+/* Why no cgroup of its own can hold the sandbox for the freezer, in words (malloc'd). */
+static char *why_no_freezer(const struct cgroup_info *info)
+{
+	if (!info->v2)
+		return xstrdup(_("no cgroup v2 hierarchy is mounted"));
+	if (!info->own)
+		return xstrdup(_("this process's cgroup v2 path is unknown"));
+	return xasprintf(_("no cgroup is delegated to this user (%s is not writable)"), info->own);
+}
+
+/*
+ * A cgroup the freezer can take the whole sandbox in: the limits' own when
+ * there is one; else, where the caller's cgroup is delegated, one made for
+ * the freezer alone (no controller needed: cgroup.freeze is in every
+ * non-root cgroup of v2); a systemd scope gets a child at attach time.
+ */
+static void limits_freeze_prepare(struct limits *lim, const struct cgroup_info *info)
+{
+	if (!lim->cgroup_dir && !lim->scope_pending) {
+		if (!info->v2 || !info->own || !info->writable) {
+			lim->why_no_freeze = why_no_freezer(info);
+			return;
+		}
+		if (cgroup_create(info, false, false, false, &lim->cgroup_dir,
+				  &lim->why_no_freeze) < 0)
+			return;
+	}
+	if (lim->cgroup_dir)
+		lim->freeze_dir = xstrdup(lim->cgroup_dir);
+	else
+		lim->why_no_freeze = why_no_freezer(info);  /* until the scope gives a child */
+}
+
+char *limits_freeze_probe(bool *cgroup)
+{
+	struct cgroup_info info;
+	char *why = NULL, *out;
+
+	cgroup_probe(&info);
+	*cgroup = info.v2 && info.own && info.writable;
+	if (*cgroup) {
+		out = xasprintf(_("cgroup freezer, in a cgroup of its own under %s"), info.own);
+	} else if (limits_scope_available(&why)) {
+		*cgroup = true;
+		out = xstrdup(_("cgroup freezer, in a child cgroup of the run's systemd scope"));
+	} else {
+		char *no = why_no_freezer(&info);
+
+		out = xasprintf(_("SIGSTOP to every process of the sandbox, swept until none runs "
+				  "(%s; %s)"), no, why ? why : "?");
+		free(no);
+	}
+	free(why);
+	cgroup_info_free(&info);
+	return out;
+}
+
+int limits_prepare(const struct runspec *rs, bool freeze, struct limits *lim,
 		   const struct event_sink *events, char **err)
 {
 	struct cgroup_info info;
@@ -386,7 +443,8 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 
 	(void)err;
 	memset(lim, 0, sizeof(*lim));
-	if (!rs->memory && !rs->pids && !rs->cpus_milli)
+	lim->want_freeze = freeze;
+	if (!rs->memory && !rs->pids && !rs->cpus_milli && !lim->want_freeze)
 		return 0;
 
 	old = lang_use(lang_records());     /* what it says are records: worded in C */
@@ -450,6 +508,8 @@ int limits_prepare(const struct runspec *rs, struct limits *lim,
 	lim->cpus_milli = rs->cpus_milli;
 	if (!limits_scope_defer(lim, &info, events, &why_mem, &why_pids, &why_cpu))
 		limits_audit(lim, events, lim->cgroup_dir, why_mem, why_pids, why_cpu);
+	if (lim->want_freeze)
+		limits_freeze_prepare(lim, &info);
 	free(why_mem);
 	free(why_pids);
 	free(why_cpu);
@@ -502,6 +562,13 @@ uint64_t limits_oom_kills(const struct limits *lim)
 
 void limits_release(struct limits *lim)
 {
+	if (lim->freeze_dir && (!lim->cgroup_dir || strcmp(lim->freeze_dir, lim->cgroup_dir) != 0)) {
+		/* the scope's child: empty once the pid namespace's last process is gone */
+		for (int i = 0; i < 100 && rmdir(lim->freeze_dir) < 0 && errno == EBUSY; i++)
+			usleep(10000);
+	}
+	free(lim->freeze_dir);
+	free(lim->why_no_freeze);
 	if (lim->cgroup_dir) {
 		/* The pid namespace's last processes can still be exiting when init
 		 * has been reaped; rmdir succeeds once the cgroup is empty. */
@@ -582,6 +649,31 @@ static bool limits_scope_reads(const char *dir, const char *file, const char *wa
 	return ok;
 }
 
+/*
+ * The freezer in a systemd scope: systemd delegates the scope's cgroup.procs
+ * and subtree_control, not its cgroup.freeze, but a child the user makes in
+ * a delegated scope is the user's whole. The sandbox's init moves into one
+ * (the scope's limits still bound it: they apply to the subtree).
+ */
+static void limits_scope_freezer(struct limits *lim, const char *dir, pid_t pid)
+{
+	char *child = xasprintf("%s/boxy-sandbox", dir), val[24];
+
+	snprintf(val, sizeof(val), "%ld", (long)pid);
+	if (mkdir(child, 0755) < 0 || cg_write(child, "cgroup.procs", val) < 0) {
+		free(lim->why_no_freeze);
+		lim->why_no_freeze = xasprintf(_("no cgroup of its own could be made in systemd scope "
+						 "%s (%s): %s"), lim->scope_unit, child,
+					       strerror(errno));
+		rmdir(child);
+		free(child);
+		return;
+	}
+	free(lim->why_no_freeze);
+	lim->why_no_freeze = NULL;
+	lim->freeze_dir = child;
+}
+
 /* Ask for the scope, read back what the kernel enforces in it, record every limit. */
 static void limits_scope_attach(struct limits *lim, pid_t pid)
 {
@@ -608,6 +700,8 @@ static void limits_scope_attach(struct limits *lim, pid_t pid)
 		why = xasprintf(_("systemd scope %s was made, but its cgroup %s does not apply "
 				  "the limit (the user manager has no such controller delegated)"),
 				lim->scope_unit, dir);
+		if (lim->want_freeze)
+			limits_scope_freezer(lim, dir, pid);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(whys); i++) {
 		char *w = xasprintf("%s; %s", whys[i] ? whys[i] : "", why);

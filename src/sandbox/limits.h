@@ -38,14 +38,22 @@ struct limits {
 	char *why_mem, *why_pids, *why_cpu; /* why no cgroup of our own enforces each */
 	char *scope_mount;          /* the cgroup2 mount */
 	char *scope_unit, *scope_cgroup;    /* the scope systemd made, its cgroup path */
+	/* An alert may freeze this run (doc/react.md): a cgroup holding the whole sandbox whose
+	 * cgroup.freeze the user may write — the limits' own, one made for the freezer alone,
+	 * or a child of the systemd scope — or NULL, and why not (the freezer then uses
+	 * SIGSTOP, sandbox/freeze.h). */
+	bool want_freeze;
+	char *freeze_dir;
+	char *why_no_freeze;
 };
 
 /*
  * Decide how each requested limit is enforced, create the run's cgroup when
  * possible, and emit one "cgroup" audit event per limit saying how (or that it
- * is not enforced, and why). Returns -1 only for a hard error.
+ * is not enforced, and why). freeze: an alert may freeze the run, so it wants
+ * a cgroup for the freezer too (freeze_dir). Returns -1 only for a hard error.
  */
-int limits_prepare(const struct runspec *rs, struct limits *lim,
+int limits_prepare(const struct runspec *rs, bool freeze, struct limits *lim,
 		   const struct event_sink *events, char **err);
 /*
  * Move pid into the run's cgroup (no-op when there is none); or, when
@@ -63,6 +71,11 @@ bool limits_scope_available(char **why);
  */
 int limits_scope_request(pid_t pid, uint64_t memory, uint64_t pids, uint32_t cpus_milli,
 			 char **unit, char **cgroup, char **why);
+/*
+ * Which freezer a run would get on this host, in words for `boxy doctor`
+ * (malloc'd); *cgroup true when it is the cgroup freezer.
+ */
+char *limits_freeze_probe(bool *cgroup);
 /* Remove the run's cgroup after the sandbox exited. */
 void limits_release(struct limits *lim);
 /* How many processes the kernel killed past memory.max in the run's cgroup or scope

@@ -25,6 +25,8 @@
 /* More notes than this are summed in one line: a refusal storm stays one screen. */
 #define LEARN_NOTES_MAX 20
 
+#define LEARN_WHO_MAX 3  /* who needed an entry: the first few, then how many more */
+
 struct learn_host {
 	char *name;
 	uint16_t *ports;
@@ -33,11 +35,14 @@ struct learn_host {
 	int64_t count;          /* connections (0: resolved only) */
 	bool bound;             /* resolved, or a flow's address was bound to it; false: only
 				 * named by the client (TLS SNI, HTTP Host), which it chose */
+	char *who[LEARN_WHO_MAX];       /* the packages (or commands) that needed it, sanitized */
+	size_t nwho, more_who;
 };
 
 struct learn_note {
 	char *text;             /* sanitized, one line */
 	char *session;
+	char *who;              /* the first one's maker, sanitized, or NULL */
 	int64_t count;
 };
 
@@ -70,16 +75,20 @@ void learn_free(struct learn *l)
 		free(l->hosts[i].name);
 		free(l->hosts[i].ports);
 		free(l->hosts[i].session);
+		for (size_t j = 0; j < l->hosts[i].nwho; j++)
+			free(l->hosts[i].who[j]);
 	}
 	free(l->hosts);
 	for (size_t i = 0; i < l->nrefused; i++) {
 		free(l->refused[i].text);
 		free(l->refused[i].session);
+		free(l->refused[i].who);
 	}
 	free(l->refused);
 	for (size_t i = 0; i < l->nunnamed; i++) {
 		free(l->unnamed[i].text);
 		free(l->unnamed[i].session);
+		free(l->unnamed[i].who);
 	}
 	free(l->unnamed);
 	strv_free(l->cidrs);
@@ -160,6 +169,27 @@ static struct learn_host *host_get(struct learn *l, const char *name, const char
 	return h;
 }
 
+/* Note that who needed h (once each; past LEARN_WHO_MAX only counted). */
+static void host_add_who(struct learn_host *h, const char *who)
+{
+	char *clean;
+
+	if (!who || !*who)
+		return;
+	clean = comment_text(who);
+	for (size_t i = 0; i < h->nwho; i++)
+		if (strcmp(h->who[i], clean) == 0) {
+			free(clean);
+			return;
+		}
+	if (h->nwho < LEARN_WHO_MAX) {
+		h->who[h->nwho++] = clean;
+		return;
+	}
+	h->more_who++;
+	free(clean);
+}
+
 /* Add port to h once (kept sorted). */
 static void host_add_port(struct learn_host *h, uint16_t port)
 {
@@ -177,7 +207,7 @@ static void host_add_port(struct learn_host *h, uint16_t port)
 
 /* Count text among notes (deduplicated); past the cap only the last note's count grows. */
 static void note_add(struct learn_note **v, size_t *n, const char *text, const char *session,
-		     int64_t count)
+		     const char *who, int64_t count)
 {
 	struct learn_note *nt;
 	char *clean = comment_text(text);
@@ -200,6 +230,7 @@ static void note_add(struct learn_note **v, size_t *n, const char *text, const c
 	nt = xappend(v, n, sizeof(*nt));
 	nt->text = clean;
 	nt->session = xstrdup(session ? session : "");
+	nt->who = who && *who && *n <= LEARN_NOTES_MAX ? comment_text(who) : NULL;
 	nt->count = count;
 }
 
@@ -214,7 +245,7 @@ void learn_add_session(struct learn *l, const char *id, const char *command,
 	s->mode = comment_text(mode ? mode : "");
 }
 
-void learn_add_conn(struct learn *l, const char *session, const char *proto,
+void learn_add_conn(struct learn *l, const char *session, const char *who, const char *proto,
 		    const char *host, const char *sni, const char *addr, unsigned port,
 		    bool allowed, const char *reason, int64_t count)
 {
@@ -227,7 +258,7 @@ void learn_add_conn(struct learn *l, const char *session, const char *proto,
 	if (!allowed) {
 		text = xasprintf("%s %s:%u  %s", proto ? proto : "?", shown ? shown : "?", port,
 				 reason && *reason ? reason : "refused");
-		note_add(&l->refused, &l->nrefused, text, session, count);
+		note_add(&l->refused, &l->nrefused, text, session, who, count);
 		free(text);
 		return;
 	}
@@ -235,23 +266,25 @@ void learn_add_conn(struct learn *l, const char *session, const char *proto,
 		return;
 	if (!host && !sni) {
 		text = xasprintf("%s %s:%u", proto ? proto : "?", addr ? addr : "?", port);
-		note_add(&l->unnamed, &l->nunnamed, text, session, count);
+		note_add(&l->unnamed, &l->nunnamed, text, session, who, count);
 		free(text);
 		return;
 	}
 	if (host && (h = host_get(l, host, session)) != NULL) {
 		host_add_port(h, (uint16_t)port);
+		host_add_who(h, who);
 		h->count += count;
 		h->bound = true;
 	}
 	if (sni && (!host || strcmp(sni, host) != 0) && (h = host_get(l, sni, session)) != NULL) {
 		host_add_port(h, (uint16_t)port);
+		host_add_who(h, who);
 		h->count += count;
 	}
 }
 
-void learn_add_name(struct learn *l, const char *session, const char *name, bool allowed,
-		    const char *reason, int64_t count)
+void learn_add_name(struct learn *l, const char *session, const char *who, const char *name,
+		    bool allowed, const char *reason, int64_t count)
 {
 	struct learn_host *h;
 	char *text;
@@ -259,12 +292,15 @@ void learn_add_name(struct learn *l, const char *session, const char *name, bool
 	if (!allowed) {
 		text = xasprintf("resolve %s  %s", name ? name : "?",
 				 reason && *reason ? reason : "refused");
-		note_add(&l->refused, &l->nrefused, text, session, count < 1 ? 1 : count);
+		note_add(&l->refused, &l->nrefused, text, session, who, count < 1 ? 1 : count);
 		free(text);
 		return;
 	}
-	if ((h = host_get(l, name, session)) != NULL)
+	h = host_get(l, name, session);
+	if (h)
 		h->bound = true;
+	if (h && h->nports == 0)
+		host_add_who(h, who);   /* who resolved it, while nobody connected to it */
 }
 
 void learn_add_cidr(struct learn *l, const char *session, const char *cidr)
@@ -342,8 +378,17 @@ static void print_notes(FILE *f, const char *heading, const struct learn_note *v
 		return;
 	fprintf(f, "#\n# %s\n", heading);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "#   %s  (%lld, session %s)\n", v[i].text, (long long)v[i].count,
-			short_id(v[i].session));
+		fprintf(f, "#   %s  (%lld, session %s%s%s)\n", v[i].text, (long long)v[i].count,
+			short_id(v[i].session), v[i].who ? ", by " : "", v[i].who ? v[i].who : "");
+}
+
+/* ", by WHO, WHO (+N more)" for an entry (who needed it), or "". */
+static void print_who(FILE *f, const struct learn_host *h)
+{
+	for (size_t i = 0; i < h->nwho; i++)
+		fprintf(f, "%s%s", i ? ", " : ", by ", h->who[i]);
+	if (h->more_who)
+		fprintf(f, " (+%zu more)", h->more_who);
 }
 
 char *learn_yaml(const struct learn *l, const char *extends)
@@ -392,20 +437,22 @@ char *learn_yaml(const struct learn *l, const char *extends)
 		for (size_t i = 0; i < l->nhosts; i++) {
 			const struct learn_host *h = &hosts[i];
 
-			if (h->nports == 0)
-				fprintf(f, "    # resolved by %s, never connected to: the run's ports apply\n",
-					short_id(h->session));
-			else if (!h->bound)
-				/* A payload can put any name in its ClientHello or Host header:
-				 * the reader should know this one was never looked up. */
-				fprintf(f, "    # %lld connection%s, first in session %s: named only by the "
-					   "client (TLS SNI or HTTP Host) to an address of another name "
-					   "or none, never resolved: check it\n", (long long)h->count,
-					h->count == 1 ? "" : "s", short_id(h->session));
-			else
-				fprintf(f, "    # %lld connection%s, first in session %s\n",
+			if (h->nports == 0) {
+				fprintf(f, "    # resolved in session %s", short_id(h->session));
+				print_who(f, h);
+				fprintf(f, ", never connected to: the run's ports apply\n");
+			} else {
+				fprintf(f, "    # %lld connection%s, first in session %s",
 					(long long)h->count, h->count == 1 ? "" : "s",
 					short_id(h->session));
+				print_who(f, h);
+				if (!h->bound)
+					/* A payload can put any name in its ClientHello or Host header:
+					 * the reader should know this one was never looked up. */
+					fprintf(f, ": named only by the client (TLS SNI or HTTP Host) to an "
+						   "address of another name or none, never resolved: check it");
+				fputc('\n', f);
+			}
 			fprintf(f, "    - \"%s", h->name);
 			for (size_t j = 0; j < h->nports; j++)
 				fprintf(f, "%c%u", j ? ',' : ':', h->ports[j]);

@@ -61,11 +61,20 @@ const struct spec_option spec_options[] = {
 	/* The CI gate (doc/ci.md): a CI profile may ask for it; the report is a file, flag only. */
 	{ "fail-on", 0, "fail-on", "gate.fail_on", SPEC_FAIL_ON, 0, F(fail_on), 0, NULL },
 	{ "report", 0, NULL, "gate.report", SPEC_FILE, 0, F(report), 0, "file" },
+	/* What an alert does to the session (doc/react.md); the presets freeze on a tripwire. */
+	{ "on-alert", 0, "on-alert", "react.on_alert", SPEC_ON_ALERT, 0, F(on_alert), 0,
+	  "log freeze stop" },
+	{ "on-denials", 0, "on-denials", "react.on_denials", SPEC_COUNT, 0, F(on_denials), 0,
+	  NULL },
 	{ "seccomp", 0, "seccomp", "seccomp", SPEC_SECCOMP, 0, F(seccomp), 0, "strict compat" },
+	{ "tripwires", 0, "tripwires", "tripwires", SPEC_ONOFF, 0, F(tripwires), 0, "on off" },
 	{ "tty", 0, NULL, "tty", SPEC_SWITCH, 0, F(tty), 0, NULL },
 	{ "verbose", 'v', NULL, "verbose", SPEC_SWITCH, 0, F(verbose), 0, NULL },
 	{ "detach", 'd', NULL, "detach", SPEC_SWITCH, 0, F(detach), 0, NULL },
 	{ "raw-terminal", 0, "raw-terminal", "raw_terminal", SPEC_SWITCH, 0, F(raw_terminal), 0,
+	  NULL },
+	/* A flag only: a profile that comes with a project must not hide who did what. */
+	{ "no-attribution", 0, NULL, "no_attribution", SPEC_SWITCH, 0, F(no_attribution), 0,
 	  NULL },
 	/* A profile may come from a project: it can send the log to the journal, never to a
 	 * file (doc/journal.md); the flag's row owns the field on the wire and in JSON. */
@@ -233,6 +242,8 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 		return parse_net_mode(text, f, err);
 	case SPEC_SECCOMP:
 		return parse_seccomp_mode(text, f, err);
+	case SPEC_ONOFF:
+		return parse_onoff(text, f, err);
 	case SPEC_FAIL_ON: {
 		unsigned bits;
 
@@ -240,6 +251,17 @@ int spec_option_apply(const struct spec_option *o, struct runspec *rs, const cha
 			return -1;
 		free(*(char **)f);
 		*(char **)f = fail_on_text(bits);
+		return 0;
+	}
+	case SPEC_ON_ALERT: {
+		struct react_policy p = { 0 };
+
+		/* Over a value already there, items add up, as a flag's over a profile's. */
+		if ((*(char **)f && parse_on_alert(*(char **)f, &p, err) < 0) ||
+		    parse_on_alert(text, &p, err) < 0)
+			return -1;
+		free(*(char **)f);
+		*(char **)f = on_alert_text(&p);
 		return 0;
 	}
 	case SPEC_MOUNT: {
@@ -343,7 +365,7 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		json_bool(b, *(const bool *)f);
 		return;
 	case SPEC_NAME: case SPEC_DIR: case SPEC_FILE: case SPEC_AUDIT_LOG: case SPEC_JOURNAL:
-	case SPEC_FAIL_ON:
+	case SPEC_FAIL_ON: case SPEC_ON_ALERT:
 		json_str(b, *(char *const *)f);
 		return;
 	case SPEC_SIZE: case SPEC_DURATION: case SPEC_COUNT:
@@ -357,6 +379,9 @@ static void json_put_row(struct jbuf *b, const struct spec_option *o, const stru
 		return;
 	case SPEC_SECCOMP:
 		json_str(b, seccomp_mode_name(*(const enum seccomp_mode *)f));
+		return;
+	case SPEC_ONOFF:
+		json_str(b, onoff_name(*(const enum onoff *)f));
 		return;
 	case SPEC_MOUNT: case SPEC_COPY:
 		json_arr_begin(b);

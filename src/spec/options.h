@@ -35,6 +35,7 @@ enum spec_kind {
 	SPEC_CPUS,      /* uint32_t millicpus: parse_cpus */
 	SPEC_NET_MODE,  /* enum net_mode: parse_net_mode */
 	SPEC_SECCOMP,   /* enum seccomp_mode: parse_seccomp_mode */
+	SPEC_ONOFF,     /* enum onoff: parse_onoff */
 	SPEC_MOUNT,     /* list of struct mount_spec of kind .mount, a path each */
 	SPEC_COPY,      /* list of struct mount_spec of kind .mount: parse_copy_spec */
 	SPEC_HOST,      /* list of struct host_spec: parse_host_spec */
@@ -44,6 +45,7 @@ enum spec_kind {
 	SPEC_ENV_SET,   /* the same list, from a profile's NAME: value mapping */
 	SPEC_FAIL_ON,   /* char *: parse_fail_on's words, kept as fail_on_text gives them */
 	SPEC_HTTP_RULE, /* list of char *: an HTTP rule as written, read by http_rule_parse */
+	SPEC_ON_ALERT,  /* char *: parse_on_alert's items, kept as on_alert_text gives them */
 };
 
 struct spec_option {

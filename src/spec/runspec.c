@@ -21,6 +21,7 @@
 #include "common/path-guard.h"
 #include "spec/http-rule.h"
 #include "spec/runspec.h"
+#include "spec/values.h"
 #include "common/util.h"
 
 void host_spec_free(struct host_spec *h)
@@ -110,6 +111,7 @@ void runspec_free(struct runspec *rs)
 	free(rs->pcap);
 	free(rs->fail_on);
 	free(rs->report);
+	free(rs->on_alert);
 	runspec_init(rs);
 }
 
@@ -120,6 +122,27 @@ static void merge_str(char **dst, const char *src)
 		return;
 	free(*dst);
 	*dst = xstrdup(src);
+}
+
+/*
+ * --on-alert over a profile's: the items of both, src's after dst's, so a
+ * flag naming one kind keeps what the profile says of the others (and a bare
+ * action, which names every kind, replaces all of it). Both are canonical
+ * texts already; one that does not parse (it cannot) leaves dst as it was.
+ */
+static void merge_on_alert(char **dst, const char *src)
+{
+	struct react_policy p = { 0 };
+	char *err = NULL;
+
+	if (!src)
+		return;
+	if ((*dst && parse_on_alert(*dst, &p, &err) < 0) || parse_on_alert(src, &p, &err) < 0) {
+		free(err);
+		return;
+	}
+	free(*dst);
+	*dst = on_alert_text(&p);
 }
 
 static char *xstrdup_or_null(const char *s)
@@ -201,14 +224,20 @@ void runspec_merge(struct runspec *dst, const struct runspec *src)
 	merge_str(&dst->pcap, src->pcap);
 	merge_str(&dst->fail_on, src->fail_on);
 	merge_str(&dst->report, src->report);
+	merge_on_alert(&dst->on_alert, src->on_alert);
+	if (src->on_denials)
+		dst->on_denials = src->on_denials;
 	if (src->pcap_max)
 		dst->pcap_max = src->pcap_max;
 	if (src->seccomp != SECCOMP_UNSET)
 		dst->seccomp = src->seccomp;
+	if (src->tripwires != ONOFF_UNSET)
+		dst->tripwires = src->tripwires;
 	dst->tty = dst->tty || src->tty;
 	dst->verbose = dst->verbose || src->verbose;
 	dst->detach = dst->detach || src->detach;
 	dst->raw_terminal = dst->raw_terminal || src->raw_terminal;
+	dst->no_attribution = dst->no_attribution || src->no_attribution;
 }
 
 /*
@@ -342,6 +371,9 @@ int runspec_finish(struct runspec *rs, const char *cwd, char **err)
 				 "--net allowlist"));
 	if (rs->seccomp == SECCOMP_UNSET)
 		rs->seccomp = SECCOMP_STRICT;
+	/* The node, python and claude presets turn them on; nothing else does unasked. */
+	if (rs->tripwires == ONOFF_UNSET)
+		rs->tripwires = ONOFF_OFF;
 	if (rs->pcap && !rs->pcap_max)
 		rs->pcap_max = RUNSPEC_DEFAULT_PCAP_MAX;
 	if (rs->pids == 0)
@@ -372,6 +404,19 @@ const char *seccomp_mode_name(enum seccomp_mode m)
 	case SECCOMP_COMPAT:
 		return "compat";
 	case SECCOMP_UNSET:
+		break;
+	}
+	return "unset";
+}
+
+const char *onoff_name(enum onoff v)
+{
+	switch (v) {
+	case ONOFF_ON:
+		return "on";
+	case ONOFF_OFF:
+		return "off";
+	case ONOFF_UNSET:
 		break;
 	}
 	return "unset";

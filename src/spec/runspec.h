@@ -28,6 +28,13 @@ enum seccomp_mode {
 	SECCOMP_COMPAT,
 };
 
+/* A choice that is on, off, or left to the profile (--tripwires). */
+enum onoff {
+	ONOFF_UNSET = 0,
+	ONOFF_ON,
+	ONOFF_OFF,
+};
+
 enum mount_kind {
 	MOUNT_RO,       /* --ro PATH: bind read-only */
 	MOUNT_RW,       /* --rw PATH: bind read-write */
@@ -99,12 +106,17 @@ struct runspec {
 	uint64_t pcap_max;          /* bytes; 0 unset (default 1GiB) */
 	char *fail_on;              /* --fail-on: the canonical word list (doc/ci.md); NULL unset */
 	char *report;               /* --report: the JUnit file (and FILE.json), opened by the client */
+	char *on_alert;             /* --on-alert: parse_on_alert's canonical text (doc/react.md);
+				     * NULL unset (every alert is logged) */
+	uint64_t on_denials;        /* --on-denials: the refusal that counts as an alert; 0 unset */
 
 	enum seccomp_mode seccomp;
+	enum onoff tripwires;       /* decoy credentials in $HOME and their detectors (doc/tripwires.md) */
 	bool tty;
 	bool verbose;
 	bool detach;
 	bool raw_terminal;          /* --raw-terminal: no filter on the relayed terminal output */
+	bool no_attribution;        /* --no-attribution: no process or package found for events */
 };
 
 /* Defaults applied by runspec_finish() when nothing set a value. */
@@ -138,17 +150,18 @@ void runspec_free(struct runspec *rs);
  * And hosts (or HTTP rules) added in src without a mode turn dst's NET_PUBLIC into
  * NET_ALLOWLIST (`--allow-host` implies allowlist over a public profile);
  * over NET_NONE they stay, and runspec_finish refuses the contradiction.
+ * --on-alert combines: src's items apply after dst's (spec/values.h).
  */
 void runspec_merge(struct runspec *dst, const struct runspec *src);
 
 /*
  * Fill defaults (workdir = cwd, net = allowlist when hosts or HTTP rules were
- * named else public, seccomp strict, pcap_max when --pcap), add each HTTP
- * rule's domain as a host when no entry names it yet (doc/http-rules.md:
- * without ports of its own, so 80, 443 and --allow-port), make workdir, mount
- * sources and log paths absolute against cwd, and refuse contradictions: a
- * missing command; --allow-host or --allow-http with --net none or public;
- * --pcap, --allow-port,
+ * named else public, seccomp strict, tripwires off, pcap_max when --pcap), add
+ * each HTTP rule's domain as a host when no entry names it yet
+ * (doc/http-rules.md: without ports of its own, so 80, 443 and --allow-port),
+ * make workdir, mount sources and log paths absolute against cwd, and refuse
+ * contradictions: a missing command; --allow-host or --allow-http with --net
+ * none or public; --pcap, --allow-port,
  * --allow-cidr or --tailscale with --net none; --pcap-max without --pcap.
  * Returns -1 with a one-line reason in *err. doc/flags.md lists them.
  */
@@ -162,6 +175,7 @@ char *runspec_to_json(const struct runspec *rs);
 
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_mode_name(enum seccomp_mode m);
+const char *onoff_name(enum onoff v);
 const char *mount_kind_name(enum mount_kind k);
 
 #endif

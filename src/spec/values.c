@@ -347,10 +347,22 @@ int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err)
 	return 0;
 }
 
+int parse_onoff(const char *s, enum onoff *out, char **err)
+{
+	if (strcmp(s, "on") == 0)
+		*out = ONOFF_ON;
+	else if (strcmp(s, "off") == 0)
+		*out = ONOFF_OFF;
+	else
+		return fail(err, _("value"), s, _(": expected on or off"));
+	return 0;
+}
+
 /* The gate's words, in their canonical order. */
 static const struct { const char *word; unsigned bit; } fail_on_words[] = {
 	{ "deny", FAIL_ON_DENY },
 	{ "new-destination", FAIL_ON_NEW },
+	{ "tripwire", FAIL_ON_TRIPWIRE },
 	{ "alert", FAIL_ON_ALERT },
 };
 
@@ -361,7 +373,7 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 
 	if (!*s)
 		return set_err(err, _("empty; expected a comma list of deny, "
-				      "new-destination, alert"));
+				      "new-destination, tripwire, alert"));
 	for (;;) {
 		size_t n = strcspn(p, ",");
 		size_t i;
@@ -372,15 +384,11 @@ int parse_fail_on(const char *s, unsigned *out, char **err)
 				break;
 		if (i < ARRAY_SIZE(fail_on_words)) {
 			bits |= fail_on_words[i].bit;
-		} else if (n == 8 && strncmp(p, "tripwire", 8) == 0) {
-			/* never accept a word that cannot fire */
-			return set_err(err, _("tripwire: not built yet (tripwires come with "
-					      "issue 14)"));
 		} else {
 			char *word = xstrndup(p, n);
 			char *clean = text_sanitize(word);
 			int rc = set_err(err, _("unknown word '%s'; expected deny, "
-						"new-destination, alert"), clean);
+						"new-destination, tripwire, alert"), clean);
 
 			free(clean);
 			free(word);
@@ -405,6 +413,143 @@ char *fail_on_text(unsigned bits)
 			strcat(buf, fail_on_words[i].word);
 		}
 	return xstrdup(buf);
+}
+
+/* ---- --on-alert ------------------------------------------------------------------ */
+
+static const char *const react_action_names[] = {
+	[REACT_UNSET] = "unset", [REACT_LOG] = "log", [REACT_FREEZE] = "freeze",
+	[REACT_STOP] = "stop",
+};
+static const char *const react_kind_names[REACT_NKINDS] = {
+	[REACT_ALERT] = "alert", [REACT_TRIPWIRE] = "tripwire", [REACT_DNS] = "dns",
+	[REACT_GIT] = "git", [REACT_DENIALS] = "denials",
+};
+
+const char *react_action_name(enum react_action a)
+{
+	return (unsigned)a < ARRAY_SIZE(react_action_names) ? react_action_names[a] : "unset";
+}
+
+const char *react_kind_name(enum react_kind k)
+{
+	return (unsigned)k < REACT_NKINDS ? react_kind_names[k] : "alert";
+}
+
+/* The action word p[0..n), or REACT_UNSET. */
+static enum react_action react_action_word(const char *p, size_t n)
+{
+	for (size_t i = REACT_LOG; i < ARRAY_SIZE(react_action_names); i++)
+		if (strlen(react_action_names[i]) == n && strncmp(p, react_action_names[i], n) == 0)
+			return (enum react_action)i;
+	return REACT_UNSET;
+}
+
+/* One line for a word that is not what was expected (the word sanitised: it is shown). */
+static int react_bad_word(char **err, const char *what, const char *p, size_t n,
+			  const char *expected)
+{
+	char *word = xstrndup(p, n), *clean = text_sanitize(word);
+	int rc = set_err(err, _("unknown %s '%s'; expected %s"), what, clean, expected);
+
+	free(clean);
+	free(word);
+	return rc;
+}
+
+int parse_on_alert(const char *s, struct react_policy *out, char **err)
+{
+	static const char actions[] = "log, freeze or stop";
+	static const char kinds[] = "alert, tripwire, dns, git or denials";
+	struct react_policy p = *out;
+	const char *item = s;
+
+	if (!*s)
+		return set_err(err, _("empty; expected ACTION or KIND=ACTION, comma-separated "
+				      "(ACTION: log, freeze, stop)"));
+	for (;;) {
+		size_t n = strcspn(item, ","), kn;
+		const char *eq = memchr(item, '=', n);
+		enum react_action a;
+
+		if (!eq) {
+			/* A bare action: every kind, the ones named before included. */
+			a = react_action_word(item, n);
+			if (a == REACT_UNSET)
+				return react_bad_word(err, _("action"), item, n, actions);
+			for (size_t k = 0; k < REACT_NKINDS; k++)
+				p.act[k] = (uint8_t)a;
+		} else {
+			size_t k;
+
+			kn = (size_t)(eq - item);
+			for (k = 0; k < REACT_NKINDS; k++)
+				if (strlen(react_kind_names[k]) == kn &&
+				    strncmp(item, react_kind_names[k], kn) == 0)
+					break;
+			if (k == REACT_NKINDS)
+				return react_bad_word(err, _("alert kind"), item, kn, kinds);
+			a = react_action_word(eq + 1, n - kn - 1);
+			if (a == REACT_UNSET)
+				return react_bad_word(err, _("action"), eq + 1, n - kn - 1, actions);
+			p.act[k] = (uint8_t)a;
+		}
+		if (!item[n])
+			break;
+		item += n + 1;
+	}
+	*out = p;
+	return 0;
+}
+
+char *on_alert_text(const struct react_policy *p)
+{
+	char buf[160] = "";
+	bool all = true, any = false;
+
+	for (size_t k = 0; k < REACT_NKINDS; k++) {
+		all = all && p->act[k] != REACT_UNSET;
+		any = any || p->act[k] != REACT_UNSET;
+	}
+	if (!any)
+		return NULL;
+	/* Every kind set: alert's action bare (it sets them all), then those that differ. */
+	if (all)
+		strcat(buf, react_action_name(p->act[REACT_ALERT]));
+	for (size_t k = 0; k < REACT_NKINDS; k++) {
+		if (p->act[k] == REACT_UNSET || (all && p->act[k] == p->act[REACT_ALERT]))
+			continue;
+		if (*buf)
+			strcat(buf, ",");
+		strcat(buf, react_kind_names[k]);
+		strcat(buf, "=");
+		strcat(buf, react_action_name(p->act[k]));
+	}
+	return xstrdup(buf);
+}
+
+bool on_alert_may_freeze(const char *text)
+{
+	struct react_policy p = { 0 };
+	char *err = NULL;
+	bool yes = false;
+
+	if (!text || parse_on_alert(text, &p, &err) < 0) {
+		free(err);
+		return false;
+	}
+	for (size_t k = 0; k < REACT_NKINDS; k++)
+		yes = yes || react_policy_action(&p, (enum react_kind)k) == REACT_FREEZE;
+	return yes;
+}
+
+enum react_action react_policy_action(const struct react_policy *p, enum react_kind k)
+{
+	if ((unsigned)k < REACT_NKINDS && p->act[k] != REACT_UNSET)
+		return (enum react_action)p->act[k];
+	if (p->act[REACT_ALERT] != REACT_UNSET)
+		return (enum react_action)p->act[REACT_ALERT];
+	return REACT_LOG;
 }
 
 #define HOST_MAX 253

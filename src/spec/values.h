@@ -7,6 +7,7 @@
 #ifndef BOXY_PARSE_H
 #define BOXY_PARSE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "spec/runspec.h"
 
@@ -29,14 +30,46 @@ int parse_port(const char *s, uint16_t *out, char **err);
 int parse_net_mode(const char *s, enum net_mode *out, char **err);
 /* "strict" | "compat". */
 int parse_seccomp_mode(const char *s, enum seccomp_mode *out, char **err);
+/* "on" | "off". */
+int parse_onoff(const char *s, enum onoff *out, char **err);
 /* --fail-on's words: what fails the CI gate (doc/ci.md). */
 #define FAIL_ON_DENY  1u        /* a refusal */
 #define FAIL_ON_NEW   2u        /* a destination or port the last run did not reach */
-#define FAIL_ON_ALERT 4u        /* a finding (verdict "alert") */
-/* "deny,new-destination,alert" (any of them, once each) → bits; "tripwire" is not built. */
+#define FAIL_ON_ALERT 4u        /* a finding (verdict "alert"), tripwires included */
+#define FAIL_ON_TRIPWIRE 8u     /* a tripwire: a decoy credential opened or sent out */
+/* "deny,new-destination,tripwire,alert" (any of them, once each) → bits. */
 int parse_fail_on(const char *s, unsigned *out, char **err);
-/* The bits back as the canonical comma list (deny, new-destination, alert order). malloc'd. */
+/* The bits back as the canonical comma list (deny, new-destination, tripwire, alert). malloc'd. */
 char *fail_on_text(unsigned bits);
+/*
+ * --on-alert: what the daemon does when a session raises an alert
+ * (doc/react.md). A comma list of ACTION (every kind) or KIND=ACTION, applied
+ * left to right; ACTION is log, freeze or stop; KIND one of react_kind's
+ * names. An unset kind takes "alert"'s action, and an unset "alert" logs.
+ */
+enum react_action { REACT_UNSET, REACT_LOG, REACT_FREEZE, REACT_STOP };
+enum react_kind {
+	REACT_ALERT,            /* "alert": any alert of a kind not named below */
+	REACT_TRIPWIRE,         /* "tripwire": a decoy was touched or a decoy token left */
+	REACT_DNS,              /* "dns": the DNS tunnel alert (layer net.dns) */
+	REACT_GIT,              /* "git": a git-protection alert */
+	REACT_DENIALS,          /* "denials": the --on-denials'th refusal */
+	REACT_NKINDS,
+};
+struct react_policy {
+	uint8_t act[REACT_NKINDS];      /* enum react_action per kind */
+};
+/* Apply text's items over *p (what was set before stays unless named). */
+int parse_on_alert(const char *s, struct react_policy *p, char **err);
+/* The canonical text of p, which parses back to p ("log,tripwire=freeze"); NULL if nothing is set. */
+char *on_alert_text(const struct react_policy *p);
+/* What kind k gets: its own action, else alert's, else log. */
+enum react_action react_policy_action(const struct react_policy *p, enum react_kind k);
+/* Does some kind of alert freeze under text (a canonical --on-alert, or NULL)? */
+bool on_alert_may_freeze(const char *text);
+/* "log", "freeze", "stop"; "alert", "tripwire", … */
+const char *react_action_name(enum react_action a);
+const char *react_kind_name(enum react_kind k);
 /* HOST[:PORT[,PORT...]]; HOST is a DNS name (RFC 1123 labels, at most 253 characters,
  * optional leading "*." wildcard), lower-cased, trailing dot removed. IP literals are
  * refused (they belong to --allow-cidr); ports 1..65535, no duplicates, no empty entries.

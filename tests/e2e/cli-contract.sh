@@ -103,7 +103,7 @@ missing=
 for flag in --profile --ro --rw --protect --allow-git-write --copy --copy-ro --workdir \
 	--net --allow-host --allow-port --allow-cidr --tailscale --env --memory --pids \
 	--cpus --timeout --audit-log --net-log --pcap --pcap-max --seccomp --tty \
-	--verbose --detach; do
+	--verbose --detach --on-alert --on-denials; do
 	grep -qF -- "$flag " "$tmp/out" || missing="$missing $flag"
 done
 if [ "$rc" -eq 0 ] && [ -z "$missing" ] && [ ! -s "$tmp/err" ]; then
@@ -170,6 +170,14 @@ usage_error "unknown short flag -x" "-x" run -x -- true
 usage_error "--memory without a value" --memory run --memory
 usage_error "--tty=yes (takes no value)" --tty run --tty=yes -- true
 usage_error "--memory given twice" "--memory given twice" run --memory 1G --memory 2G -- true
+usage_error "--on-alert with an unknown action" "unknown action 'frez'" run --on-alert frez -- true
+usage_error "--on-alert with an unknown kind" "unknown alert kind 'tripwir'" \
+	run --on-alert tripwir=freeze -- true
+usage_error "--on-alert with an empty item" "--on-alert" run --on-alert log,,stop -- true
+usage_error "--on-alert empty" "--on-alert: empty" run --on-alert '' -- true
+usage_error "--on-denials 0" "--on-denials" run --on-denials 0 -- true
+usage_error "--on-alert given twice" "--on-alert given twice" \
+	run --on-alert log --on-alert freeze -- true
 usage_error "--net given twice" "--net given twice" run --net none --net none -- true
 usage_error "-p given twice" "--profile given twice" run -p generic -p node -- true
 usage_error "--profile that does not exist" --profile \
@@ -190,6 +198,10 @@ refused "the default --net public contradicts --no-daemon" 2 "--no-daemon" run -
 refused "--allow-host (allowlist) contradicts --no-daemon" 2 "--no-daemon" \
 	run --allow-host registry.npmjs.org --no-daemon -- true
 refused "-d contradicts --no-daemon" 2 "no-daemon" run -d --no-daemon --net none -- true
+refused "--on-alert freeze contradicts --no-daemon" 2 "--no-daemon" \
+	run --on-alert freeze --no-daemon --net none -- true
+refused "--on-denials contradicts --no-daemon" 2 "--no-daemon" \
+	run --on-denials 3 --no-daemon --net none -- true
 usage_error "--net-log with --net none" "--net-log" run --net-log n.json --net none -- true
 # A source typed on the command line must exist (a profile's may be absent: skipped, audited).
 usage_error "--ro of a path that does not exist" "--ro /nonexistent-boxy-src" \

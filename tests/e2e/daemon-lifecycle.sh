@@ -343,7 +343,9 @@ cols() { sqlite3 "$DB" "select group_concat(name, ',') from pragma_table_info('$
 check "destinations has the documented columns" \
 	[ "$(cols destinations)" = "session_id,destination,conns,denied,addrs,sent,received" ]
 check "denials has the documented columns" \
-	[ "$(cols denials)" = "session_id,t_ms,layer,what,subject,reason,t_rel_ms,count,last_ms" ]
+	[ "$(cols denials)" = "session_id,t_ms,layer,what,subject,reason,t_rel_ms,count,last_ms,pid,comm,argv0,cmdline,package,package_version,package_script,package_via,package_claimed" ]
+check "packages has the documented columns" \
+	[ "$(cols packages)" = "session_id,package,version,script,claimed,via,comm,conns,denied,lookups,destinations,dest_list" ]
 check "session_summary has the documented columns" \
 	[ "$(cols session_summary)" = \
 		"id,short_id,state,exit_code,started_ms,ended_ms,argv,cwd,conns,denied,sent,received,overflow" ]

@@ -1,10 +1,11 @@
 #!/bin/bash
 # tests/e2e/gate.sh — the CI gate (doc/ci.md): `--fail-on deny,new-destination,
-# alert` turns a run whose payload succeeded into exit 123 when one of the
-# named findings occurred, and `--report FILE` writes them as JUnit XML (and
+# tripwire,alert` turns a run whose payload succeeded into exit 123 when one of
+# the named findings occurred, and `--report FILE` writes them as JUnit XML (and
 # FILE.json) that a JUnit parser reads; a payload's own failure keeps its
-# status; a word that cannot fire (tripwire) or does not exist is refused;
-# a report path that is a link is never followed.
+# status; an opened decoy credential fails tripwire (and alert), a run that
+# leaves the decoys alone passes; a word that does not exist is refused; a
+# report path that is a link is never followed.
 #
 # Inside the hermetic test network (tests/lib/testnet.sh), as the test user,
 # with the suite's own daemon.
@@ -61,7 +62,7 @@ else
 		"exit $RC, junit: $J" "$(tail -n 5 "$C/err")"
 fi
 ID=$(tn_boxy ps -a | awk 'NR == 2 { print $1 }')
-if [[ $J == *'|alert,deny,new-destination|'"$ID"* ]] &&
+if [[ $J == *'|alert,deny,new-destination,tripwire|'"$ID"* ]] &&
 	[ "$(jsonrep "$C/r.xml.json")" = "True deny deny 0 $GATE" ]; then
 	ok "gate: one testcase per word, the session id as a property, the JSON report beside it"
 else
@@ -206,12 +207,37 @@ else
 		"exit $RC, json: $(jsonrep "$C/r.xml.json" | cut -c1-300)" "$(tail -c 300 "$C/err")"
 fi
 
-## ---- words that cannot fire, or do not exist ---------------------------------------------------
-for w in tripwire deny,tripwire bogus; do
+## ---- a tripwire: a decoy credential read --------------------------------------------------------
+run_case gate-tripwire --net none --tripwires on --fail-on tripwire --report r.xml -- sh -c \
+	'cat ~/.aws/credentials >/dev/null; exit 0'
+J=$(junit "$C/r.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == 1'|tripwire: ~/.aws/credentials: '*'opened by cat'* ]] &&
+	grep -q 'gate: failed on tripwire' "$C/err" &&
+	[ "$(jsonrep "$C/r.xml.json")" = "True tripwire tripwire 0 $GATE" ]; then
+	ok "gate: a decoy read with --fail-on tripwire exits $GATE; the JUnit failure names the decoy and the reader"
+else
+	fail_case "gate: a decoy read with --fail-on tripwire exits $GATE" "exit $RC, junit: $J" \
+		"json: $(jsonrep "$C/r.xml.json")" "$(tail -n 5 "$C/err")"
+fi
+run_case gate-tripwire-alert --net none --tripwires on --fail-on alert -- sh -c \
+	'cat ~/.kube/config >/dev/null; exit 0'
+R1=$RC
+run_case gate-tripwire-clean --net none --tripwires on --fail-on tripwire,alert --report r.xml -- \
+	sh -c 'ls -la ~ ~/.aws >/dev/null; stat ~/.ssh/* >/dev/null; exit 0'
+J=$(junit "$C/r.xml")
+if [ "$R1" -eq "$GATE" ] && [ "$RC" -eq 0 ] && [[ $J == '0|'* ]]; then
+	ok "gate: --fail-on alert fails on a tripwire too; a run that only lists \$HOME passes"
+else
+	fail_case "gate: --fail-on alert fails on a tripwire too; a run that only lists \$HOME passes" \
+		"exits $R1 $RC, junit: $J" "$(tail -n 5 "$C/err")"
+fi
+
+## ---- words that do not exist ------------------------------------------------------------------
+for w in tripwires deny,trip bogus; do
 	run_case "gate-word-${w//,/-}" --fail-on "$w" -- true
 	case $w in
-	*tripwire*) want='boxy run: --fail-on: tripwire: not built yet (tripwires come with issue 14)' ;;
-	*) want="boxy run: --fail-on: unknown word '$w'; expected deny, new-destination, alert" ;;
+	*,*) want="boxy run: --fail-on: unknown word '${w#*,}'; expected deny, new-destination, tripwire, alert" ;;
+	*) want="boxy run: --fail-on: unknown word '$w'; expected deny, new-destination, tripwire, alert" ;;
 	esac
 	if [ "$RC" -eq 2 ] && [ "$(head -n 1 "$C/err")" = "$want" ] &&
 		[ "$(grep -c 'fail-on' "$C/err")" -eq 1 ]; then

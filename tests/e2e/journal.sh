@@ -36,7 +36,7 @@ fi
 	harness_die "no journal socket: run this suite as root (it starts its own journald)"
 . "$here/e2e/daemon-lib.sh"
 
-plan 8
+plan 9
 W=$SUITE/work
 
 # entries ID: the journal's boxy entries of session ID as JSON lines in $SUITE/j.ID,
@@ -121,6 +121,15 @@ printf 'extends: offline\naudit-log: /tmp/somewhere.jsonl\n' >"$SUITE/file.yaml"
 B run --profile "$SUITE/file.yaml" -- true
 check "a profile naming a file for audit-log is refused (exit 2): only the journal" \
 	'[ "$RC" = 2 ] && grep -q "only .journal." "$ERR" && [ ! -e /tmp/somewhere.jsonl ]'
+
+# ---- a tripwire -----------------------------------------------------------------------------
+B run --net none --tripwires on --audit-log journal -- sh -c 'cat ~/.aws/credentials >/dev/null'
+ID3=$(last_id)
+N3=$(decisions "$ID3")
+entries "$ID3" "$N3"
+check "a tripwire reaches the journal: an alert entry of layer tripwire, PRIORITY 2, naming the decoy and the reader" \
+	'grep "\"BOXY_LAYER\":\"tripwire\"" "$SUITE/j.$ID3" | grep "\"BOXY_VERDICT\":\"alert\"" |
+	 grep "\"PRIORITY\":\"2\"" | grep -q "\"BOXY_SUBJECT\":\"~/.aws/credentials\""'
 
 # ---- --no-daemon ------------------------------------------------------------------------------
 before=$(journalctl -o json --no-pager SYSLOG_IDENTIFIER=boxy 2>/dev/null | grep -c '"BOXY_SESSION":""')

@@ -472,15 +472,27 @@ run_case netlog --allow-host www.example.test --net-log "$TN/cases/netlog.json" 
 cat >"$TN/netlog-check.py" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["version"] == 2, "version"
+assert d["version"] == 3, "version"
+who_fields = ["pid", "comm", "argv0", "package", "version", "script", "via", "claimed"]
 assert d["conn_fields"] == ["t_ms", "proto", "verdict", "addr", "port", "host", "sni",
-                            "reason", "up", "down"], "conn_fields"
+                            "reason", "up", "down"] + who_fields, "conn_fields"
+assert d["query_fields"] == ["t_ms", "name", "type", "verdict"] + who_fields, "query_fields"
 s = d["strings"]
 assert all(isinstance(x, str) for x in s), "strings"
+
+def who(row):
+    pid, comm, argv0, package, version, script, via, claimed = row
+    assert pid is None or (isinstance(pid, int) and pid >= 0), "pid"
+    for i in (comm, argv0, package, version, script, via):
+        assert isinstance(i, int) and -1 <= i < len(s), "who index"
+    assert isinstance(claimed, bool), "claimed"
+    return s[comm] if pid else None
+
 seen = set()
+makers = set()
 for c in d["conns"]:
-    assert len(c) == 10, "conn arity"
-    t, proto, verdict, addr, port, host, sni, reason, up, down = c
+    assert len(c) == 18, "conn arity"
+    t, proto, verdict, addr, port, host, sni, reason, up, down = c[:10]
     assert isinstance(t, int) and t >= 0 and proto in ("tcp", "udp"), "t/proto"
     assert verdict in ("allow", "deny"), "verdict"
     for i in (addr, host, sni, reason):
@@ -488,6 +500,18 @@ for c in d["conns"]:
     assert addr >= 0 and 0 <= port < 65536 and up >= 0 and down >= 0, "addr/port/bytes"
     assert (reason == -1) == (verdict == "allow"), "reason iff deny"
     seen.add((verdict, s[addr]))
+    makers.add(who(c[10:]))
+for q in d["queries"]:
+    assert len(q) == 12 and q[3] in ("allow", "deny"), "query"
+    who(q[4:])
+assert d["request_fields"] == ["t_ms", "seq", "conn", "method", "host", "port", "path", "query",
+                               "verdict", "reason", "rule"], "request_fields"
+for r in d["requests"]:
+    assert len(r) == 11 and r[8] in ("allow", "deny"), "request"
+    assert 0 <= r[2] < len(d["conns"]), "a request's connection"
+assert any(s[r[6]] == "/hello.txt" for r in d["requests"]), "the gated request"
+# Best effort (doc/attribution.md): a short permitted connection may be unknown, never another's.
+assert "curl" in makers and makers <= {"curl", None}, "who made the connections: %r" % makers
 assert ("allow", "93.184.216.34") in seen and ("deny", "93.184.216.34") in seen, "conns %r" % seen
 assert "www.example.test" in d["resolutions"], "resolutions"
 for row in d["summary"]:

@@ -60,8 +60,8 @@ else
 		"want the command, workdir, network, limits and session lines"
 fi
 if grep -E '^boxy: 92 refused' "$C/show" >/dev/null &&
-	grep -E '^  other\.example\.test +[0-9]+ +net\.dns +hostname not on the allowlist +fix: --allow-host other\.example\.test$' "$C/show" >/dev/null &&
-	grep -E '^  93\.184\.216\.100:80 \(\+79 others\) +80 +net\.dns +address was not resolved from a permitted name$' "$C/show" >/dev/null; then
+	grep -E '^  other\.example\.test +[0-9]+ +net\.dns +hostname not on the allowlist +fix: --allow-host other\.example\.test( +by .+)?$' "$C/show" >/dev/null &&
+	grep -E '^  93\.184\.216\.100:80 \(\+79 others\) +80 +net\.dns +address was not resolved from a permitted name( +by .+)?$' "$C/show" >/dev/null; then
 	ok "boxy show groups the refusals (count, layer, reason, fix) and sums the rest"
 else
 	show_fail "boxy show groups the refusals (count, layer, reason, fix) and sums the rest" \

@@ -79,6 +79,9 @@ check("one recorded session", len(rec) == 1, sessions)
 sid, argv, state, code, t0, t1 = rec[0]
 check("session exited 0", (state, code) == ("exited", 0), (state, code))
 check("nothing past the cap", rows("SELECT overflow FROM sessions WHERE id = ?", sid) == [(0,)])
+# No alert froze it: its frozen columns (version 8, doc/react.md) are NULL.
+check("never frozen", rows("SELECT frozen_ms, frozen_reason FROM sessions WHERE id = ?", sid)
+      == [(None, None)])
 # In the columns version 1 had too: every allowed connection carries its bytes.
 v1 = rows("SELECT port, up, down FROM connections WHERE session_id = ? AND verdict = 'allow'",
           sid)

@@ -2,12 +2,14 @@
 # tests/e2e/top.sh — boxy top in a real terminal (tmux), against the suite's own
 # daemon in the hermetic test network, asserting what a person would see: a
 # new session appearing, a refusal in red, Enter opening a session, / filtering,
-# s stopping a session after its confirmation, a resize, q giving the terminal
-# back; and the plain-text and JSON snapshots on a pipe.
+# s stopping a session after its confirmation, a resize, sessions an alert
+# froze (red, counted, r resumes one and s stops the other, each after a y),
+# q giving the terminal back; and the plain-text and JSON snapshots on a pipe.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/lib/harness.sh"
 . "$here/lib/testnet.sh"
+. "$here/lib/react.sh"
 harness_locate
 [ "${BOXY_TESTNET_INSIDE:-}" = 1 ] || harness_as_test_user "$0" "$@"
 testnet_enter "$0" "$@"
@@ -155,6 +157,53 @@ if wait_for "y to confirm" 3; then
 	fi
 else
 	not_ok "s asks first: n keeps the session, y stops it"
+	screen | diag "$(cat)"
+fi
+
+## ---- frozen sessions: red, counted; r resumes one, s stops the other ---------------------------------
+tm resize-window -t top -x 120 -y 30
+fz1=$(cd "$W" && tn_boxy run -d --on-alert dns=freeze -- sh -c "$REACT_TUNNEL" 2>/dev/null)
+wait_state "$fz1" frozen 20
+fz2=$(cd "$W" && tn_boxy run -d --on-alert dns=freeze -- sh -c "$REACT_TUNNEL" 2>/dev/null)
+wait_state "$fz2" frozen 20
+if wait_for "(2 frozen)" 5 && screen -e | grep "${fz1:0:8}" | grep -q $'\033\\[[0-9;]*31mfrozen'; then
+	ok "two sessions an alert froze are red in the list and counted in the header"
+else
+	not_ok "two sessions an alert froze are red in the list and counted in the header"
+	screen | diag "$(cat)"
+fi
+# Newest first: fz2 is the first row, fz1 the second (g: the first row).
+tm send-keys -t top g
+sleep 0.3
+tm send-keys -t top j
+sleep 0.3
+tm send-keys -t top r
+if wait_for "resume frozen session ${fz1:0:8}? y to confirm" 3; then
+	tm send-keys -t top y
+	if wait_for "session ${fz1:0:8} resumed" 5 && wait_state "$fz1" exited 20 &&
+		[ "$(state_of "$fz2")" = frozen ]; then
+		ok "r asks first, then resumes the selected frozen session, which runs to its end"
+	else
+		not_ok "r asks first, then resumes the selected frozen session, which runs to its end"
+		screen | diag "$(cat)"
+	fi
+else
+	not_ok "r asks first, then resumes the selected frozen session, which runs to its end"
+	screen | diag "$(cat)"
+fi
+tm send-keys -t top g
+sleep 0.5
+tm send-keys -t top s
+if wait_for "stop session ${fz2:0:8}? y to confirm" 3; then
+	tm send-keys -t top y
+	if wait_state "$fz2" exited 10 && tn_boxy show "$fz2" | grep -q "^was frozen"; then
+		ok "s on a frozen session asks first, then ends it"
+	else
+		not_ok "s on a frozen session asks first, then ends it"
+		screen | diag "$(cat)"
+	fi
+else
+	not_ok "s on a frozen session asks first, then ends it"
 	screen | diag "$(cat)"
 fi
 

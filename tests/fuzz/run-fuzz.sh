@@ -6,7 +6,8 @@
 #   tests/fuzz/run-fuzz.sh [SECONDS]      (default $BOXY_FUZZ_SECS, else 5)
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
-# "dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# "dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req
+# attrib tripwire"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -27,7 +28,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req}
+targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req attrib tripwire}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -84,8 +85,8 @@ srcs_of() {
 		"common/path-guard common/buf common/util" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
 		"net/broker-msg net/pcap net/http-gate net/tls net/h2 parse/sni parse/http" \
-		"parse/http-req parse/alpn parse/h2req parse/dns policy/http-rules spec/http-rule" \
-		"spec/values spec/runspec common/path-guard common/json" \
+		"parse/http-req parse/alpn parse/h2req parse/dns parse/tripwire policy/http-rules" \
+		"spec/http-rule spec/values spec/runspec common/path-guard common/json" \
 		"common/netaddr common/tlsca proto/netproto proto/msg proto/wire common/buf" \
 		"common/util" ;;
 	alpn)  echo "parse/alpn parse/sni parse/dns common/netaddr" ;;
@@ -97,6 +98,9 @@ srcs_of() {
 	msg)   echo "proto/msg proto/outq proto/wire common/buf common/util" ;;
 	plan)  echo "init/plan proto/wire common/buf common/util parse/dns common/netaddr" ;;
 	verify) echo "cli/verify common/chain common/sign common/sha256 common/util common/json common/buf" ;;
+	attrib) echo "sandbox/attrib-proc common/netaddr common/util" ;;
+	tripwire) echo "parse/tripwire proto/netproto proto/wire common/buf common/util" \
+		"common/netaddr" ;;
 	*)     return 1 ;;
 	esac
 }
@@ -108,6 +112,8 @@ max_of() {
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
 	plan) echo 16384 ;; alpn) echo 512 ;; h2req) echo 2048 ;;
 	verify) echo 65536 ;;
+	attrib) echo 8192 ;;
+	tripwire) echo 16384 ;;
 	esac
 }
 for t in $targets; do

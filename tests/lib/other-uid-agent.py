@@ -6,10 +6,12 @@
 #
 #   python3 - AGENT_SOCKET WATCH_PID <other-uid-agent.py
 #
-# Each connection to AGENT_SOCKET sends one line "PATH<TAB>BUILD"; the agent
-# connects to PATH as its own uid, sends a MSG_HELLO for BUILD and answers one
-# line: "refused" (the daemon hung up without a reply), "served TYPE" (it
-# replied), "noconnect ERRNO" or "timeout". It exits when WATCH_PID is gone.
+# Each connection to AGENT_SOCKET sends one line "PATH<TAB>BUILD[<TAB>ID]"; the
+# agent connects to PATH as its own uid, sends a MSG_HELLO for BUILD — and with
+# ID, a MSG_RESUME for that session right behind it, as a client that does not
+# wait for the welcome would (tests/e2e/react.sh) — and answers one line:
+# "refused" (the daemon hung up without a reply), "served TYPE" (it replied),
+# "noconnect ERRNO" or "timeout". It exits when WATCH_PID is gone.
 import errno
 import os
 import select
@@ -18,6 +20,7 @@ import struct
 import sys
 
 MSG_HELLO = 0x0101
+MSG_RESUME = 0x0207
 MSG_PROTOCOL = 1
 
 
@@ -27,14 +30,20 @@ def hello(build):
     return struct.pack("<IHH", len(payload), MSG_HELLO, 0) + payload
 
 
-def probe(path, build):
+def resume(sid):
+    b = sid.encode()
+    payload = struct.pack("<I", len(b)) + b + b"\x00"
+    return struct.pack("<IHH", len(payload), MSG_RESUME, 0) + payload
+
+
+def probe(path, build, sid=""):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
     except OSError as e:
         return "noconnect %s" % errno.errorcode.get(e.errno, e.errno)
     try:
-        s.sendall(hello(build))
+        s.sendall(hello(build) + (resume(sid) if sid else b""))
     except OSError:
         return "refused"
     s.settimeout(3)
@@ -78,8 +87,10 @@ def main():
                 if not chunk:
                     break
                 line += chunk
-            target, _, build = line.decode(errors="replace").rstrip("\n").partition("\t")
-            c.sendall((probe(target, build) + "\n").encode())
+            fields = line.decode(errors="replace").rstrip("\n").split("\t")
+            target, build = fields[0], fields[1] if len(fields) > 1 else ""
+            sid = fields[2] if len(fields) > 2 else ""
+            c.sendall((probe(target, build, sid) + "\n").encode())
         except OSError:
             pass
         finally:

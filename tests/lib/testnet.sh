@@ -141,8 +141,14 @@ tn_wait_tcp() {
 }
 
 testnet_cleanup() {
-	local p ns
+	local p ns id
 	if [ -n "${BOXY:-}" ] && [ -n "${TN:-}" ]; then
+		# A case that failed half way may leave a session running (or frozen:
+		# doc/react.md), and the daemon refuses to stop under one: end them first.
+		for id in $(tn_boxy ps 2>/dev/null | awk 'NR > 1 { print $1 }'); do
+			tn_boxy stop -k "$id" >/dev/null 2>&1
+		done
+		[ -z "${id:-}" ] || sleep 0.5
 		tn_boxy daemon stop >/dev/null 2>&1 || true
 	fi
 	# Every process in the servers' namespace is ours: found by the namespace

@@ -235,6 +235,18 @@ static void on_resolve(int fd, struct msg *m)
 	id = wire_get_u32(&r);
 	name = wire_get_str(&r, NETPROTO_MAX_NAME);
 	qtype = wire_get_u16(&r);
+	{
+		/* The query's socket (protocol, both ends): read strictly, not used here. */
+		struct net_addr src, dst;
+		uint8_t proto = wire_get_u8(&r);
+		bool ok = netproto_get_addr(&r, &src);
+		uint16_t sport = wire_get_u16(&r);
+
+		ok = netproto_get_addr(&r, &dst) && ok;
+		(void)wire_get_u16(&r);
+		if (!ok || (proto != 6 && proto != 17) || sport == 0 || src.family != dst.family)
+			fatal("malformed RESOLVE source");
+	}
 	if (!wire_done(&r))
 		fatal("malformed RESOLVE");
 	len = name ? strlen(name) : 0;
@@ -331,13 +343,15 @@ int main(int argc, char **argv)
 		switch (m.type) {
 		case NET_HELLO: {
 			struct wbuf w;
+			struct net_config cfg = {
+				.mode = need_name ? NET_ALLOWLIST : NET_PUBLIC,
+				.flags = pcap_fd >= 0 ? NETCFG_PCAP : 0,
+				.pcap_max = pcap_max,
+			};
 
 			printf("hello\n");
 			wbuf_init(&w);
-			wire_put_u8(&w, need_name ? NET_ALLOWLIST : NET_PUBLIC);
-			wire_put_u8(&w, pcap_fd >= 0 ? NETCFG_PCAP : 0);
-			if (pcap_max)
-				wire_put_u64(&w, pcap_max);
+			netproto_config_encode(&w, &cfg);
 			msg_send(sv[0], NET_CONFIG, w.p, w.len, NULL, 0);
 			wbuf_free(&w);
 			break;

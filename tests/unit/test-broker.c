@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "parse/tripwire.h"
 #include "proto/msg.h"
 #include "policy/addr.h"
 #include "parse/dns.h"
@@ -56,6 +57,9 @@ struct rec {
 	uint64_t up, down;
 	uint32_t seq;
 	int32_t rule;
+	bool who, found;            /* the event said who made it; and that it was found */
+	char *package;
+	uint32_t pid;
 };
 
 static struct rec recs[512];
@@ -115,6 +119,10 @@ static void record(void *ctx, const struct event *ev)
 	r->rule = ev->rule;
 	r->up = ev->up;
 	r->down = ev->down;
+	r->who = ev->who != NULL;
+	r->found = ev->who && ev->who->found;
+	r->pid = ev->who ? ev->who->pid : 0;
+	r->package = ev->who ? dup_or_null(ev->who->package) : NULL;
 }
 
 static void recs_clear(void)
@@ -128,6 +136,7 @@ static void recs_clear(void)
 		free(recs[i].host);
 		free(recs[i].sni);
 		free(recs[i].path);
+		free(recs[i].package);
 	}
 	nrecs = 0;
 }
@@ -268,6 +277,35 @@ static void pump(struct fx *x, int rounds)
 	}
 }
 
+/* ---- a fake attribution hook: it records the questions; the test answers them ---- */
+
+struct asked_q {
+	uint64_t token;
+	uint8_t proto;
+	uint16_t sport, dport;
+};
+static struct asked_q asked[64];
+static size_t nasked;
+static bool attrib_fails;               /* the hook says it cannot ask */
+static bool fx_attrib;                  /* fx_open gives the broker the hook */
+
+static bool fake_ask(void *ctx, uint64_t token, uint8_t proto, const struct net_addr *src,
+		     uint16_t sport, const struct net_addr *dst, uint16_t dport)
+{
+	(void)ctx;
+	(void)src;
+	(void)dst;
+	if (attrib_fails)
+		return false;
+	assert_true(nasked < ARRAY_SIZE(asked));
+	asked[nasked++] = (struct asked_q){ token, proto, sport, dport };
+	return true;
+}
+
+static struct broker_attrib fake_attrib = {
+	.ask = fake_ask, .hold_ms = 300, .answer_hold_ms = 40, .record_hold_ms = 1500,
+};
+
 static void fx_open(struct fx *x, enum net_mode mode)
 {
 	int sp[2];
@@ -292,6 +330,9 @@ static void fx_open(struct fx *x, enum net_mode mode)
 	dns_start(x->loop);
 	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
 	o.dns_servers = servers;
+	o.attrib = fx_attrib ? &fake_attrib : NULL;
+	nasked = 0;
+	attrib_fails = false;
 	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
 	assert_non_null(x->b);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -337,7 +378,7 @@ static void hello(struct fx *x, uint8_t want_mode)
 {
 	struct wbuf w;
 	struct msg m;
-	struct rbuf r;
+	struct net_config cfg;
 
 	wbuf_init(&w);
 	wire_put_u32(&w, NETPROTO_VERSION);
@@ -345,11 +386,12 @@ static void hello(struct fx *x, uint8_t want_mode)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), want_mode);
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, want_mode);
 	/* Public mode asks boxy-net to name flows for the record; allowlist names them anyway. */
-	assert_int_equal(wire_get_u8(&r), want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
-	assert_true(wire_done(&r));
+	assert_int_equal(cfg.flags, want_mode == NET_PUBLIC ? NETCFG_OBSERVE : 0);
+	assert_int_equal(cfg.ntokens, 0);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 }
 
@@ -445,6 +487,16 @@ static void expect_refused(struct fx *x, uint32_t id, const char *layer)
 	free(got);
 }
 
+/* NET_RESOLVE's tail: the query's socket, a UDP one from the sandbox to the gateway. */
+static void put_resolve_from(struct wbuf *w)
+{
+	wire_put_u8(w, 17);
+	put_addr(w, "10.0.2.15");
+	wire_put_u16(w, 40001);
+	put_addr(w, "10.0.2.2");
+	wire_put_u16(w, 53);
+}
+
 /* Resolve name/qtype; returns the rcode and the number of addresses. */
 static uint8_t resolve(struct fx *x, uint32_t id, const char *name, uint16_t qtype, uint32_t *n)
 {
@@ -457,6 +509,7 @@ static uint8_t resolve(struct fx *x, uint32_t id, const char *name, uint16_t qty
 	wire_put_u32(&w, id);
 	wire_put_str(&w, name);
 	wire_put_u16(&w, qtype);
+	put_resolve_from(&w);
 	send_frame(x, NET_RESOLVE, &w);
 	wbuf_free(&w);
 	recv_frame(x, &m);
@@ -661,6 +714,7 @@ static void h_oversized_name(struct fx *x)
 	wire_put_u32(&w, 1);
 	wire_put_str(&w, name);
 	wire_put_u16(&w, DNS_TYPE_A);
+	put_resolve_from(&w);
 	send_frame(x, NET_RESOLVE, &w);
 	wbuf_free(&w);
 }
@@ -673,6 +727,7 @@ static void h_uppercase_name(struct fx *x)
 	wire_put_u32(&w, 1);
 	wire_put_str(&w, "Example.test");
 	wire_put_u16(&w, DNS_TYPE_A);
+	put_resolve_from(&w);
 	send_frame(x, NET_RESOLVE, &w);
 	wbuf_free(&w);
 }
@@ -685,6 +740,7 @@ static void h_control_in_name(struct fx *x)
 	wire_put_u32(&w, 1);
 	wire_put_str(&w, "exa\x1bmple.test");
 	wire_put_u16(&w, DNS_TYPE_A);
+	put_resolve_from(&w);
 	send_frame(x, NET_RESOLVE, &w);
 	wbuf_free(&w);
 }
@@ -697,6 +753,7 @@ static void h_absent_name(struct fx *x)
 	wire_put_u32(&w, 1);
 	wire_put_str(&w, NULL);
 	wire_put_u16(&w, DNS_TYPE_A);
+	put_resolve_from(&w);
 	send_frame(x, NET_RESOLVE, &w);
 	wbuf_free(&w);
 }
@@ -866,6 +923,7 @@ static void fx_open_http(struct fx *x)
 	struct wbuf w;
 	struct msg m;
 	struct rbuf r;
+	struct net_config cfg;
 	int sp[2];
 	char servers[64], *err = NULL;
 	struct broker_opts o = { 0 };
@@ -892,10 +950,10 @@ static void fx_open_http(struct fx *x)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
-	assert_int_equal(wire_get_u8(&r), NETCFG_RULES);
-	assert_true(wire_done(&r));
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, NET_ALLOWLIST);
+	assert_int_equal(cfg.flags, NETCFG_RULES);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_HTTP_RULES);
@@ -1028,6 +1086,7 @@ static void tls_hello(struct fx *x, const char *fp)
 	struct wbuf w;
 	struct msg m;
 	struct rbuf r;
+	struct net_config cfg;
 	char fb[65], *err = NULL;
 
 	wbuf_init(&w);
@@ -1036,9 +1095,10 @@ static void tls_hello(struct fx *x, const char *fp)
 	wbuf_free(&w);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_CONFIG);
-	rbuf_init(&r, m.payload, m.len);
-	assert_int_equal(wire_get_u8(&r), NET_ALLOWLIST);
-	assert_int_equal(wire_get_u8(&r), NETCFG_RULES | NETCFG_TLS);
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.mode, NET_ALLOWLIST);
+	assert_int_equal(cfg.flags, NETCFG_RULES | NETCFG_TLS);
+	netproto_config_free(&cfg);
 	msg_free(&m);
 	recv_frame(x, &m);
 	assert_int_equal(m.type, NET_HTTP_RULES);
@@ -1667,7 +1727,7 @@ static void test_name_refusals(void **state)
 	fx_close(&x);
 }
 
-/* --pcap-max reaches boxy-net as NET_CONFIG's optional u64; unset, it is left out. */
+/* --pcap-max reaches boxy-net in NET_CONFIG; unset, or without a capture, it is 0. */
 static void test_config_pcap_max(void **state)
 {
 	static const struct {
@@ -1677,7 +1737,7 @@ static void test_config_pcap_max(void **state)
 	} rows[] = {
 		{ true, 12345, true },          /* --pcap-max 12345 */
 		{ true, 1ull << 30, true },     /* runspec_finish's default, sent as given */
-		{ true, 0, false },             /* unset: boxy-net's own 1 GiB */
+		{ true, 0, false },             /* unset: 0, boxy-net's own 1 GiB */
 		{ false, 12345, false },        /* no capture, nothing to limit */
 	};
 
@@ -1689,7 +1749,7 @@ static void test_config_pcap_max(void **state)
 		int sp[2];
 		struct wbuf w;
 		struct msg m;
-		struct rbuf r;
+		struct net_config cfg;
 
 		fx_open(&x, NET_PUBLIC);
 		broker_free(x.b);
@@ -1710,12 +1770,11 @@ static void test_config_pcap_max(void **state)
 		wbuf_free(&w);
 		recv_frame(&x, &m);
 		assert_int_equal(m.type, NET_CONFIG);
-		rbuf_init(&r, m.payload, m.len);
-		assert_int_equal(wire_get_u8(&r), NET_PUBLIC);
-		assert_int_equal(wire_get_u8(&r), (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
-		if (rows[i].sent)
-			assert_int_equal(wire_get_u64(&r), rows[i].max);
-		assert_true(wire_done(&r));
+		assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+		assert_int_equal(cfg.mode, NET_PUBLIC);
+		assert_int_equal(cfg.flags, (rows[i].pcap ? NETCFG_PCAP : 0) | NETCFG_OBSERVE);
+		assert_int_equal(cfg.pcap_max, rows[i].sent ? rows[i].max : 0);
+		netproto_config_free(&cfg);
 		msg_free(&m);
 		fx_close(&x);
 	}
@@ -1837,6 +1896,203 @@ static void test_public(void **state)
 	}
 	assert_true(broker_alive(x.b));
 	fx_close(&x);
+}
+
+/* ---- tripwires --------------------------------------------------------------- */
+
+static char *const tw_tokens[] = { "AKIAJ4ZQ2XLM7PVR3TWE", "q7VbT2xKp9Lm4RzW8cYdN3fHs6JgA1eUoP5iXtEk" };
+static char *const tw_labels[] = { "AWS access key id in ~/.aws/credentials",
+				   "AWS secret access key in ~/.aws/credentials" };
+
+/* A public session with the two decoy tokens above. */
+static void fx_tripwire(struct fx *x)
+{
+	struct broker_opts o = { 0 };
+	char servers[64], *err = NULL;
+	int sp[2];
+	struct wbuf w;
+	struct msg m;
+	struct net_config cfg;
+
+	fx_open(x, NET_PUBLIC);
+	broker_free(x->b);
+	close(x->net);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	o.tokens = tw_tokens;
+	o.token_labels = tw_labels;
+	o.ntokens = 2;
+	x->b = broker_create(x->loop, &x->rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x->b);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	assert_int_equal(broker_attach(x->b, sp[0], &err), 0);
+	x->net = sp[1];
+	wbuf_init(&w);
+	wire_put_u32(&w, NETPROTO_VERSION);
+	send_frame(x, NET_HELLO, &w);
+	wbuf_free(&w);
+	recv_frame(x, &m);
+	/* boxy-net gets the tokens, to look for them in the flows' first bytes */
+	assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+	assert_int_equal(cfg.ntokens, 2);
+	assert_string_equal(cfg.tokens[1], tw_tokens[1]);
+	netproto_config_free(&cfg);
+	msg_free(&m);
+}
+
+/* The tripwire alerts recorded so far whose subject has subject_part. */
+static size_t tw_alerts(const char *subject_part)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nrecs; i++)
+		n += strcmp(recs[i].layer ? recs[i].layer : "", "tripwire") == 0 &&
+		     strcmp(recs[i].verdict, "alert") == 0 && strstr(recs[i].subject, subject_part);
+	return n;
+}
+
+/* A lower-case copy of n characters of s into out (a DNS name as boxy-net sends it). */
+static void lower(char *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && s[i]; i++)
+		out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	out[n] = '\0';
+}
+
+/*
+ * A name carrying a token (hex, in a long label) is answered NXDOMAIN here and
+ * never asked upstream, nor is any later name under its domain; one alert; a
+ * token cut across two queries' labels is found too; other names go upstream
+ * as before.
+ */
+static void test_tripwire_dns(void **state)
+{
+	struct fx x;
+	uint32_t n;
+	unsigned before;
+	char hex[128], name[256], part[16];
+
+	(void)state;
+	fx_tripwire(&x);
+	before = dns.queries;
+	assert_int_equal(resolve(&x, 1, "www.example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+	assert_int_equal(dns.queries, before + 1);
+	for (size_t i = 0; tw_tokens[1][i]; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)tw_tokens[1][i]);
+	snprintf(name, sizeof(name), "%.60s.0.exfil.test", hex);
+	before = dns.queries;
+	assert_int_equal(resolve(&x, 2, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(resolve(&x, 3, "harmless-looking.exfil.test", DNS_TYPE_A, &n),
+			 DNS_RCODE_NXDOMAIN);
+	assert_int_equal(dns.queries, before);
+	assert_int_equal(tw_alerts("exfil.test"), 1);
+	{
+		const struct rec *r = find_rec("audit", "alert");
+
+		assert_non_null(strstr(r->detail, "AWS secret access key in ~/.aws/credentials"));
+		assert_non_null(strstr(r->detail, "hex-encoded"));
+	}
+	/* cut in two (10 characters each, too few alone), across two queries */
+	lower(part, tw_tokens[0] + 2, 10);
+	snprintf(name, sizeof(name), "%s.a.cut.test", part);
+	assert_int_equal(resolve(&x, 4, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(tw_alerts("cut.test"), 0);
+	lower(part, tw_tokens[0] + 12, 8);
+	snprintf(name, sizeof(name), "%s.b.cut.test", part);
+	assert_int_equal(resolve(&x, 5, name, DNS_TYPE_A, &n), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(tw_alerts("cut.test"), 1);
+	assert_true(broker_alive(x.b));
+	fx_close(&x);
+}
+
+static void send_tripwire_msg(struct fx *x, uint32_t flow, uint8_t token, uint8_t enc)
+{
+	struct wbuf w;
+
+	wbuf_init(&w);
+	wire_put_u32(&w, flow);
+	wire_put_u8(&w, token);
+	wire_put_u8(&w, enc);
+	send_frame(x, NET_TRIPWIRE, &w);
+	wbuf_free(&w);
+}
+
+/*
+ * NET_TRIPWIRE: an alert naming the flow, the token and the encoding; a
+ * second one for the same flow, one for a flow never opened, a token or an
+ * encoding out of range is a compromised boxy-net.
+ */
+static void test_tripwire_flow(void **state)
+{
+	static const struct { uint32_t flow; uint8_t token, enc; const char *what; } bad[] = {
+		{ 1, 0, TW_ENC_HEX, "told twice" },
+		{ 99, 0, TW_ENC_HEX, "a flow never opened" },
+		{ 1, 2, TW_ENC_HEX, "a token past the list" },
+		{ 1, 0, TW_ENC_COUNT, "an encoding past the list" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct fx x;
+		char *layer;
+		int fd, peer;
+
+		fx_tripwire(&x);
+		flow_open(&x, 1, 6, "127.0.0.1", x.lport);
+		assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_DIALLED);
+		free(layer);
+		peer = accept(x.listener, NULL, NULL);
+		if (i == 0) {
+			send_tripwire_msg(&x, 1, 1, TW_ENC_BASE64);
+			pump(&x, 20);
+			assert_int_equal(tw_alerts("tcp://127.0.0.1:"), 1);
+			assert_non_null(strstr(find_rec("audit", "alert")->detail,
+					       "base64-encoded"));
+			assert_true(broker_alive(x.b));
+		}
+		send_tripwire_msg(&x, bad[i].flow, bad[i].token, bad[i].enc);
+		pump(&x, 20);
+		if (broker_alive(x.b))
+			fail_msg("NET_TRIPWIRE with %s: the session's network was not ended",
+				 bad[i].what);
+		close(peer);
+		close(fd);
+		fx_close(&x);
+	}
+}
+
+/* NET_CONFIG as boxy-net reads it: strict about every field. */
+static void test_config_decode(void **state)
+{
+	static const struct { const char *what; const uint8_t *p; size_t n; int rc; } rows[] = {
+		{ "public, no tokens", (const uint8_t *)"\1\2\0\0\0\0\0\0\0\0\0", 11, 0 },
+		{ "allowlist, pcap", (const uint8_t *)"\2\1\0\0\0\1\0\0\0\0\0", 11, 0 },
+		{ "no mode", (const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "mode past none", (const uint8_t *)"\4\0\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "rules and TLS", (const uint8_t *)"\2\14\0\0\0\0\0\0\0\0\0", 11, 0 },
+		{ "unknown flag", (const uint8_t *)"\1\20\0\0\0\0\0\0\0\0\0", 11, -1 },
+		{ "short", (const uint8_t *)"\1\0\0\0", 4, -1 },
+		{ "a byte too many", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\0\0", 12, -1 },
+		{ "a token promised", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1", 11, -1 },
+		{ "33 tokens", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\41", 11, -1 },
+		{ "a short token", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\3\0\0\0abc", 18, -1 },
+		{ "a token with a space",
+		  (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\14\0\0\0abcdef ghijk", 27, -1 },
+		{ "a good token", (const uint8_t *)"\1\0\0\0\0\0\0\0\0\0\1\14\0\0\0abcdefghijkl", 27, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct net_config c;
+		char *err = NULL;
+		int rc = netproto_config_decode(rows[i].p, rows[i].n, &c, &err);
+
+		if (rc != rows[i].rc)
+			fail_msg("NET_CONFIG '%s': %d (%s)", rows[i].what, rc, err ? err : "");
+		if (rc == 0)
+			netproto_config_free(&c);
+		free(err);
+	}
 }
 
 /* --net none: nothing resolves, nothing connects. */
@@ -2017,6 +2273,162 @@ static void test_tailscale_suffix(void **state)
 }
 
 /* The end-of-run table, byte for byte as the specification prints it. */
+/* Is a message from the broker waiting (after running the loop for ms of real time)? */
+static bool broker_said(struct fx *x, int ms)
+{
+	struct pollfd p = { .fd = x->net, .events = POLLIN };
+	uint64_t until = now_mono_ms() + (uint64_t)ms;
+
+	while (now_mono_ms() < until) {
+		ev_run(x->loop, EVRUN_NOWAIT);
+		if (poll(&p, 1, 1) == 1)
+			return true;
+	}
+	return false;
+}
+
+/* The evidence waits for the answer: a refusal's verdict and events, a name's answer. */
+static void test_attrib_holds(void **state)
+{
+	struct fx x;
+	struct event_who evil = {
+		.found = true, .pid = 14, .comm = "node", .package = "evil-pkg", .version = "1.2.3",
+		.script = "postinstall",
+	};
+	const struct rec *r;
+	char *layer;
+	int fd;
+	uint32_t n;
+
+	(void)state;
+	fx_attrib = true;
+	fx_open(&x, NET_ALLOWLIST);
+	hello(&x, NET_ALLOWLIST);
+
+	/* A refused flow: asked at once; neither its verdict nor its events before the answer. */
+	flow_open(&x, 1, NET_PROTO_TCP, "169.254.169.254", 80);
+	pump(&x, 5);
+	assert_int_equal(nasked, 1);
+	assert_int_equal(asked[0].sport, 40000);
+	assert_int_equal(asked[0].dport, 80);
+	assert_false(broker_said(&x, 30));
+	assert_null(find_rec("tcp", "deny"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[0].token, &evil);
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_non_null(r);
+	assert_true(r->who && r->found);
+	assert_int_equal(r->pid, 14);
+	assert_string_equal(r->package, "evil-pkg");
+	r = find_rec("audit", "deny");
+	assert_non_null(r);
+	assert_string_equal(r->package, "evil-pkg");
+	/* A second answer, and an answer to nothing: ignored. */
+	broker_attributed(x.b, asked[0].token, &evil);
+	broker_attributed(x.b, 999, &evil);
+
+	/* Nobody answers: the refusal goes after hold_ms, "unknown". */
+	flow_open(&x, 2, NET_PROTO_TCP, "10.0.0.7", 80);
+	assert_false(broker_said(&x, 100));
+	assert_int_equal(read_verdict(&x, 2, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_true(r->who && !r->found);
+	/* Its answer, late: dropped. */
+	broker_attributed(x.b, asked[1].token, &evil);
+	assert_int_equal(broker_attrib_waiting(x.b), 0);
+
+	/* A refused name: its NXDOMAIN waits too; a permitted one at most answer_hold_ms. */
+	{
+		struct wbuf w;
+		struct msg m;
+		uint64_t t0;
+
+		wbuf_init(&w);
+		wire_put_u32(&w, 7);
+		wire_put_str(&w, "unlisted.test");
+		wire_put_u16(&w, DNS_TYPE_A);
+		put_resolve_from(&w);
+		send_frame(&x, NET_RESOLVE, &w);
+		wbuf_free(&w);
+		pump(&x, 5);
+		assert_false(broker_said(&x, 50));
+		broker_attributed(x.b, asked[nasked - 1].token, &evil);
+		recv_frame(&x, &m);
+		assert_int_equal(m.type, NET_ANSWER);
+		msg_free(&m);
+		r = find_rec("audit", "deny");
+		assert_string_equal(r->subject, "unlisted.test");
+		assert_string_equal(r->package, "evil-pkg");
+
+		/* The cache answers example.test at once after a first lookup: its answer
+		 * then waits for nobody longer than answer_hold_ms. */
+		assert_int_equal(resolve(&x, 8, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+		t0 = now_mono_ms();
+		assert_int_equal(resolve(&x, 9, "example.test", DNS_TYPE_A, &n), DNS_RCODE_NOERROR);
+		assert_true(now_mono_ms() - t0 < fake_attrib.hold_ms);
+		r = find_rec("dns", "resolve");
+		assert_true(r->who && !r->found);
+	}
+
+	/* The hook cannot ask: nothing waits, "unknown" at once. */
+	attrib_fails = true;
+	flow_open(&x, 3, NET_PROTO_TCP, "169.254.169.254", 81);
+	assert_int_equal(read_verdict(&x, 3, &layer, &fd), NETV_REFUSED);
+	free(layer);
+	r = find_rec("tcp", "deny");
+	assert_true(r->who && !r->found);
+	fx_close(&x);
+	fx_attrib = false;
+}
+
+/* A permitted flow is dialled and handed over without waiting; its events wait. */
+static void test_attrib_allow_never_waits(void **state)
+{
+	struct fx x;
+	struct event_who curl = { .found = true, .pid = 7, .comm = "curl", .cmdline = "curl x" };
+	struct msg m;
+	struct rbuf r;
+
+	(void)state;
+	fx_attrib = true;
+	fx_open(&x, NET_PUBLIC);
+	hello(&x, NET_PUBLIC);
+	flow_open(&x, 1, NET_PROTO_TCP, "127.0.0.1", x.lport);
+	/* The verdict comes before its event: read it by hand, not with read_verdict. */
+	recv_frame(&x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), 1);
+	assert_int_equal(wire_get_u8(&r), NETV_DIALLED);
+	assert_int_equal(m.nfds, 1);
+	msg_free(&m);
+	assert_null(find_rec("tcp", "allow"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[0].token, &curl);
+	assert_non_null(find_rec("tcp", "allow"));
+	assert_int_equal(find_rec("tcp", "allow")->pid, 7);
+	vl_head = vl_tail;      /* the allow announced a verdict already read */
+
+	/* A late answer, past hold_ms but within record_hold_ms: its events still named. */
+	recs_clear();
+	flow_open(&x, 2, NET_PROTO_TCP, "127.0.0.1", x.lport);
+	recv_frame(&x, &m);
+	assert_int_equal(m.type, NET_VERDICT);
+	msg_free(&m);
+	pump(&x, fake_attrib.hold_ms + 200);
+	assert_null(find_rec("tcp", "allow"));
+	assert_int_equal(broker_attrib_waiting(x.b), 1);
+	broker_attributed(x.b, asked[1].token, &curl);
+	assert_non_null(find_rec("tcp", "allow"));
+	assert_true(find_rec("tcp", "allow")->found);
+	vl_head = vl_tail;
+	fx_close(&x);
+	fx_attrib = false;
+}
+
 static void test_summary(void **state)
 {
 	static const char want[] =
@@ -2062,6 +2474,8 @@ static void test_summary(void **state)
 	wire_put_str(&w, "net.ip");
 	wire_put_str(&w, "link-local / cloud metadata");
 	wire_put_u64(&w, 1);
+	wire_put_str(&w, NULL);         /* who: not looked for */
+	wire_put_u8(&w, 0);
 	f = open_memstream(&text, &len);
 	assert_int_equal(net_summary_print(f, w.p, w.len), 0);
 	fclose(f);
@@ -2113,7 +2527,7 @@ static void test_finish(void **state)
 	assert_int_equal(r->up, 5);                      /* events carry the increase */
 	assert_int_equal(r->down, 3900);
 	json = netlog_to_json(broker_netlog(x.b));
-	assert_non_null(strstr(json, ",15,4000]"));      /* the net-log has the totals */
+	assert_non_null(strstr(json, ",15,4000,"));      /* the net-log has the totals */
 	free(json);
 	assert_true(broker_alive(x.b));
 	close(peer);
@@ -2220,7 +2634,7 @@ static void test_two_boxy_nets(void **state)
 	assert_int_equal(broker_flows(x.b), 1);
 	assert_true(broker_alive(x.b));
 	json = netlog_to_json(broker_netlog(x.b));
-	assert_non_null(strstr(json, ",5,50]"));
+	assert_non_null(strstr(json, ",5,50,"));       /* the bytes, then the who (none here) */
 	assert_non_null(strstr(json, "\"example.test\""));
 	free(json);
 	/* A message the second may not send ends the network of both. */
@@ -2298,6 +2712,203 @@ static void test_two_boxy_nets_gated(void **state)
 	fx_close(&x);
 }
 
+/* The one message waiting on fd, read now (none: fails). */
+static void recv_on(struct fx *x, int fd, struct msg *m)
+{
+	int keep = x->net;
+
+	x->net = fd;
+	recv_frame(x, m);
+	x->net = keep;
+}
+
+/* Did the broker send anything on fd within ms? */
+static bool said_on(struct fx *x, int fd, int ms)
+{
+	int keep = x->net;
+	bool said;
+
+	x->net = fd;
+	said = broker_said(x, ms);
+	x->net = keep;
+	return said;
+}
+
+/*
+ * Issue 14's detectors over two boxy-nets (two queues of tap0): each gets the
+ * decoy tokens in its NET_CONFIG; a refusal or a DNS answer held for its
+ * attribution goes back to the boxy-net whose flow or query it is (the same
+ * ids on both), when its own question is answered; NET_TRIPWIRE names the
+ * sender's flow, with that flow's who; a held network reads neither, and
+ * both again once let go.
+ */
+static void test_two_boxy_nets_detectors(void **state)
+{
+	static struct broker_attrib slow = {
+		.ask = fake_ask, .hold_ms = 5000, .answer_hold_ms = 5000, .record_hold_ms = 5000,
+	};
+	struct event_who evil = { .found = true, .pid = 14, .comm = "node", .package = "evil-pkg" };
+	struct event_who curl = { .found = true, .pid = 7, .comm = "curl", .package = "fine-pkg" };
+	struct broker_opts o = { 0 };
+	struct fx x;
+	int net[2], sp[2], fd[2], peer[2];
+	char servers[64], hex[128], name[256], *layer, *err = NULL;
+	struct msg m;
+	struct rbuf r;
+	const struct rec *rec;
+
+	(void)state;
+	fx_open(&x, NET_PUBLIC);
+	broker_free(x.b);
+	close(x.net);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%u", dns.port);
+	o.dns_servers = servers;
+	o.tokens = tw_tokens;
+	o.token_labels = tw_labels;
+	o.ntokens = 2;
+	o.attrib = &slow;
+	x.b = broker_create(x.loop, &x.rs, &sink, "0123456789abcdef", &o, &err);
+	assert_non_null(x.b);
+	for (int i = 0; i < 2; i++) {
+		struct wbuf w;
+		struct net_config cfg;
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+		assert_int_equal(broker_attach(x.b, sp[0], &err), 0);
+		net[i] = x.net = sp[1];
+		wbuf_init(&w);
+		wire_put_u32(&w, NETPROTO_VERSION);
+		send_frame(&x, NET_HELLO, &w);
+		wbuf_free(&w);
+		recv_frame(&x, &m);
+		assert_int_equal(m.type, NET_CONFIG);
+		assert_int_equal(netproto_config_decode(m.payload, m.len, &cfg, NULL), 0);
+		if (cfg.ntokens != 2)
+			fail_msg("boxy-net %d of 2 got %zu decoy tokens, not 2", i + 1, cfg.ntokens);
+		assert_string_equal(cfg.tokens[0], tw_tokens[0]);
+		netproto_config_free(&cfg);
+		msg_free(&m);
+	}
+	assert_int_equal(broker_helpers(x.b), 2);
+
+	/* Flow 1 refused on each, the second's asked about first: held, then each to its own. */
+	x.net = net[1];
+	flow_open(&x, 1, NET_PROTO_TCP, "169.254.169.254", 80);
+	pump(&x, 5);
+	x.net = net[0];
+	flow_open(&x, 1, NET_PROTO_TCP, "169.254.169.254", 81);
+	pump(&x, 5);
+	assert_int_equal(nasked, 2);
+	assert_int_equal(asked[0].dport, 80);
+	assert_false(said_on(&x, net[0], 20));
+	assert_false(said_on(&x, net[1], 20));
+	broker_attributed(x.b, asked[0].token, &evil);
+	assert_false(said_on(&x, net[0], 20));
+	x.net = net[1];
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd[0]), NETV_REFUSED);
+	free(layer);
+	rec = find_rec("tcp", "deny");
+	assert_non_null(strstr(rec->subject, ":80"));
+	assert_string_equal(rec->package, "evil-pkg");
+	broker_attributed(x.b, asked[1].token, &curl);
+	x.net = net[0];
+	assert_int_equal(read_verdict(&x, 1, &layer, &fd[0]), NETV_REFUSED);
+	free(layer);
+	rec = find_rec("tcp", "deny");
+	assert_non_null(strstr(rec->subject, ":81"));
+	assert_string_equal(rec->package, "fine-pkg");
+
+	/* Query 3 on each, refused here (a token, then its tripped domain): held the same way. */
+	for (size_t i = 0; tw_tokens[1][i]; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)tw_tokens[1][i]);
+	snprintf(name, sizeof(name), "%.60s.0.exfil.test", hex);
+	for (int i = 1; i >= 0; i--) {
+		struct wbuf w;
+
+		wbuf_init(&w);
+		wire_put_u32(&w, 3);
+		wire_put_str(&w, i ? name : "harmless-looking.exfil.test");
+		wire_put_u16(&w, DNS_TYPE_A);
+		put_resolve_from(&w);
+		x.net = net[i];
+		send_frame(&x, NET_RESOLVE, &w);
+		wbuf_free(&w);
+		pump(&x, 5);
+	}
+	assert_int_equal(nasked, 4);
+	assert_int_equal(tw_alerts("exfil.test"), 0);       /* held for its who */
+	assert_false(said_on(&x, net[0], 20));
+	assert_false(said_on(&x, net[1], 20));
+	broker_attributed(x.b, asked[2].token, &evil);
+	assert_false(said_on(&x, net[0], 20));
+	recv_on(&x, net[1], &m);
+	assert_int_equal(m.type, NET_ANSWER);
+	rbuf_init(&r, m.payload, m.len);
+	assert_int_equal(wire_get_u32(&r), 3);
+	assert_int_equal(wire_get_u8(&r), DNS_RCODE_NXDOMAIN);
+	msg_free(&m);
+	assert_int_equal(tw_alerts("exfil.test"), 1);
+	assert_string_equal(find_rec("audit", "alert")->package, "evil-pkg");
+	broker_attributed(x.b, asked[3].token, &curl);
+	recv_on(&x, net[0], &m);
+	assert_int_equal(m.type, NET_ANSWER);
+	msg_free(&m);
+
+	/* Flow 2 dialled on each; the second's first bytes carry a token: its flow, its who. */
+	for (int i = 0; i < 2; i++) {
+		x.net = net[i];
+		flow_open(&x, 2, NET_PROTO_TCP, "127.0.0.1", x.lport);
+		recv_frame(&x, &m);
+		assert_int_equal(m.type, NET_VERDICT);
+		assert_int_equal(m.nfds, 1);
+		fd[i] = m.fds[0];
+		m.fds[0] = -1;
+		msg_free(&m);
+		peer[i] = accept(x.listener, NULL, NULL);
+	}
+	broker_attributed(x.b, asked[4].token, &curl);
+	broker_attributed(x.b, asked[5].token, &evil);
+	vl_head = vl_tail;      /* the allows announced verdicts already read */
+	x.net = net[1];
+	send_tripwire_msg(&x, 2, 0, TW_ENC_RAW);
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	assert_int_equal(tw_alerts("tcp://127.0.0.1:"), 1);
+	rec = find_rec("audit", "alert");
+	assert_string_equal(rec->package, "evil-pkg");
+	/* The first's flow 2 was not told: a tripwire there is news, not a repeat. */
+	x.net = net[0];
+	send_tripwire_msg(&x, 2, 1, TW_ENC_RAW);
+	pump(&x, 20);
+	assert_true(broker_alive(x.b));
+	assert_int_equal(tw_alerts("tcp://127.0.0.1:"), 2);
+	assert_string_equal(find_rec("audit", "alert")->package, "fine-pkg");
+
+	/* Held (a frozen session): neither is read; let go, both are. */
+	attrib_fails = true;
+	broker_hold(x.b, true);
+	for (int i = 0; i < 2; i++) {
+		x.net = net[i];
+		flow_open(&x, 5, NET_PROTO_TCP, "169.254.169.254", 80);
+	}
+	assert_false(said_on(&x, net[0], 50));
+	assert_false(said_on(&x, net[1], 50));
+	broker_hold(x.b, false);
+	for (int i = 0; i < 2; i++) {
+		x.net = net[i];
+		assert_int_equal(read_verdict(&x, 5, &layer, &sp[0]), NETV_REFUSED);
+		free(layer);
+	}
+	assert_true(broker_alive(x.b));
+	for (int i = 0; i < 2; i++) {
+		close(fd[i]);
+		close(peer[i]);
+	}
+	close(net[1]);
+	x.net = net[0];
+	fx_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2315,6 +2926,8 @@ int main(void)
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_public_names),
 		cmocka_unit_test(test_finish),
+		cmocka_unit_test(test_attrib_holds),
+		cmocka_unit_test(test_attrib_allow_never_waits),
 		cmocka_unit_test(test_tailnet),
 		cmocka_unit_test(test_tailnet_bare),
 		cmocka_unit_test(test_tailscale_suffix),
@@ -2324,6 +2937,10 @@ int main(void)
 		cmocka_unit_test(test_tls_fail),
 		cmocka_unit_test(test_tls_fail_lies),
 		cmocka_unit_test(test_two_boxy_nets_gated),
+		cmocka_unit_test(test_two_boxy_nets_detectors),
+		cmocka_unit_test(test_tripwire_dns),
+		cmocka_unit_test(test_tripwire_flow),
+		cmocka_unit_test(test_config_decode),
 	};
 
 	/* The hosts file must not answer for the test names. */

@@ -395,6 +395,46 @@ static void test_out_of_state(void **state)
 	assert_daemon_answers();
 }
 
+/*
+ * MSG_RESUME: malformed (no prefix, a prefix that is no hex, a flag of 2, bytes
+ * after) is an error reply, never a crash; a session that is not there, or
+ * not frozen, is an error naming it; the connection goes on serving.
+ */
+static void test_resume_requests(void **state)
+{
+	static const struct {
+		const char *prefix;
+		uint8_t flag;
+		bool trailing;
+	} rows[] = {
+		{ NULL, 0, false },
+		{ "zz", 0, false },
+		{ "abc", 2, false },
+		{ "abc", 1, true },
+		{ "0123456789abcdef", 0, false },      /* no such session */
+	};
+	int fd = conn();
+
+	(void)state;
+	assert_int_equal(hello(fd, build), MSG_WELCOME);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct wbuf w;
+		uint16_t code = 0;
+
+		wbuf_init(&w);
+		wire_put_str(&w, rows[i].prefix);
+		wire_put_u8(&w, rows[i].flag);
+		if (rows[i].trailing)
+			wire_put_u32(&w, 0xdeadbeef);
+		assert_int_equal(msg_send(fd, MSG_RESUME, w.p, w.len, NULL, 0), 0);
+		wbuf_free(&w);
+		assert_int_equal(verdict_of(fd, &code), ERRORED);
+		assert_int_equal(code, i < 4 ? 2 : 1);
+	}
+	close(fd);
+	assert_daemon_answers();
+}
+
 /* A client of another build is refused, and may then only ask for status or shutdown. */
 static void test_refused_client_cannot_run(void **state)
 {
@@ -426,7 +466,12 @@ enum run_variant {
 	RUN_WORKDIR_WITH_NUL,
 	RUN_NET_ENUM,               /* net mode 200 */
 	RUN_SECCOMP_ENUM,           /* seccomp mode 99 */
-	RUN_FAIL_ON_WORD,           /* --fail-on tripwire, which the flag refuses */
+	RUN_TRIPWIRES_UNSET,        /* tripwires neither on nor off (the client finishes it) */
+	RUN_TRIPWIRES_ENUM,         /* tripwires 3 */
+	RUN_FAIL_ON_WORD,           /* --fail-on leak, a word the flag does not know */
+	RUN_ON_ALERT_WORD,          /* --on-alert dns=thaw: an action the flag does not know */
+	RUN_ON_ALERT_UNCANON,       /* "dns=freeze,freeze": what the flag takes, not as it sends it */
+	RUN_ON_DENIALS_HUGE,        /* --on-denials past the largest count */
 	RUN_MOUNT_ENUM,             /* mount kind 99 */
 	RUN_BOOL_7,                 /* tailscale = 7 */
 	RUN_STRING_PAST_END,        /* profile length 1000, frame ends first */
@@ -521,13 +566,19 @@ static void run_payload(struct wbuf *w, enum run_variant v)
 	wire_put_str(w, NULL);
 	wire_put_str(w, NULL);
 	wire_put_u64(w, 0);
-	wire_put_str(w, v == RUN_FAIL_ON_WORD ? "deny,tripwire" : NULL);   /* fail_on */
+	wire_put_str(w, v == RUN_FAIL_ON_WORD ? "deny,leak" : NULL);       /* fail_on */
 	wire_put_str(w, NULL);                          /* report */
+	wire_put_str(w, v == RUN_ON_ALERT_WORD ? "dns=thaw" :
+		     v == RUN_ON_ALERT_UNCANON ? "dns=freeze,freeze" : NULL);   /* on_alert */
+	wire_put_u64(w, v == RUN_ON_DENIALS_HUGE ? (1ULL << 40) : 0);     /* on_denials */
 	wire_put_u8(w, v == RUN_SECCOMP_ENUM ? 99 : 1);
+	/* tripwires: 2 is off */
+	wire_put_u8(w, v == RUN_TRIPWIRES_UNSET ? 0 : v == RUN_TRIPWIRES_ENUM ? 3 : 2);
 	wire_put_u8(w, 0);                              /* tty */
 	wire_put_u8(w, 0);                              /* verbose */
 	wire_put_u8(w, 0);                              /* detach */
 	wire_put_u8(w, 0);                              /* raw_terminal */
+	wire_put_u8(w, 0);                              /* no_attribution */
 	/* the request around the run-spec */
 	wire_put_strv(w, env);
 	if (v == RUN_CWD_WITH_NUL) {
@@ -559,7 +610,12 @@ static const struct {
 	{ RUN_WORKDIR_WITH_NUL, "workdir with a NUL" },
 	{ RUN_NET_ENUM, "unknown network mode" },
 	{ RUN_SECCOMP_ENUM, "unknown seccomp mode" },
+	{ RUN_TRIPWIRES_UNSET, "tripwires left unset" },
+	{ RUN_TRIPWIRES_ENUM, "tripwires of 3" },
 	{ RUN_FAIL_ON_WORD, "a --fail-on word the flag refuses" },
+	{ RUN_ON_ALERT_WORD, "an --on-alert action the flag refuses" },
+	{ RUN_ON_ALERT_UNCANON, "an --on-alert list not in its canonical form" },
+	{ RUN_ON_DENIALS_HUGE, "an --on-denials count past the largest" },
 	{ RUN_MOUNT_ENUM, "unknown mount kind" },
 	{ RUN_BOOL_7, "a boolean of 7" },
 	{ RUN_HTTP_RULE_BAD, "an HTTP rule --allow-http refuses" },
@@ -1162,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_descriptor_lies),
 		cmocka_unit_test(test_out_of_state),
 		cmocka_unit_test(test_refused_client_cannot_run),
+		cmocka_unit_test(test_resume_requests),
 		cmocka_unit_test(test_hostile_run),
 		cmocka_unit_test(test_run_terminal_unannounced),
 		cmocka_unit_test(test_max_size_frame),

@@ -83,7 +83,8 @@ static void test_json_format(void **state)
 static void test_real_run_is_well_formed(void **state)
 {
 	static const char *const names[] = { "kernel", "landlock", "seccomp", "userns", "apparmor",
-					     "tun", "cgroup2", "memory" };
+					     "tun", "cgroup2", "memory", "attrib", "tripwires",
+					     "freeze" };
 	struct doctor_report r;
 
 	(void)state;

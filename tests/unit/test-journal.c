@@ -29,6 +29,16 @@ static const char *get(char **f, size_t n, const char *name)
 	return NULL;
 }
 
+static const struct event_who evil = {
+	.found = true, .pid = 14, .comm = "node", .argv0 = "node", .cmdline = "node evil.js",
+	.package = "evil-pkg", .version = "1.2.3", .script = "postinstall",
+};
+static const struct event_who liar = {
+	.found = true, .pid = 90, .comm = "node", .package = "innocent", .version = "9.9.9",
+	.script = "postinstall", .claimed = true,
+};
+static const struct event_who nobody = { .found = false };
+
 static void test_fields(void **state)
 {
 	static const struct {
@@ -51,6 +61,16 @@ static void test_fields(void **state)
 		{ { .kind = "audit", .layer = "net.dns", .verdict = "deny", .subject = "x.test",
 		    .host = "x.test", .addr = "10.0.0.1", .detail = "answer dropped" },
 		  { { "BOXY_SESSION", "" }, { "BOXY_HOST", "x.test" }, { "BOXY_ADDR", "10.0.0.1" } } },
+		/* Who made it: the package, its script, whether it is only claimed, the pid. */
+		{ { .kind = "audit", .session = "0123456789abcdef", .layer = "net.ip",
+		    .verdict = "deny", .subject = "tcp://169.254.169.254:80", .who = &evil },
+		  { { "BOXY_PACKAGE", "evil-pkg@1.2.3" }, { "BOXY_PACKAGE_SCRIPT", "postinstall" },
+		    { "BOXY_PID", "14" }, { "BOXY_COMM", "node" } } },
+		{ { .kind = "audit", .layer = "net.ip", .verdict = "deny", .subject = "x", .who = &liar },
+		  { { "BOXY_PACKAGE", "innocent@9.9.9" }, { "BOXY_PACKAGE_CLAIMED", "1" } } },
+		{ { .kind = "audit", .layer = "net.ip", .verdict = "deny", .subject = "x",
+		    .who = &nobody },
+		  { { "BOXY_PACKAGE", "" }, { "BOXY_PID", "unknown" } } },
 		/* A hostile subject with a newline stays inside its field's value. */
 		{ { .kind = "audit", .session = "0123456789abcdef", .layer = "mount",
 		    .verdict = "skipped", .subject = "/w/a\nBOXY_VERDICT=allow", .detail = "gone" },

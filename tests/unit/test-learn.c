@@ -60,15 +60,15 @@ static void test_exact_names_and_ports(void **state)
 
 	(void)state;
 	learn_add_session(l, SID, "npm install", "node", "public");
-	learn_add_name(l, SID, "registry.example.org", true, NULL, 1);
-	learn_add_conn(l, SID, "tcp", "registry.example.org", "registry.example.org",
+	learn_add_name(l, SID, NULL, "registry.example.org", true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "tcp", "registry.example.org", "registry.example.org",
 		       "192.0.2.1", 443, true, NULL, 12);
-	learn_add_conn(l, SID, "tcp", "registry.example.org", NULL, "192.0.2.1", 80, true, NULL, 1);
-	learn_add_conn(l, SID, "tcp", "registry.example.org", NULL, "192.0.2.1", 443, true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "tcp", "registry.example.org", NULL, "192.0.2.1", 80, true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "tcp", "registry.example.org", NULL, "192.0.2.1", 443, true, NULL, 1);
 	/* a CDN: bound as one name, asked for another on the wire: both are checked */
-	learn_add_conn(l, SID, "tcp", "cdn.example.net", "assets.example.org", "192.0.2.9", 443,
+	learn_add_conn(l, SID, NULL, "tcp", "cdn.example.net", "assets.example.org", "192.0.2.9", 443,
 		       true, NULL, 2);
-	learn_add_name(l, SID, "lookup-only.example.org", true, NULL, 1);
+	learn_add_name(l, SID, NULL, "lookup-only.example.org", true, NULL, 1);
 	y = learn_yaml(l, NULL);
 	h = loaded_hosts(y, &mode);
 	assert_int_equal(mode, NET_ALLOWLIST);
@@ -90,13 +90,13 @@ static void test_refusals_and_addresses_not_learned(void **state)
 
 	(void)state;
 	learn_add_session(l, SID, "make", NULL, "public");
-	learn_add_conn(l, SID, "tcp", NULL, NULL, "169.254.169.254", 80, false,
+	learn_add_conn(l, SID, NULL, "tcp", NULL, NULL, "169.254.169.254", 80, false,
 		       "link-local / cloud metadata", 3);
-	learn_add_conn(l, SID, "tcp", "evil.example", NULL, "10.0.0.5", 22, false,
+	learn_add_conn(l, SID, NULL, "tcp", "evil.example", NULL, "10.0.0.5", 22, false,
 		       "private (RFC 1918)", 1);
-	learn_add_name(l, SID, "c2.example.net", false, "hostname not on the allowlist", 2);
-	learn_add_conn(l, SID, "tcp", NULL, NULL, "198.51.100.7", 443, true, NULL, 1);
-	learn_add_conn(l, SID, "udp", "ok.example.org", NULL, "192.0.2.3", 53, true, NULL, 1);
+	learn_add_name(l, SID, NULL, "c2.example.net", false, "hostname not on the allowlist", 2);
+	learn_add_conn(l, SID, NULL, "tcp", NULL, NULL, "198.51.100.7", 443, true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "udp", "ok.example.org", NULL, "192.0.2.3", 53, true, NULL, 1);
 	y = learn_yaml(l, NULL);
 	h = loaded_hosts(y, &mode);
 	assert_string_equal(h, "ok.example.org:53");
@@ -125,9 +125,9 @@ static void test_hostile_strings(void **state)
 	learn_add_session(l, SID, "sh -c 'x'\n  tailscale: true\nnetwork:\n  mode: public",
 			  "evil\nnetwork: {mode: public}", "public\n  mode: public");
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		learn_add_name(l, SID, names[i], true, NULL, 1);
-		learn_add_conn(l, SID, "tcp", names[i], NULL, "192.0.2.1", 443, true, NULL, 1);
-		learn_add_conn(l, SID, "tcp", names[i], NULL, "192.0.2.1", 443, false,
+		learn_add_name(l, SID, NULL, names[i], true, NULL, 1);
+		learn_add_conn(l, SID, NULL, "tcp", names[i], NULL, "192.0.2.1", 443, true, NULL, 1);
+		learn_add_conn(l, SID, NULL, "tcp", names[i], NULL, "192.0.2.1", 443, false,
 			       "why\n  mode: public", 1);
 	}
 	y = learn_yaml(l, NULL);
@@ -165,8 +165,8 @@ static void test_claimed_names(void **state)
 
 	(void)state;
 	learn_add_session(l, SID, "npm install", "node", "public");
-	learn_add_conn(l, SID, "tcp", NULL, "claimed.example", "192.0.2.7", 443, true, NULL, 1);
-	learn_add_conn(l, SID, "tcp", "registry.example.org", "registry.example.org",
+	learn_add_conn(l, SID, NULL, "tcp", NULL, "claimed.example", "192.0.2.7", 443, true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "tcp", "registry.example.org", "registry.example.org",
 		       "192.0.2.1", 443, true, NULL, 2);
 	y = learn_yaml(l, NULL);
 	h = loaded_hosts(y, &mode);
@@ -204,12 +204,12 @@ static void test_yaml_line_breaks(void **state)
 				      breaks[i]);
 
 		learn_add_session(l, SID, cmd, "node", "public &a !!python/object:os.system");
-		learn_add_name(l, SID, "c2.example.net", false, why, 1);
-		learn_add_conn(l, SID, "tcp", NULL, NULL, "198.51.100.7", 443, false, why, 1);
+		learn_add_name(l, SID, NULL, "c2.example.net", false, why, 1);
+		learn_add_conn(l, SID, NULL, "tcp", NULL, NULL, "198.51.100.7", 443, false, why, 1);
 		free(cmd);
 		free(why);
 	}
-	learn_add_conn(l, SID, "tcp", "ok.example.org", NULL, "192.0.2.3", 443, true, NULL, 1);
+	learn_add_conn(l, SID, NULL, "tcp", "ok.example.org", NULL, "192.0.2.3", 443, true, NULL, 1);
 	y = learn_yaml(l, NULL);
 	h = loaded_hosts(y, &mode);
 	assert_int_equal(mode, NET_ALLOWLIST);
@@ -261,7 +261,7 @@ static void test_notes_bounded(void **state)
 	(void)state;
 	learn_add_session(l, SID, "x", NULL, "allowlist");
 	for (unsigned p = 1; p <= 500; p++)
-		learn_add_conn(l, SID, "tcp", NULL, NULL, "10.0.0.1", p, false, "private", 1);
+		learn_add_conn(l, SID, NULL, "tcp", NULL, NULL, "10.0.0.1", p, false, "private", 1);
 	y = learn_yaml(l, NULL);
 	for (char *c = strstr(y, "#   tcp "); c; c = strstr(c + 1, "#   tcp "))
 		lines++;

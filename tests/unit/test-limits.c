@@ -79,7 +79,7 @@ static void test_one_event_per_limit(void **state)
 		rs.memory = rows[i].memory;
 		rs.pids = rows[i].pids;
 		rs.cpus_milli = rows[i].cpus_milli;
-		assert_int_equal(limits_prepare(&rs, &lim, &sink, &err), 0);
+		assert_int_equal(limits_prepare(&rs, false, &lim, &sink, &err), 0);
 		assert_int_equal(seen.n, rows[i].events);
 		if (rs.memory) {
 			assert_string_equal(seen.layer[k], "cgroup");

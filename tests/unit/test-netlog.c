@@ -25,10 +25,14 @@ static struct net_addr addr(const char *s)
 	return a;
 }
 
-/* The specification's example, byte for byte. */
+/* The specification's example, byte for byte, with who made what (version 2). */
 static void test_exact_document(void **state)
 {
 	struct netlog *nl = netlog_create();
+	struct event_who evil = {
+		.found = true, .pid = 812, .comm = "node", .argv0 = "node", .cmdline = "node evil.js",
+		.package = "evil-pkg", .version = "1.2.3", .script = "postinstall",
+	};
 	struct net_addr res[2] = { addr("104.16.0.34"), addr("104.16.1.34") };
 	struct netlog_conn c = {
 		.t_ms = 289, .proto = NET_PROTO_TCP, .allowed = true, .addr = addr("104.16.1.34"),
@@ -38,7 +42,7 @@ static void test_exact_document(void **state)
 	struct netlog_conn d = {
 		.t_ms = 8002, .proto = NET_PROTO_TCP, .allowed = false,
 		.addr = addr("169.254.169.254"), .port = 80,
-		.reason = "link-local / cloud metadata",
+		.reason = "link-local / cloud metadata", .who = &evil,
 	};
 	struct netlog_request q = {
 		.t_ms = 301, .seq = 1, .conn = 0, .allowed = true, .method = "GET",
@@ -50,20 +54,26 @@ static void test_exact_document(void **state)
 	netlog_add_resolution(nl, "registry.npmjs.org", res, 2);
 	assert_int_equal(netlog_add_conn(nl, &c), 0);
 	assert_int_equal(netlog_add_conn(nl, &d), 1);
+	netlog_add_query(nl, 8000, "evil.example", "A", false, &evil);
 	netlog_add_request(nl, &q);
 	json = netlog_to_json(nl);
 	assert_string_equal(json,
-		"{\"version\":2,"
+		"{\"version\":3,"
 		"\"conn_fields\":[\"t_ms\",\"proto\",\"verdict\",\"addr\",\"port\",\"host\",\"sni\","
-		"\"reason\",\"up\",\"down\"],"
+		"\"reason\",\"up\",\"down\",\"pid\",\"comm\",\"argv0\",\"package\",\"version\","
+		"\"script\",\"via\",\"claimed\"],"
+		"\"query_fields\":[\"t_ms\",\"name\",\"type\",\"verdict\",\"pid\",\"comm\",\"argv0\","
+		"\"package\",\"version\",\"script\",\"via\",\"claimed\"],"
 		"\"strings\":[\"registry.npmjs.org\",\"104.16.0.34\",\"104.16.1.34\","
-		"\"169.254.169.254\",\"link-local / cloud metadata\",\"GET\",\"/v1/x\",\"a=1\"],"
-		"\"conns\":[[289,\"tcp\",\"allow\",2,443,0,0,-1,2941,24212],"
-		"[8002,\"tcp\",\"deny\",3,80,-1,-1,4,0,0]],"
+		"\"169.254.169.254\",\"link-local / cloud metadata\",\"node\",\"evil-pkg\",\"1.2.3\","
+		"\"postinstall\",\"evil.example\",\"A\",\"GET\",\"/v1/x\",\"a=1\"],"
+		"\"conns\":[[289,\"tcp\",\"allow\",2,443,0,0,-1,2941,24212,null,-1,-1,-1,-1,-1,-1,false],"
+		"[8002,\"tcp\",\"deny\",3,80,-1,-1,4,0,0,812,5,5,6,7,8,-1,false]],"
+		"\"queries\":[[8000,9,10,\"deny\",812,5,5,6,7,8,-1,false]],"
 		"\"resolutions\":{\"registry.npmjs.org\":[\"104.16.0.34\",\"104.16.1.34\"]},"
 		"\"request_fields\":[\"t_ms\",\"seq\",\"conn\",\"method\",\"host\",\"port\","
 		"\"path\",\"query\",\"verdict\",\"reason\",\"rule\"],"
-		"\"requests\":[[301,1,0,5,0,0,6,7,\"allow\",-1,0]],\"requests_dropped\":0,"
+		"\"requests\":[[301,1,0,11,0,0,12,13,\"allow\",-1,0]],\"requests_dropped\":0,"
 		"\"summary\":["
 		"{\"destination\":\"169.254.169.254\",\"conns\":1,\"denied\":1,\"addrs\":1,"
 		"\"sent\":0,\"received\":0},"
@@ -122,7 +132,7 @@ static void test_interning_and_summary(void **state)
 	assert_non_null(strstr(json, "\"strings\":[\"104.16.0.34\",\"github.com\","
 				     "\"104.16.1.34\",\"registry.npmjs.org\",\"104.16.2.34\","
 				     "\"2606:4700::1\",\"UDP/443 (QUIC) refused in allowlist mode\"],"));
-	assert_non_null(strstr(json, "[5,\"udp\",\"deny\",5,443,-1,-1,6,0,0]"));
+	assert_non_null(strstr(json, "[5,\"udp\",\"deny\",5,443,-1,-1,6,0,0,null,"));
 	free(json);
 	netlog_free(nl);
 }

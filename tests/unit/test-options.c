@@ -33,7 +33,7 @@ static const char *const no_flag[] = { "argv", "filesystem.mkdir", "env.set", "a
 /* Flags deliberately not in profiles: the profile itself, the run's place, files, the session. */
 static const char *const no_key[] = {
 	"profile", "argv", "workdir", "audit-log", "net-log", "pcap", "pcap-max", "tty", "verbose",
-	"detach", "report",
+	"detach", "report", "no-attribution",
 };
 
 /* A value of the row's kind that the validator accepts, and that differs from the base run. */
@@ -53,6 +53,7 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_CPUS: return "1.5";
 	case SPEC_NET_MODE: return "public";
 	case SPEC_SECCOMP: return "compat";
+	case SPEC_ONOFF: return "on";
 	case SPEC_MOUNT: return "/w/m";
 	case SPEC_COPY: return "/w/c:/d";
 	case SPEC_HOST: return "example.com:443";
@@ -62,6 +63,7 @@ static const char *sample(const struct spec_option *o)
 	case SPEC_ENV_SET: return "TOKEN=v";
 	case SPEC_FAIL_ON: return "deny,alert";
 	case SPEC_HTTP_RULE: return "method=GET,HEAD domain=api.example.com path=/v1/x";
+	case SPEC_ON_ALERT: return "log,tripwire=freeze";
 	}
 	return NULL;
 }

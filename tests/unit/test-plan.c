@@ -156,7 +156,7 @@ static void mb_base(struct mb *b)
 /* Field tags, as init/plan.c numbers them (the wire format is part of the test). */
 enum { T_ARGV = 1, T_ENVP, T_WORKDIR, T_HOME, T_USER, T_HOSTNAME, T_UID, T_GID, T_MOUNT,
        T_GIT, T_NET, T_SECCOMP, T_TTY, T_FG, T_TMPFS, T_PIDS, T_PORTS, T_LANDLOCK, T_NEWSESS,
-       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS, T_NET_QUEUES, T_TLS_CA };
+       T_DNS_SEARCH, T_ROOTS, T_SECCOMP_BPF, T_HOLD_MS, T_NET_QUEUES, T_TLS_CA, T_DECOY };
 
 /* Offset of the value of the first field with this tag in an encoded plan, and its length. */
 static size_t field_find(const char *buf, size_t len, uint16_t tag, size_t *flen)
@@ -852,6 +852,90 @@ static void test_plan_too_many_mounts(void **state)
 	free(b.d);
 }
 
+/* ---- decoys ---------------------------------------------------------------- */
+
+/* A TAG_DECOY field: path, content, mode, mtime. */
+static void mb_decoy(struct mb *b, const char *path, const char *content, uint32_t mode,
+		     uint64_t mtime)
+{
+	uint8_t t[8];
+
+	mb_u16(b, T_DECOY);
+	mb_u32(b, (uint32_t)(4 + strlen(path) + 4 + strlen(content) + 4 + 8));
+	mb_u32(b, (uint32_t)strlen(path));
+	mb_put(b, path, strlen(path));
+	mb_u32(b, (uint32_t)strlen(content));
+	mb_put(b, content, strlen(content));
+	mb_u32(b, mode);
+	for (int i = 0; i < 8; i++)
+		t[i] = (uint8_t)(mtime >> (8 * i));
+	mb_put(b, t, 8);
+}
+
+/* Decoys travel whole and in order; one that could leave $HOME, or is too big, never decodes. */
+static void test_plan_decoys(void **state)
+{
+	static const struct { const char *path; const char *content; uint32_t mode; uint64_t mtime;
+			      const char *err; } bad[] = {
+		{ "/etc/passwd", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ "../.bashrc", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws/../../x", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws//credentials", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ "./.aws", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws/", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws/cred entials", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws/credentials\n", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ "", "x", 0600, 1, "plan: decoy 1: malformed" },
+		{ ".aws/credentials", "x", 04755, 1, "plan: decoy 1: malformed" },
+		{ ".aws/credentials", "x", 0600, 0, "plan: decoy 1: malformed" },
+		{ ".aws/credentials", "x", 0600, 1ULL << 41, "plan: decoy 1: malformed" },
+	};
+	struct plan in, out;
+	char *buf, *err = NULL, big[PLAN_DECOY_CONTENT_MAX + 2];
+	size_t len;
+	struct mb b;
+
+	(void)state;
+	plan_fill(&in, false);
+	in.decoys = xcalloc(2, sizeof(*in.decoys));
+	in.decoys[0] = (struct plan_decoy){ xstrdup(".aws/credentials"),
+					    xstrdup("[default]\nkey = v\n"), 0600, 1700000000 };
+	in.decoys[1] = (struct plan_decoy){ xstrdup(".ssh/id_ed25519_github"), xstrdup("k"), 0400,
+					    1600000000 };
+	in.ndecoys = 2;
+	encode_or_die(&in, &buf, &len);
+	assert_int_equal(plan_decode(buf, len, &out, &err), 0);
+	assert_int_equal(out.ndecoys, 2);
+	assert_string_equal(out.decoys[0].path, ".aws/credentials");
+	assert_string_equal(out.decoys[0].content, "[default]\nkey = v\n");
+	assert_int_equal(out.decoys[0].mode, 0600);
+	assert_int_equal(out.decoys[0].mtime, 1700000000);
+	assert_string_equal(out.decoys[1].path, ".ssh/id_ed25519_github");
+	assert_int_equal(out.decoys[1].mode, 0400);
+	plan_free(&out);
+	plan_free(&in);
+	free(buf);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		mb_base(&b);
+		mb_decoy(&b, bad[i].path, bad[i].content, bad[i].mode, bad[i].mtime);
+		assert_decode_fails(b.d, b.n, bad[i].err);
+		free(b.d);
+	}
+	/* too big a file, and one decoy past the most a plan has */
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mb_base(&b);
+	mb_decoy(&b, ".x", big, 0600, 1);
+	assert_decode_fails(b.d, b.n, "plan: decoy 1: malformed");
+	free(b.d);
+	mb_base(&b);
+	for (int i = 0; i <= PLAN_DECOYS_MAX; i++)
+		mb_decoy(&b, ".x", "x", 0600, 1);
+	assert_decode_fails(b.d, b.n, "plan: more than 16 decoys");
+	free(b.d);
+}
+
 /* ---- env_build ------------------------------------------------------------ */
 
 struct env_case {
@@ -1035,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_plan_dns_search_oversized),
 		cmocka_unit_test(test_plan_too_many_mounts),
 		cmocka_unit_test(test_plan_seccomp_program),
+		cmocka_unit_test(test_plan_decoys),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_env_null_caller),
 		cmocka_unit_test(test_plan_tls_ca),

@@ -382,7 +382,8 @@ static const struct {
 	{ "unknown top-level key",
 	  "seccomp: strict\nfilesytem: {}\n",
 	  "t.yaml:2:1: unknown key 'filesytem' (expected extends, filesystem, network, env, "
-	  "limits, fail-on, seccomp, raw-terminal, audit-log)", false },
+	  "limits, fail-on, on-alert, on-denials, seccomp, tripwires, raw-terminal, "
+	  "audit-log)", false },
 	{ "unknown key in a section",
 	  "filesystem:\n  ro: [/a]\n  rwx: [/b]\n",
 	  "t.yaml:3:3: unknown key 'rwx' in filesystem (expected ro, rw, protect, mkdir, copy, "
@@ -512,7 +513,8 @@ static const struct {
 	{ "a control character is never printed raw",
 	  "\"\\e[31mred\\u0085\": 1\n",
 	  "t.yaml:1:1: unknown key '\\x1b[31mred\\x85' (expected extends, filesystem, network, "
-	  "env, limits, fail-on, seccomp, raw-terminal, audit-log)", false },
+	  "env, limits, fail-on, on-alert, on-denials, seccomp, tripwires, raw-terminal, "
+	  "audit-log)", false },
 	{ "a complex key",
 	  "? [a]\n: b\n",
 	  "t.yaml:1:3: keys must be plain words", false },

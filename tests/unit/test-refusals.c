@@ -224,8 +224,9 @@ static void test_fix(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		struct refusal_group g = { (char *)rows[i].subject, (char *)rows[i].layer,
-					   (char *)rows[i].reason, 1 };
+		struct refusal_group g = { .subject = (char *)rows[i].subject,
+					   .layer = (char *)rows[i].layer,
+					   .reason = (char *)rows[i].reason, .count = 1 };
 		char *fix = refusal_fix(&g);
 
 		if (!rows[i].fix) {

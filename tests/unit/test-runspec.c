@@ -501,8 +501,9 @@ static void test_to_json(void **state)
 		"\"timeout_ms\":600000},"
 		"\"logs\":{\"audit\":\"/w/a.jsonl\",\"net\":null,\"pcap\":null,\"pcap_max\":null},"
 		"\"gate\":{\"fail_on\":\"deny,alert\",\"report\":null},"
-		"\"seccomp\":\"strict\",\"tty\":false,\"verbose\":false,\"detach\":false,"
-		"\"raw_terminal\":false}");
+		"\"react\":{\"on_alert\":null,\"on_denials\":null},"
+		"\"seccomp\":\"strict\",\"tripwires\":\"off\",\"tty\":false,\"verbose\":false,\"detach\":false,"
+		"\"raw_terminal\":false,\"no_attribution\":false}");
 	/* a value given with -e is a credential handed in on purpose: never recorded */
 	assert_null(strstr(json, "hunter2"));
 	free(json);

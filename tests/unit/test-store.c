@@ -623,7 +623,8 @@ static void test_migrate_from_v1(void **state)
 	(void)state;
 	/* Make the file a version 1 store: drop the schema, then version 1's and its rows. */
 	assert_int_equal(store_exec(st, "DROP VIEW destinations; DROP VIEW denials;"
-				    "DROP VIEW session_summary; DROP TABLE connections;"
+				    "DROP VIEW session_summary; DROP VIEW packages;"
+				    "DROP TABLE connections;"
 				    "DROP TABLE resolutions; DROP TABLE decisions;"
 				    "DROP TABLE chains; DROP TABLE requests;"
 				    "DROP TABLE session_roots; DROP TABLE roots;"
@@ -667,6 +668,65 @@ static void test_migrate_from_v1(void **state)
 	/* And once migrated, reopening changes nothing. */
 	st = open_ok();
 	assert_int_equal(query_int(st, "SELECT count(*) FROM resolutions"), 5);
+	store_close(st);
+}
+
+/*
+ * A frozen session (doc/react.md): still a running one for every rule (listed
+ * as running, never pruned, marked lost), shown "frozen" with its reason; a
+ * thaw clears both columns; one that ends frozen keeps them.
+ */
+static void test_frozen(void **state)
+{
+	struct store *st = open_ok();
+	struct store_sessions ss;
+	char *err = NULL, *json;
+	int n = -1;
+
+	(void)state;
+	add_session(st, "cccc000000000001", 1000);
+	add_session(st, "cccc000000000002", 2000);
+	assert_int_equal(store_session_frozen(st, "cccc000000000001", 1200,
+					      "tripwire: ~/.aws/credentials: opened", &err), 0);
+	assert_int_equal(store_sessions_find(st, "cccc000000000001", true, &ss, &err), 0);
+	assert_int_equal(ss.n, 1);                 /* a running one, for boxy ps */
+	assert_string_equal(ss.v[0].state, "frozen");
+	assert_int_equal(ss.v[0].frozen_ms, 1200);
+	assert_string_equal(ss.v[0].frozen_reason, "tripwire: ~/.aws/credentials: opened");
+	json = store_session_json(&ss.v[0]);
+	assert_non_null(strstr(json, "\"state\":\"frozen\""));
+	assert_non_null(strstr(json, "\"frozen_ms\":1200,\"frozen_reason\":\"tripwire: "));
+	free(json);
+	store_sessions_free(&ss);
+	/* Never pruned while frozen: it has not ended. */
+	assert_int_equal(store_prune(st, 1 << 30, &n, &err), 0);
+	assert_int_equal(n, 0);
+	/* Thawed: running again, the columns cleared (and no frozen key in its JSON). */
+	assert_int_equal(store_session_frozen(st, "cccc000000000001", 0, NULL, &err), 0);
+	assert_int_equal(store_sessions_find(st, "cccc000000000001", false, &ss, &err), 0);
+	assert_string_equal(ss.v[0].state, "running");
+	assert_int_equal(ss.v[0].frozen_ms, 0);
+	assert_null(ss.v[0].frozen_reason);
+	json = store_session_json(&ss.v[0]);
+	assert_null(strstr(json, "frozen"));
+	free(json);
+	store_sessions_free(&ss);
+	/* Frozen again and ended (boxy stop): "exited", and the freeze kept. */
+	assert_int_equal(store_session_frozen(st, "cccc000000000001", 1300, "dns: x: tunnel", &err), 0);
+	assert_int_equal(store_session_end(st, "cccc000000000001", 1400, "exited", 137, &err), 0);
+	/* The other one frozen when its daemon dies: lost, like any running one. */
+	assert_int_equal(store_session_frozen(st, "cccc000000000002", 2100, "dns: y: tunnel", &err), 0);
+	assert_int_equal(store_mark_lost(st, 5000, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_sessions_find(st, "cccc", false, &ss, &err), 0);
+	assert_int_equal(ss.n, 2);
+	assert_string_equal(ss.v[0].state, "lost");
+	assert_int_equal(ss.v[0].frozen_ms, 2100);
+	assert_string_equal(ss.v[1].state, "exited");
+	assert_int_equal(ss.v[1].exit_code, 137);
+	assert_int_equal(ss.v[1].frozen_ms, 1300);
+	assert_string_equal(ss.v[1].frozen_reason, "dns: x: tunnel");
+	store_sessions_free(&ss);
 	store_close(st);
 }
 
@@ -1135,6 +1195,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_session_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_and_prune, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frozen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doc_examples_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_bounded_and_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aggregation_every_table, setup, teardown),

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -373,6 +374,59 @@ static void test_confirm(void **state)
 	top_model_free(&m);
 }
 
+/*
+ * r resumes a frozen session after a y, and only a frozen one; a frozen row is
+ * red in its state, counts in the header, and s and K reach it as any running one.
+ */
+static void test_frozen(void **state)
+{
+	struct top_model m;
+	struct top_screen s;
+	char *l;
+	int x;
+
+	(void)state;
+	model(&m);
+	add_session(&m, "77aa55cc00112233", "frozen", "npm install ./evil.tgz", 1);
+	m.running++;
+	m.frozen = 1;
+	top_screen_init(&s, 24, 100);
+	top_render(&m, &s);
+	l = top_screen_line(&s, 0);
+	assert_non_null(strstr(l, "2 running (1 frozen)"));
+	free(l);
+	l = top_screen_line(&s, 23);
+	assert_non_null(strstr(l, "r:resume"));
+	free(l);
+	/* The first row is the running one: not frozen, r says so and asks nothing. */
+	assert_int_equal(top_key(&m, 'r', 10), TOP_DO_REDRAW);
+	assert_int_equal(m.mode, TOP_BROWSE);
+	assert_string_equal(m.message, "that session is not frozen");
+	/* The frozen row, last: its state in red. */
+	top_key(&m, 'G', 10);
+	top_render(&m, &s);
+	x = col_of(&s, TOP_LIST_FIRST + 3, "frozen");
+	assert_true(x >= 0);
+	assert_true(attr_at(&s, TOP_LIST_FIRST + 3, x) & TOP_A_RED);
+	assert_int_equal(top_key(&m, 'r', 10), TOP_DO_REDRAW);
+	assert_int_equal(m.mode, TOP_CONFIRM);
+	top_render(&m, &s);
+	l = top_screen_line(&s, 23);
+	assert_non_null(strstr(l, "resume frozen session 77aa55cc? y to confirm"));
+	free(l);
+	assert_int_equal(top_key(&m, 'x', 10), TOP_DO_REDRAW);
+	assert_string_equal(m.message, "cancelled");
+	top_key(&m, 'r', 10);
+	assert_int_equal(top_key(&m, 'y', 10), TOP_DO_RESUME);
+	assert_string_equal(m.confirm_id, "77aa55cc00112233");
+	/* A frozen session is a running one for stop and kill. */
+	top_key(&m, 'K', 10);
+	assert_int_equal(top_key(&m, 'y', 10), TOP_DO_KILL);
+	assert_string_equal(m.confirm_id, "77aa55cc00112233");
+	top_screen_free(&s);
+	top_model_free(&m);
+}
+
 /* The denials view: all red; the session view scrolls its lines. */
 static void test_denials_and_detail(void **state)
 {
@@ -440,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_confirm),
+		cmocka_unit_test(test_frozen),
 		cmocka_unit_test(test_denials_and_detail),
 	};
 

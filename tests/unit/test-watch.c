@@ -150,6 +150,8 @@ static void test_snapshot(void **state)
 	wire_put_str(&w, "net.dns");
 	wire_put_str(&w, "hostname not on the allowlist");
 	wire_put_u64(&w, 2);
+	wire_put_str(&w, "curl -s http://other.example.test/ (pid 7)");     /* who */
+	wire_put_u8(&w, 0);
 	watch_model_init(&m);
 	assert_int_equal(watch_model_snapshot(&m, w.p, w.len), 0);
 	assert_int_equal(m.refusals.total, 3);
@@ -279,6 +281,8 @@ static void hostile_snapshot(struct wbuf *w, const char *name)
 	wire_put_str(w, name);
 	wire_put_str(w, name);
 	wire_put_u64(w, 1);
+	wire_put_str(w, name);                  /* who */
+	wire_put_u8(w, 1);
 }
 
 /* Render the whole watch screen with name in every field; check the bytes. */
@@ -366,13 +370,20 @@ static void test_render_long(void **state)
  * An event the daemon sends always decodes: a payload that names a path longer
  * than the decoder's cap (a repository planted 5,000 bytes deep) once made the
  * alert about it undecodable, so `boxy run` neither printed it nor let its gate
- * fail on it. The encoder cuts at a character boundary; `what` travels too.
+ * fail on it. The encoder cuts at a character boundary; `what`, `told` and the
+ * who (its strings cut to their caps too) travel after the rest.
  */
 static void test_event_long_strings(void **state)
 {
-	char *subject = xmalloc(9001), *detail = xmalloc(5001), *strs[WATCH_EVENT_STRS];
+	char *subject = xmalloc(9001), *detail = xmalloc(5001), *via = xmalloc(3001);
+	struct event_who who = { .found = true, .pid = 812, .comm = "node", .argv0 = "node",
+				 .cmdline = "node evil.js", .package = "evil-pkg", .version = "1.2.3",
+				 .script = "postinstall", .claimed = true };
 	struct event ev = { .kind = "audit", .verdict = "alert", .layer = "git",
-			    .session = "0123456789abcdef", .what = "finding" }, got;
+			    .session = "0123456789abcdef", .what = "finding", .told = "gesagt",
+			    .who = &who };
+	struct event_copy c;
+	const struct event *got = &c.ev;
 	struct wbuf w;
 
 	(void)state;
@@ -383,25 +394,84 @@ static void test_event_long_strings(void **state)
 	detail[5000] = '\0';
 	detail[4095] = '\xc3';   /* an "é" across the cap: cut before it, not inside */
 	detail[4096] = '\xa9';
+	memset(via, 'v', 3000);
+	via[3000] = '\0';
+	who.via = via;
 	ev.subject = subject;
 	ev.detail = detail;
 	wbuf_init(&w);
 	dmsg_encode_event(&w, &ev);
-	assert_int_equal(watch_event_decode(w.p, w.len, &got, strs), 0);
-	assert_int_equal(strlen(got.subject), DMSG_EVENT_TEXT_MAX);
-	assert_memory_equal(got.subject, subject, DMSG_EVENT_TEXT_MAX);
-	assert_int_equal(strlen(got.detail), 4095);
-	assert_string_equal(got.what, "finding");
-	assert_string_equal(got.verdict, "alert");
-	watch_event_strs_free(strs);
+	assert_int_equal(watch_event_decode(w.p, w.len, &c), 0);
+	assert_int_equal(strlen(got->subject), DMSG_EVENT_TEXT_MAX);
+	assert_memory_equal(got->subject, subject, DMSG_EVENT_TEXT_MAX);
+	assert_int_equal(strlen(got->detail), 4095);
+	assert_string_equal(got->what, "finding");
+	assert_string_equal(got->told, "gesagt");
+	assert_string_equal(got->verdict, "alert");
+	assert_non_null(got->who);
+	assert_true(got->who->found && got->who->claimed);
+	assert_int_equal(got->who->pid, 812);
+	assert_string_equal(got->who->package, "evil-pkg");
+	assert_string_equal(got->who->script, "postinstall");
+	assert_int_equal(strlen(got->who->via), DMSG_EVENT_WHO_VIA_MAX);
+	event_copy_free(&c);
 	wbuf_free(&w);
 	free(subject);
 	free(detail);
+	free(via);
+}
+
+/*
+ * An alert (a tripwire) stays on top of the screen, red, after hundreds of
+ * events pushed it out of RECENT; a watcher sent it twice (replayed when it
+ * joined) pins it once; past WATCH_ALERTS the rest is counted.
+ */
+static void test_alerts_pinned(void **state)
+{
+	struct watch_model m;
+	struct event alert = {
+		.kind = "audit", .verdict = "alert", .layer = "tripwire",
+		.subject = "~/.aws/credentials",
+		.detail = "the decoy AWS credentials was opened by postinstall of evil-pkg@1.2.3",
+	};
+	struct event busy = { .kind = "dns", .verdict = "resolve", .layer = "net.dns",
+			      .subject = "registry.npmjs.org", .detail = "104.16.0.35" };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	watch_model_init(&m);
+	watch_model_event(&m, &alert);
+	watch_model_event(&m, &alert);
+	for (int i = 0; i < WATCH_RECENT + 50; i++)
+		watch_model_event(&m, &busy);
+	assert_int_equal(m.nalerts, 1);
+	assert_true(m.alerts[0].alert);
+	f = open_memstream(&out, &len);
+	watch_render(&m, f, 40, 200, true);
+	fclose(f);
+	assert_non_null(strstr(out, "\x1b[1;31mALERTS: act on these"));
+	assert_non_null(strstr(out, "postinstall of evil-pkg@1.2.3"));
+	assert_true(strstr(out, "ALERTS") < strstr(out, "DESTINATION"));
+	free(out);
+	for (int i = 0; i < WATCH_ALERTS + 3; i++) {
+		char d[64];
+		struct event e = alert;
+
+		snprintf(d, sizeof(d), "alert number %d", i);
+		e.detail = d;
+		watch_model_event(&m, &e);
+	}
+	assert_int_equal(m.nalerts, WATCH_ALERTS);
+	assert_int_equal(m.more_alerts, 4);
+	watch_model_free(&m);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alerts_pinned),
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_spec_lines),
 		cmocka_unit_test(test_snapshot),
