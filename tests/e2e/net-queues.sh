@@ -132,5 +132,89 @@ else
 		"want 8 lines of $want"
 fi
 
+# A freeze reaches every queue (doc/react.md): a DNS tunnel under --on-alert
+# dns=freeze over four queues is frozen with each of its four boxy-nets
+# stopped (one left running would go on moving its flows' bytes), resumed
+# with all four running again; frozen once more, boxy stop leaves none of them.
+. "$here/lib/react.sh"          # REACT_TUNNEL, wait_session, wait_state, state_of
+# net_states: the state letter of each boxy-net of the daemon, one a line.
+net_states() {
+	local d p
+	d=$(awk '$1 == "pid" { print $2 }' "$TN/state/boxy/daemon.lock" 2>/dev/null)
+	[ -n "$d" ] || return 0
+	for p in $(pgrep -P "$d" -x boxy-net); do
+		awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$p/stat" 2>/dev/null
+	done
+}
+# freeze_run CASE: the tunnel over four queues in the background, until it is frozen.
+freeze_run() {
+	C=$TN/cases/$1
+	mkdir -p "$C" && chmod -R a+rwX "$C"
+	(cd "$C" && tn_user env BOXY_NET_QUEUES=4 HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" \
+		XDG_STATE_HOME="$TN/state" "$BOXY" run --net public --on-alert dns=freeze \
+		-- sh -c "$REACT_TUNNEL" >"$C/out" 2>"$C/err" </dev/null; echo $? >"$C/rc") &
+	FPID=$!
+	wait_session exfil.test 30 && wait_state "$ID" frozen 30
+}
+# freeze_end SECONDS: wait for the run; RC its status (-1: still running).
+freeze_end() {
+	local i
+	for i in $(seq 1 $(($1 * 10))); do
+		[ -s "$C/rc" ] && break
+		sleep 0.1
+	done
+	RC=$(cat "$C/rc" 2>/dev/null || echo -1)
+	[ "$RC" != -1 ] && wait "$FPID" 2>/dev/null
+	return 0
+}
+
+if freeze_run freeze; then
+	sleep 0.5
+	st=$(net_states | sort | tr '\n' ' ')
+	if [ "$st" = "T T T T " ]; then
+		ok "a frozen session over four queues: each of its four boxy-nets is stopped"
+	else
+		fail_case "a frozen session over four queues: each of its four boxy-nets is stopped" \
+			"boxy-net states: '$st'"
+	fi
+	tn_boxy resume "$ID" >/dev/null 2>&1
+	sleep 0.3
+	st=$(net_states | grep -c T)
+	freeze_end 30
+	if [ "$st" = 0 ] && [ "$RC" = 0 ] && [ "$(cat "$C/progress")" = done ]; then
+		ok "... resumed: none stopped any more, and the tunnel's run ends (exit 0)"
+	else
+		fail_case "... resumed: none stopped any more, and the tunnel's run ends (exit 0)" \
+			"stopped after resume: $st, exit $RC, progress $(cat "$C/progress" 2>/dev/null)"
+	fi
+else
+	fail_case "a frozen session over four queues: each of its four boxy-nets is stopped" \
+		"never frozen (ID '$ID', state $(state_of "$ID"))"
+	tn_boxy stop "$ID" >/dev/null 2>&1
+	freeze_end 20
+fi
+
+if freeze_run freeze-stop; then
+	tn_boxy stop "$ID" >/dev/null 2>&1
+	freeze_end 20
+	left=
+	for _ in $(seq 1 30); do
+		left=$(net_states | wc -l)
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	if [ "$RC" = 137 ] && [ "$left" = 0 ]; then
+		ok "boxy stop on a frozen session over four queues leaves none of its boxy-nets"
+	else
+		fail_case "boxy stop on a frozen session over four queues leaves none of its boxy-nets" \
+			"exit $RC, boxy-nets left: $left ($(net_states | tr '\n' ' '))"
+	fi
+else
+	fail_case "boxy stop on a frozen session over four queues leaves none of its boxy-nets" \
+		"never frozen (ID '$ID')"
+	tn_boxy stop "$ID" >/dev/null 2>&1
+	freeze_end 20
+fi
+
 testnet_check
 done_testing
