@@ -108,6 +108,22 @@ else
 		"want www.example.test with 24 connections in the run's table"
 fi
 
+# Attribution on every queue (doc/attribution.md): whichever boxy-net a
+# connection arrived through, its row names the process that made it.
+sid=$(grep -o '"session":"[0-9a-f]*"' "$C/audit" 2>/dev/null | head -n 1 | cut -d'"' -f4)
+who=$(tn_boxy show --json "$sid" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rows = [c for c in d.get("connections", []) if c.get("host") == "www.example.test"]
+named = sum(c.get("count", 1) for c in rows if (c.get("pid") or 0) > 0 and c.get("comm") == "python3")
+print(named, sum(c.get("count", 1) for c in rows))' 2>&1)
+if [ "$who" = "24 24" ]; then
+	ok "... and each of the 24 connections, on whichever queue, is attributed to python3"
+else
+	fail_case "... and each of the 24 connections, on whichever queue, is attributed to python3" \
+		"attributed, of all: '$who'"
+fi
+
 # Downloads over every queue arrive whole.
 head -c 4000000 /dev/urandom >"$TN/www/big.bin"
 want=$(sha256sum <"$TN/www/big.bin" | cut -d' ' -f1)
