@@ -620,10 +620,10 @@ void http_gate_plain_service(struct gw *gw, struct flow *f)
 size_t http_gate_plain_down(struct gw *gw, struct flow *f, const uint8_t *p, size_t n)
 {
 	struct http_gate *g = f->gate;
+	bool switching = g->state == HTTP_GATE_SWITCHING;
 	size_t k = http_gate_server(g, p, n);
 
-	if (g->state == HTTP_GATE_SWITCHING || g->state == HTTP_GATE_DECLINED ||
-	    g->state == HTTP_GATE_TUNNEL || g->state == HTTP_GATE_RESET)
+	if (switching)
 		flow_dirty(f);          /* the server's answer decides what the client may send */
 	if (g->ended && !g->answered) {
 		/* GW_GATE_DRAIN counts from the server's last byte. */

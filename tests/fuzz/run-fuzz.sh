@@ -84,7 +84,8 @@ srcs_of() {
 		"common/path-guard common/buf common/util" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
 		"net/broker-msg net/pcap net/http-gate net/tls net/h2 parse/sni parse/http" \
-		"parse/http-req parse/alpn parse/h2req parse/dns policy/http-rules spec/http-rule" \
+		"parse/http-req parse/http-resp parse/alpn parse/h2req parse/dns policy/http-rules" \
+		"spec/http-rule" \
 		"spec/values spec/runspec common/path-guard common/json" \
 		"common/netaddr common/tlsca proto/netproto proto/msg proto/wire common/buf" \
 		"common/util" ;;
