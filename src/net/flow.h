@@ -64,6 +64,9 @@ struct netif;
 #define GW_HELD_TIMEOUT     30.0    /* the broker did not answer */
 #define GW_ADMIT_TIMEOUT    30.0    /* the handshake did not complete */
 #define GW_NAME_TIMEOUT     5.0     /* stop waiting for a name: NONE if no byte, else MALFORMED */
+/* A gated request head not complete this long after its first byte gets 408
+ * (a slowloris payload); BOXY_NET_HEAD_TIMEOUT (seconds, 0.1-600) for tests. */
+#define GW_HEAD_TIMEOUT     30.0
 #define GW_UDP_IDLE         60.0
 #define GW_UDP_REFUSED_KEEP 10.0    /* remember a refusal so the broker is not asked per datagram */
 #define GW_DNS_TIMEOUT      10.0
@@ -207,6 +210,7 @@ struct gw {
 	uint64_t dropped[GW_VERDICT_COUNT];
 	struct http_rules http_rules;   /* NET_HTTP_RULES: what the gates decide by */
 	uint32_t http_seq;              /* the session's last request number (NET_HTTP_REQUEST) */
+	double head_timeout;            /* GW_HEAD_TIMEOUT, or BOXY_NET_HEAD_TIMEOUT's */
 
 	uint8_t rbuf[GW_FRAME_MAX];                 /* upstream bytes, or a peek at them */
 	uint8_t tbuf[GW_TAP_READ];                  /* a TAP read: vnet header, frame */

@@ -265,6 +265,23 @@ int gw_set_tripwires(struct gw *gw, char *const *tokens, size_t n, char **err)
 	return gw->tw ? 0 : -1;
 }
 
+/*
+ * How long a gated request head may take (GW_HEAD_TIMEOUT). The broker
+ * passes BOXY_NET_HEAD_TIMEOUT (seconds, 0.1 to 600) from the daemon's
+ * environment for the test suite, which cannot wait 30 s for a 408.
+ */
+static double gw_head_timeout(void)
+{
+	const char *v = getenv("BOXY_NET_HEAD_TIMEOUT");
+	char *end;
+	double t;
+
+	if (!v || !*v)
+		return GW_HEAD_TIMEOUT;
+	t = strtod(v, &end);
+	return *end || !(t >= 0.1 && t <= 600.0) ? GW_HEAD_TIMEOUT : t;
+}
+
 /* The gateway, lwIP and the watchers, nothing started (see net/gw.h). */
 struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net_pcap *pcap)
 {
@@ -276,6 +293,7 @@ struct gw *gw_create(struct ev_loop *loop, int broker_fd, int tap_fd, struct net
 	gw->pcap = pcap;
 	memset(gw->sandbox_mac, 0xff, 6);   /* broadcast until the sandbox's first frame */
 	gw->max_flows = gw_fd_flows();
+	gw->head_timeout = gw_head_timeout();
 
 	stack_create(gw);
 

@@ -289,6 +289,23 @@ static void request_refuse(struct h2_proxy *h, struct h2_stream *s)
 }
 
 /*
+ * A framing field spelled with an underscore, which an HTTP/1 hop behind the
+ * server that folds '_' into '-' would frame the body by: why, or NULL.
+ */
+static const char *hdrs_underscored(const struct h2_hdrs *hs)
+{
+	for (size_t i = 0; i < hs->n; i++) {
+		const nghttp2_nv *v = &hs->v[i];
+
+		if (v->namelen == 14 && memcmp(v->name, "content_length", 14) == 0)
+			return "Content_Length (a server may read the underscore as a hyphen)";
+		if (v->namelen == 17 && memcmp(v->name, "transfer_encoding", 17) == 0)
+			return "Transfer_Encoding (a server may read the underscore as a hyphen)";
+	}
+	return NULL;
+}
+
+/*
  * A request's header block is complete: decide it, and pass it up or answer
  * it. What goes up is rebuilt from what was decided: the four pseudo
  * headers, then every field but Host (the :authority carries the name that
@@ -308,7 +325,8 @@ static void request_begin(struct h2_proxy *h, struct h2_stream *s, bool end_stre
 
 	s->req_end = end_stream;
 	s->recorded = true;
-	if (h2_target_parse(method, path, authority, hdrs_get(&s->hdrs, "host"), &tg) < 0) {
+	if (h2_target_parse(method, path, authority, hdrs_get(&s->hdrs, "host"), &tg) < 0 ||
+	    (tg.why = hdrs_underscored(&s->hdrs)) != NULL) {
 		/* Not a request the gate can decide, but a request: recorded as malformed. */
 		http_gate_malformed(h->t->gate, tg.why);
 		nghttp2_submit_rst_stream(h->down, NGHTTP2_FLAG_NONE, s->down_id,

@@ -10,19 +10,29 @@
  * pbufs) until the gate lets them go: a head is held until it is complete
  * and decided, its body passes as it comes. The gate's counters are stream
  * offsets, and so is f->up_bytes (what went upstream), so the bytes at the
- * front of the queue that may go are http_gate_allowed() - f->up_bytes.
+ * front of the queue that may go are http_gate_allowed() - f->up_bytes. A
+ * head must be complete within gw->head_timeout of its first byte (a
+ * slowloris payload holds a flow and a head's buffer for as long as it
+ * likes otherwise): past it, it is refused with a 408.
  *
  * A refusal: what was allowed before it is still written upstream, the
  * refused request and everything after it never is. When the refused
  * request was the connection's first, the upstream socket is closed and
  * the 403 goes back at once. Otherwise earlier requests may still be
- * waiting for their answers (pipelining), so the gate half-closes upstream,
- * lets the server's answers through until it closes (at most
- * GW_GATE_DRAIN seconds), and then appends the 403 and ends the
- * connection: a client reads each answer as its own request's.
+ * waiting for their answers (pipelining): the gate frames the server's
+ * answers (parse/http-resp.h) and appends the 403 right after the last
+ * byte of the last one, then closes both ways; upstream is half-closed
+ * meanwhile, and a server silent for GW_GATE_DRAIN seconds is cut off. An
+ * answer that ends only with the server's close (no length, not chunked),
+ * or one the framer cannot read, can be followed by nothing: the client
+ * would read the 403 as its body. Then the connection ends when the server
+ * closes, without the 403 (the refusal is recorded all the same); an
+ * answer cut short by the drain ends in a reset, so the client sees that
+ * it is short.
  */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +45,10 @@
 #include "common/netaddr.h"
 #include "parse/dns.h"
 #include "parse/http-req.h"
+#include "parse/http-resp.h"
 #include "proto/netproto.h"
 
-#define GW_GATE_DRAIN 5.0       /* seconds a server has to answer before a refusal */
+#define GW_GATE_DRAIN 5.0       /* seconds a server may fall silent before a refusal */
 
 struct http_gate {
 	struct gw *gw;
@@ -53,8 +64,12 @@ struct http_gate {
 	size_t status_len;
 	struct http_gate_refusal refusal;
 	bool ended;                     /* plain: upstream closed or half-closed after a stop */
-	bool answered;                  /* plain: the refusal was queued for the sandbox */
-	ev_tstamp drain_deadline;
+	bool answered;                  /* plain: the refusal was queued for the sandbox (or
+					 * dropped: it could not follow the server's answer) */
+	bool queued;                    /* plain: ... queued, to go before the FIN */
+	ev_tstamp drain_deadline;       /* plain: GW_GATE_DRAIN after the server's last byte */
+	ev_tstamp head_since;           /* when the head being read began */
+	struct http_resp_framer resp;   /* where the server's answers end */
 	struct http_req_parser parser;  /* last: the big one */
 };
 
@@ -81,6 +96,7 @@ struct http_gate *http_gate_create(struct gw *gw, struct flow *f, const char *bo
 	g->t = t;
 	g->state = HTTP_GATE_OPEN;
 	http_req_init(&g->parser);
+	http_resp_init(&g->resp);
 	return g;
 }
 
@@ -267,7 +283,8 @@ size_t http_gate_refusal_h1(const struct http_gate_refusal *r, char *out, size_t
 	int n = snprintf(out, cap,
 			 "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
 			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%.*s",
-			 r->status, r->status == 400 ? "Bad Request" : "Forbidden", r->body_len,
+			 r->status, r->status == 400 ? "Bad Request" : r->status == 408 ?
+			 "Request Timeout" : "Forbidden", r->body_len,
 			 (int)r->body_len, r->body);
 
 	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
@@ -282,7 +299,7 @@ size_t http_gate_feed(struct http_gate *g, const uint8_t *p, size_t n)
 	while (taken < n) {
 		enum http_req_status st;
 		const struct http_req *q = &g->parser.req;
-		size_t k;
+		size_t k, held;
 
 		if (g->state == HTTP_GATE_TUNNEL) {
 			g->fed += n - taken;
@@ -291,9 +308,12 @@ size_t http_gate_feed(struct http_gate *g, const uint8_t *p, size_t n)
 		}
 		if (g->state != HTTP_GATE_OPEN)
 			return taken;
+		held = http_req_held(&g->parser);
 		k = http_req_feed(&g->parser, p + taken, n - taken, &st);
 		taken += k;
 		g->fed += k;
+		if (held == 0 && http_req_held(&g->parser) > 0)
+			g->head_since = ev_now(g->gw->loop);    /* a head began */
 		if (st == HTTP_REQ_BAD) {
 			gate_malformed(g, g->parser.why);
 			return taken;
@@ -313,6 +333,8 @@ size_t http_gate_feed(struct http_gate *g, const uint8_t *p, size_t n)
 				return taken;
 		}
 		g->allowed = g->fed;
+		if (!q->upgrade)
+			http_resp_expect(&g->resp, strcmp(q->method, "HEAD") == 0);
 		if (q->upgrade) {
 			g->state = HTTP_GATE_SWITCHING;
 			g->sw_connect = q->connect;
@@ -373,13 +395,11 @@ enum http_gate_state http_gate_state(const struct http_gate *g)
  * websocket or 2xx to CONNECT hands the connection over; 101 to anything
  * else (h2c) is a protocol boxy cannot read on; any other answer declines.
  */
-void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n)
+static void gate_switch_answer(struct http_gate *g, const uint8_t *p, size_t n)
 {
 	const char *s = g->status;
 	unsigned code;
 
-	if (g->state != HTTP_GATE_SWITCHING || n == 0)
-		return;
 	while (n && g->status_len < 12) {
 		g->status[g->status_len++] = (char)*p++;
 		n--;
@@ -400,6 +420,55 @@ void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n)
 		g->state = HTTP_GATE_DECLINED;
 	else
 		g->state = g->sw_websocket ? HTTP_GATE_TUNNEL : HTTP_GATE_RESET;
+}
+
+size_t http_gate_server(struct http_gate *g, const uint8_t *p, size_t n)
+{
+	size_t off = 0;
+
+	if (g->state == HTTP_GATE_SWITCHING) {
+		gate_switch_answer(g, p, n);
+		return n;
+	}
+	if (g->state != HTTP_GATE_OPEN && g->state != HTTP_GATE_REFUSED)
+		return n;
+	/* Framed as they come; after a refusal, nothing past the last answer it waits for. */
+	while (off < n) {
+		if (g->state == HTTP_GATE_REFUSED && http_resp_complete(&g->resp))
+			return off;
+		off += http_resp_feed(&g->resp, p + off, n - off);
+	}
+	return n;
+}
+
+enum http_gate_answers http_gate_answers(const struct http_gate *g)
+{
+	if (http_resp_unframed(&g->resp))
+		return HTTP_GATE_UNFRAMED;
+	return http_resp_complete(&g->resp) ? HTTP_GATE_ANSWERED : HTTP_GATE_ANSWERING;
+}
+
+double http_gate_head_deadline(const struct http_gate *g)
+{
+	if (g->state != HTTP_GATE_OPEN || http_req_held(&g->parser) == 0)
+		return HUGE_VAL;
+	return g->head_since + g->gw->head_timeout;
+}
+
+bool http_gate_head_expire(struct http_gate *g, double now)
+{
+	struct http_gate_refusal *r = &g->refusal;
+	char why[NETPROTO_WHY_MAX + 1];
+	int n;
+
+	if (now < http_gate_head_deadline(g))
+		return false;
+	snprintf(why, sizeof(why), "request head not complete within %g s", g->gw->head_timeout);
+	gate_malformed(g, why);
+	r->status = 408;
+	n = snprintf(r->body, sizeof(r->body), "boxy: request refused (%s)\n", why);
+	r->body_len = n > 0 && (size_t)n < sizeof(r->body) ? (size_t)n : 0;
+	return true;
 }
 
 /* ---- the plain-HTTP path ----------------------------------------------------------- */
@@ -430,8 +499,10 @@ static void gate_answer(struct flow *f)
 		return;
 	g->answered = true;
 	n = http_gate_refusal_h1(&g->refusal, resp, sizeof(resp));
-	if (n)
+	if (n) {
 		down_append(f, resp, n);
+		g->queued = true;
+	}
 }
 
 /* Close the upstream socket now: nothing more goes up, nothing more comes down. */
@@ -447,7 +518,38 @@ static void gate_close_upstream(struct gw *gw, struct flow *f)
 	f->down_eof = true;
 }
 
-void http_gate_plain_service(struct gw *gw, struct flow *f)
+/* The refusal after earlier requests, once the server's answers to them are through. */
+static void gate_end_refused(struct gw *gw, struct flow *f)
+{
+	struct http_gate *g = f->gate;
+
+	if (g->answered || g->state != HTTP_GATE_REFUSED)
+		return;
+	if (http_gate_answers(g) == HTTP_GATE_ANSWERED) {
+		/* Every answer is whole: the 403 follows the last byte of the last, and
+		 * nothing more of the server's is read. */
+		gate_close_upstream(gw, f);
+		gate_answer(f);
+	} else if (f->down_eof) {
+		/* The server closed after an answer that ends with its close, or one the
+		 * client has not had whole: a 403 would be read as part of it. */
+		g->answered = true;
+	}
+}
+
+/* The flow's timer: the head being read, or the server's silence after a refusal. */
+static void gate_arm(struct flow *f)
+{
+	struct http_gate *g = f->gate;
+	ev_tstamp t = http_gate_head_deadline(g);
+
+	if (g->ended && !g->answered && g->drain_deadline < t)
+		t = g->drain_deadline;
+	f->deadline = t;
+}
+
+/* http_gate_plain_service, without the timer. */
+static void gate_plain_service(struct gw *gw, struct flow *f)
 {
 	struct http_gate *g = f->gate;
 
@@ -499,38 +601,88 @@ void http_gate_plain_service(struct gw *gw, struct flow *f)
 		gate_answer(f);
 		return;
 	}
-	/* Earlier requests may still be answered: let the server finish, then close. */
+	/* Earlier requests may still be answered: let the server finish (it reads the
+	 * half-close as the end of the requests), then the refusal follows. */
+	g->drain_deadline = ev_now(gw->loop) + GW_GATE_DRAIN;
+	gate_end_refused(gw, f);
 	if (f->fd >= 0 && !f->up_shut) {
 		shutdown(f->fd, SHUT_WR);
 		f->up_shut = true;
 	}
-	g->drain_deadline = ev_now(gw->loop) + GW_GATE_DRAIN;
-	if (f->down_eof)
-		gate_answer(f);
+}
+
+void http_gate_plain_service(struct gw *gw, struct flow *f)
+{
+	gate_plain_service(gw, f);
+	gate_arm(f);
+}
+
+size_t http_gate_plain_down(struct gw *gw, struct flow *f, const uint8_t *p, size_t n)
+{
+	struct http_gate *g = f->gate;
+	bool switching = g->state == HTTP_GATE_SWITCHING;
+	size_t k = http_gate_server(g, p, n);
+
+	if (switching)
+		flow_dirty(f);          /* the server's answer decides what the client may send */
+	if (g->ended && !g->answered) {
+		/* GW_GATE_DRAIN counts from the server's last byte. */
+		g->drain_deadline = ev_now(gw->loop) + GW_GATE_DRAIN;
+		gate_arm(f);
+	}
+	return k;
+}
+
+bool http_gate_plain_answer(struct gw *gw, struct flow *f)
+{
+	struct http_gate *g = f->gate;
+
+	if (!g->ended || g->answered)
+		return false;
+	gate_end_refused(gw, f);
+	if (!g->answered)
+		return false;
+	flow_dirty(f);
+	return true;
 }
 
 bool http_gate_plain_eof(struct gw *gw, struct flow *f)
 {
-	(void)gw;
-	if (f->gate->state != HTTP_GATE_REFUSED)
+	struct http_gate *g = f->gate;
+
+	if (g->state != HTTP_GATE_REFUSED)
 		return false;
-	f->gate->ended = true;
-	gate_answer(f);
-	return true;
+	g->ended = true;
+	gate_end_refused(gw, f);
+	/* The gate has the last word only when its 403 is queued before the FIN. */
+	return g->queued;
 }
 
 void http_gate_plain_timeout(struct gw *gw, struct flow *f)
 {
 	struct http_gate *g = f->gate;
 
-	if (!g->ended || g->answered || ev_now(gw->loop) < g->drain_deadline)
+	if (http_gate_head_expire(g, ev_now(gw->loop))) {
+		/* A slowloris head: refused (408) like any other, by the next service. */
+		flow_dirty(f);
+		gate_arm(f);
 		return;
+	}
+	if (!g->ended || g->answered || ev_now(gw->loop) < g->drain_deadline) {
+		gate_arm(f);
+		return;
+	}
 	if (g->state == HTTP_GATE_DECLINED) {
 		flow_kill(f, false);
 		return;
 	}
-	/* The server kept the connection open past the drain: the refusal closes it. */
-	gate_close_upstream(gw, f);
-	gate_answer(f);
+	/*
+	 * The server fell silent in the middle of an answer, or after one that only
+	 * its close would end (or the client stopped reading and the answer waits):
+	 * a 403 now would be read as part of that answer. Reset instead, so the
+	 * client sees that the answer is short; the refusal is recorded.
+	 */
+	g->answered = true;
+	f->reset = true;
 	flow_dirty(f);
 }

@@ -132,10 +132,34 @@ uint64_t http_gate_allowed(const struct http_gate *g);
 /* Stream bytes taken so far (the next feed starts there). */
 uint64_t http_gate_fed(const struct http_gate *g);
 enum http_gate_state http_gate_state(const struct http_gate *g);
-/* Bytes the server sent, in order (they only matter after a switching request). */
-void http_gate_server(struct http_gate *g, const uint8_t *p, size_t n);
+/*
+ * Bytes the server sent, in order: after a switching request its answer
+ * decides; otherwise they are framed (parse/http-resp.h). Returns how many
+ * of them go to the client: all, or, once a request was refused, only up to
+ * the end of the last answer the refusal waits for (the rest is dropped).
+ */
+size_t http_gate_server(struct http_gate *g, const uint8_t *p, size_t n);
 /* The client's stream ended (all of it fed): a head left incomplete is refused as malformed. */
 void http_gate_client_eof(struct http_gate *g);
+
+/* Where the server's answers to the allowed requests stand (a refusal waits for them). */
+enum http_gate_answers {
+	HTTP_GATE_ANSWERING,    /* some are still on their way */
+	HTTP_GATE_ANSWERED,     /* every one is whole: a refusal may follow now */
+	HTTP_GATE_UNFRAMED,     /* one ends only with the server's close (no length, not
+				 * chunked), or could not be read: nothing may follow it */
+};
+enum http_gate_answers http_gate_answers(const struct http_gate *g);
+
+/*
+ * A request head must be complete within the gateway's head timeout of its
+ * first byte (GW_HEAD_TIMEOUT). When the head being read must be complete
+ * (an ev_tstamp), or HUGE_VAL when none is being read; at or past it,
+ * http_gate_head_expire refuses the request (408 Request Timeout, recorded
+ * as malformed with why) and returns true.
+ */
+double http_gate_head_deadline(const struct http_gate *g);
+bool http_gate_head_expire(struct http_gate *g, double now);
 
 /* ---- the plain-HTTP path's glue (net/tcp.c) -------------------------------------------- */
 
@@ -143,9 +167,13 @@ void http_gate_client_eof(struct http_gate *g);
 void http_gate_plain_service(struct gw *gw, struct flow *f);
 /* Bytes at the front of f's queue the gate lets go upstream now. */
 size_t http_gate_plain_sendable(const struct flow *f);
+/* The server's n bytes at p were read: how many of them go to the sandbox. */
+size_t http_gate_plain_down(struct gw *gw, struct flow *f, const uint8_t *p, size_t n);
+/* ... and went: true when a refusal follows them now (read nothing more upstream). */
+bool http_gate_plain_answer(struct gw *gw, struct flow *f);
 /* The server closed: true when the gate has the last word (a refusal to append before the FIN). */
 bool http_gate_plain_eof(struct gw *gw, struct flow *f);
-/* A few times a second: a server that would not close after a refusal is cut off. */
+/* The flow's deadline passed: a head too slow (408), or a server silent after a refusal. */
 void http_gate_plain_timeout(struct gw *gw, struct flow *f);
 
 #endif

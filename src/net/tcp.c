@@ -142,9 +142,14 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			break;
 		}
 		f->down_bytes += (uint64_t)n;
-		if (f->gate && http_gate_state(f->gate) == HTTP_GATE_SWITCHING) {
-			http_gate_server(f->gate, gw->rbuf, (size_t)n);
-			flow_dirty(f);          /* the server's answer decides what the client may send */
+		if (f->gate) {
+			/* Framed: after a refusal, nothing past the answers it waits for. */
+			n = (ssize_t)http_gate_plain_down(gw, f, gw->rbuf, (size_t)n);
+			if (n == 0) {
+				if (http_gate_plain_answer(gw, f))
+					break;
+				continue;
+			}
 		}
 		e = stack_tcp_write(f, gw->rbuf, (size_t)n, false);
 		if (e == STACK_WROTE)
@@ -154,6 +159,8 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			memcpy(f->down, gw->rbuf, (size_t)n);
 			f->down_len = (size_t)n;
 			ev_io_stop(gw->loop, &f->rio);
+			if (f->gate)
+				http_gate_plain_answer(gw, f);  /* queued behind them */
 			break;
 		} else if (e != STACK_WROTE) {
 			f->reset = true;
@@ -161,6 +168,8 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			return;
 		}
 		wrote = true;
+		if (f->gate && http_gate_plain_answer(gw, f))
+			break;          /* the refusal follows what just went down */
 		if ((size_t)n < space && i > 0)
 			break;          /* a short read after a full one: likely drained */
 	}

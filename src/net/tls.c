@@ -1062,28 +1062,28 @@ static int h1_down(struct gw *gw, struct tls_flow *t)
 			t->drain_deadline = ev_now(gw->loop) + TLS_DRAIN;
 			f->deadline = t->drain_deadline;
 		}
-		if (http_gate_state(t->gate) == HTTP_GATE_SWITCHING)
-			http_gate_server(t->gate, gw->rbuf, (size_t)n);
-		w = tls_write_side(t, t->down, gw->rbuf, (size_t)n);
-		if (w == TLS_IO_ERROR || w == TLS_IO_EOF)
-			return -1;
-		if (w < n)
-			buf_append(&t->downb, gw->rbuf + (w > 0 ? w : 0), (size_t)(n - (w > 0 ? w : 0)));
+		/* Framed (or, after a switching request, decided) by the gate: after a
+		 * refusal, nothing past the last answer it waits for goes down. */
+		n = (ssize_t)http_gate_server(t->gate, gw->rbuf, (size_t)n);
 		moved = 1;
+		if (n > 0) {
+			w = tls_write_side(t, t->down, gw->rbuf, (size_t)n);
+			if (w == TLS_IO_ERROR || w == TLS_IO_EOF)
+				return -1;
+			if (w < n)
+				buf_append(&t->downb, gw->rbuf + (w > 0 ? w : 0),
+					   (size_t)(n - (w > 0 ? w : 0)));
+		}
+		if (t->refusing && http_gate_state(t->gate) == HTTP_GATE_REFUSED &&
+		    http_gate_answers(t->gate) == HTTP_GATE_ANSWERED) {
+			/* every answer before the refusal is whole: the 403 follows it */
+			h1_queue_refusal(t);
+		}
 	}
 	return moved;
 }
 
 /* ---- ends --------------------------------------------------------------------------------- */
-
-/* Is part of the server's answer still on its way down (decrypted, buffered, or in the socket)? */
-static bool answer_pending(struct tls_flow *t)
-{
-	char c;
-
-	return t->downb.len || SSL_has_pending(t->up) ||
-	       (t->f->fd >= 0 && recv(t->f->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0);
-}
 
 /*
  * Close what is finished: the sandbox's direction once upstream said all it
@@ -1101,21 +1101,30 @@ static enum tls_step tls_closes(struct gw *gw, struct tls_flow *t)
 		t->down_eof = true;
 	}
 	if (h1 && t->refusing && !t->refusal_queued && !t->cut &&
-	    (t->up_eof || ev_now(gw->loop) >= t->drain_deadline) &&
 	    http_gate_state(t->gate) == HTTP_GATE_REFUSED) {
-		if (!t->up_eof && answer_pending(t)) {
+		if (http_gate_answers(t->gate) == HTTP_GATE_ANSWERED) {
+			/* The answers before the refusal are whole (the gate frames them):
+			 * the 403 follows the last byte of the last. */
+			h1_queue_refusal(t);
+			h1_down(gw, t);
+		} else if (t->up_eof) {
 			/*
-			 * The server is silent only because the client stopped
-			 * reading its answer: a 403 now would land inside that
+			 * The server closed after an answer only its close ends (no
+			 * length, not chunked), or before its answers were whole: a
+			 * 403 now would be read as part of that answer. The end is
+			 * passed on as it came, without the 403 (it is recorded).
+			 */
+			t->cut = true;
+		} else if (ev_now(gw->loop) >= t->drain_deadline) {
+			/*
+			 * The server fell silent inside an answer (or the client
+			 * stopped reading it): a 403 now would land inside that
 			 * answer, which the client would take for its body. Cut
 			 * instead, without close_notify, so the truncation shows.
 			 */
 			t->cut = true;
 			t->up_eof = true;
 			buf_consume(&t->downb, t->downb.len);
-		} else {
-			h1_queue_refusal(t);
-			h1_down(gw, t);
 		}
 	}
 	if (h1 && t->refusing && http_gate_state(t->gate) == HTTP_GATE_DECLINED &&
@@ -1274,8 +1283,14 @@ void tls_service(struct gw *gw, struct flow *f)
 			s = STEP_CLOSE;
 			break;
 		}
+		if (s == STEP_GO && t->state == TLS_OPEN && t->gate && !t->refusing)
+			http_gate_head_expire(t->gate, ev_now(gw->loop));      /* 408, then h1_up */
 		if (s == STEP_GO && t->state == TLS_OPEN)
 			s = tls_pump(gw, t);
+		/* The flow's timer, while nothing else owns it: the head being read. */
+		if (s == STEP_GO && t->state == TLS_OPEN && t->gate && !t->refusing &&
+		    !t->lingering)
+			f->deadline = http_gate_head_deadline(t->gate);
 	}
 	if (t->wrote_down && f->pcb)
 		stack_tcp_output(f);

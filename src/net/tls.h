@@ -97,7 +97,7 @@ struct tls_flow {
 	bool lingering;                 /* both closed: waiting for the client to close too */
 	bool refusing;                  /* the gate refused: the 403 is queued after what is due */
 	bool refusal_queued;
-	bool cut;                       /* ... or the client stalled in an answer: cut, no 403 */
+	bool cut;                       /* ... or it cannot follow the answers: cut, no 403 */
 	ev_tstamp drain_deadline;       /* TLS_DRAIN after the server's last byte */
 	/* HTTP/2 */
 	struct h2_proxy *h2;

@@ -68,6 +68,24 @@ static bool name_is(const uint8_t *name, size_t n, const char *want)
 }
 
 /*
+ * A header name that is want once every '_' is read as '-' (case aside):
+ * Content_Length to the servers that fold the two (CGI's and WSGI's
+ * HTTP_CONTENT_LENGTH is both, and some proxies rewrite one to the other).
+ */
+static bool name_is_underscored(const uint8_t *name, size_t n, const char *want)
+{
+	if (strlen(want) != n || !memchr(name, '_', n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = name[i] == '_' ? '-' : name[i];
+
+		if ((c | 0x20) != (uint8_t)want[i] && c != (uint8_t)want[i])
+			return false;
+	}
+	return true;
+}
+
+/*
  * Splits the request target (t, n bytes, inside the parser's head, which
  * nothing reads again) into path and query, NUL-terminating both in place:
  * the `?` and the space after the target become the ends.
@@ -212,6 +230,12 @@ static int head_done(struct http_req_parser *p)
 				return -1;
 			}
 			chunked = true;
+		} else if (name_is_underscored(h + off, nlen, "content-length")) {
+			p->why = "Content_Length (a server may read the underscore as a hyphen)";
+			return -1;
+		} else if (name_is_underscored(h + off, nlen, "transfer-encoding")) {
+			p->why = "Transfer_Encoding (a server may read the underscore as a hyphen)";
+			return -1;
 		} else if (name_is(h + off, nlen, "upgrade")) {
 			/*
 			 * Servers read two differently: Go's h2c handler switches when

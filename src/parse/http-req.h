@@ -16,7 +16,9 @@
  * extensions, no spaces), or a chunk not followed by CRLF; trailers that
  * break the header rules; a head or trailers over 8 KiB; a NUL anywhere; a
  * body on GET, HEAD, DELETE or TRACE (a server that does not read it takes
- * it for the next request); two Upgrade headers.
+ * it for the next request); two Upgrade headers; Content_Length or
+ * Transfer_Encoding spelled with an underscore (servers that fold `_` into
+ * `-` would frame the body by it, boxy would not).
  *
  * After a head that switches protocols (an Upgrade request, or CONNECT) the
  * parser stops reading: everything later is opaque, and what to do with it

@@ -7,7 +7,7 @@
 #
 # Environment: BOXY_FUZZ_SECS (seconds per target), FUZZ_TARGETS (default
 # "dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req
-# attrib tripwire"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
+# httpresp attrib tripwire"), FUZZ_CC (default clang), FUZZ_WORK (build/scratch
 # directory, kept; default a fresh mktemp -d, removed afterwards unless a
 # target failed). The project's CC and CFLAGS are deliberately not read: the
 # targets always get clang's -fsanitize=fuzzer,address,undefined, whatever
@@ -28,7 +28,7 @@ case $secs in ''|*[!0-9]*|0) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../src" && pwd)
 cc=${FUZZ_CC:-clang}
-targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req attrib tripwire}
+targets=${FUZZ_TARGETS:-dns sni http httpreq httprule frame termfilter msgrun request msg plan verify alpn h2req httpresp attrib tripwire}
 keep=0
 if [ -n "${FUZZ_WORK:-}" ]; then
 	work=$FUZZ_WORK
@@ -85,12 +85,13 @@ srcs_of() {
 		"common/path-guard common/buf common/util" ;;
 	frame) echo "net/gw net/flow net/frame net/name net/lwip net/tcp net/udp net/dns" \
 		"net/broker-msg net/pcap net/http-gate net/tls net/h2 parse/sni parse/http" \
-		"parse/http-req parse/alpn parse/h2req parse/dns parse/tripwire policy/http-rules" \
-		"spec/http-rule spec/values spec/runspec common/path-guard common/json" \
+		"parse/http-req parse/http-resp parse/alpn parse/h2req parse/dns parse/tripwire" \
+		"policy/http-rules spec/http-rule spec/values spec/runspec common/path-guard common/json" \
 		"common/netaddr common/tlsca proto/netproto proto/msg proto/wire common/buf" \
 		"common/util" ;;
 	alpn)  echo "parse/alpn parse/sni parse/dns common/netaddr" ;;
 	h2req) echo "parse/h2req" ;;
+	httpresp) echo "parse/http-resp" ;;
 	termfilter) echo "client/termfilter" ;;
 	msgrun) echo "proto/msg-run proto/wire spec/options spec/values spec/runspec" \
 		"spec/http-rule common/path-guard common/json common/buf common/util" ;;
@@ -110,7 +111,7 @@ max_of() {
 	dns) echo 4096 ;; sni) echo 20000 ;; http) echo 9000 ;; frame) echo 16384 ;;
 	httpreq) echo 20000 ;; httprule) echo 2048 ;;
 	termfilter) echo 4096 ;; msgrun) echo 8192 ;; request) echo 256 ;; msg) echo 8192 ;;
-	plan) echo 16384 ;; alpn) echo 512 ;; h2req) echo 2048 ;;
+	plan) echo 16384 ;; alpn) echo 512 ;; h2req) echo 2048 ;; httpresp) echo 16384 ;;
 	verify) echo 65536 ;;
 	attrib) echo 8192 ;;
 	tripwire) echo 16384 ;;

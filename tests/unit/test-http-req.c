@@ -119,6 +119,28 @@ static const struct row rows[] = {
 	  "Transfer-Encoding: chunked, identity\r\n\r\n", "", "other than chunked" },
 	{ "a space before the colon of Transfer-Encoding", "POST / HTTP/1.1\r\nHost: a.test\r\n"
 	  "Transfer-Encoding : chunked\r\nContent-Length: 3\r\n\r\nabc", "", "bad header name" },
+	/* underscores that servers folding '_' into '-' read as framing (CGI, WSGI, proxies) */
+	{ "Content_Length", "POST / HTTP/1.1\r\nHost: a.test\r\nContent_Length: 5\r\n\r\nhello",
+	  "", "Content_Length" },
+	{ "content_length beside Content-Length", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "Content-Length: 3\r\ncontent_length: 40\r\n\r\nabc", "", "Content_Length" },
+	{ "CONTENT_LENGTH on a GET", "GET / HTTP/1.1\r\nHost: a.test\r\nCONTENT_LENGTH: 0\r\n\r\n",
+	  "", "Content_Length" },
+	{ "Content-Length_ is not Content-Length", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "Content-Length_: 5\r\n\r\n", "POST / a.test 0 n;", NULL },
+	{ "Transfer_Encoding", "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n"
+	  "Transfer_Encoding: chunked\r\n\r\n0\r\n\r\n", "", "Transfer_Encoding" },
+	{ "transfer_encoding alone", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "transfer_encoding: chunked\r\n\r\n", "", "Transfer_Encoding" },
+	{ "Transfer-Encoding_Extra is another header", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "Transfer-Encoding_Extra: x\r\n\r\n", "POST / a.test 0 n;", NULL },
+	{ "a space before the colon of Content-Length", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "Content-Length : 5\r\n\r\nhello", "", "bad header name" },
+	{ "a tab before the colon of Content-Length", "POST / HTTP/1.1\r\nHost: a.test\r\n"
+	  "Content-Length\t: 5\r\n\r\nhello", "", "bad header name" },
+	{ "two Content-Lengths with other values, on a second request", H11("GET", "/1") "\r\n"
+	  "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\n",
+	  "GET /1 a.test 0 n;", "two Content-Length" },
 	{ "a folded Transfer-Encoding", "POST / HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding:\r\n"
 	  " chunked\r\n\r\n", "", "folded" },
 	{ "a hex Content-Length", "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0x10\r\n\r\n",
