@@ -492,16 +492,20 @@ sandbox_only_cases() {
 
 	# --timeout: 124 within ~5 s, and no process of the tree survives.
 	if only timeout; then
-		local t0 t1 left
+		local t0 t1 left s
 		case_new timeout
+		# The sleeps' lengths are this run's own: another suite of the same user
+		# running this case at the same moment must not pass for a survivor (nor
+		# be killed as one).
+		s=$((61730000 + ($(date +%s%N) / 1000 + $$) % 1000000 * 3))
 		t0=$(date +%s%N)
 		# A watchdog (SIGKILL, so its status 137 cannot pass for boxy's 124) keeps a
 		# broken --timeout from hanging the suite.
 		BOXY_WRAP="timeout -s KILL 20" \
-			boxy_run --timeout 2s -- /bin/sh -c 'sleep 6173 & setsid sleep 6174 & sleep 6175; echo BOXY-CASE-DONE'
+			boxy_run --timeout 2s -- /bin/sh -c "sleep $s & setsid sleep $((s + 1)) & sleep $((s + 2)); echo BOXY-CASE-DONE"
 		t1=$(date +%s%N)
 		sleep 0.3
-		left=$(pgrep -u "$(id -u)" -f 'sleep 617[345]' | tr '\n' ' ')
+		left=$(pgrep -u "$(id -u)" -f "sleep ($s|$((s + 1))|$((s + 2)))( |\$)" | tr '\n' ' ')
 		if [ "$RUN_RC" -eq 124 ] && [ $(((t1 - t0) / 1000000)) -le 5000 ] && [ -z "$left" ] &&
 			! grep -q BOXY-CASE-DONE "$CASE/out"; then
 			ok "--timeout 2s on sleep 60 exits 124 in $(((t1 - t0) / 1000000)) ms, nothing survives"
