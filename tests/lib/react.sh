@@ -711,6 +711,12 @@ react_neighbour() {
 	mkdir -p "$C" && chmod a+rwX "$C"
 	bid=$(cd "$C" && tn_boxy run -d --net none -- sh -c \
 		'i=0; while [ $i -lt 60 ]; do i=$((i + 1)); echo $i >count; sleep 0.1; done; echo neighbour-done >count' 2>/dev/null)
+	# boxy run -d returns once the session is started, not once its payload has
+	# written anything: B is running (a count written) before A may freeze.
+	for _ in $(seq 1 150); do
+		[ -s "$C/count" ] && break
+		sleep 0.1
+	done
 	rx_start neighbour-a --net public --on-alert dns=freeze -- sh -c "$REACT_TUNNEL"
 	if wait_session exfil.test 15 && wait_state "$ID" frozen 30; then
 		c1=$(cat "$TN/cases/neighbour-b/count")
