@@ -481,7 +481,12 @@ fi
 # A storm of O_NONBLOCK probes, every decoy, for 10 s: a break nobody waits for is held a
 # while and costs the watch one read of /proc/locks, not a quarter of a second looking for
 # an opener that never waits (2.5 s of the daemon's CPU on the build before), and the probes
-# never use the leases up (there, 64 breaks a decoy did): every one is refused.
+# never use the leases up (there, 64 breaks a decoy did, and every probe after was let
+# through): the storm's probes are refused, and after it every decoy is still leased. A
+# probe may land in the moment the watch gives a held break up and takes the lease again
+# (F_UNLCK, then F_WRLCK: no lease can be retaken without one), and be let through, seen by
+# inotify all the same (the "opened N times" line): 2 of 16,668 on a loaded machine. At
+# most one in a hundred, then; used-up leases let every probe through.
 storm='python3 -c "
 import os, time
 h = os.path.expanduser(\"~\")
@@ -497,19 +502,66 @@ while time.monotonic() - t0 < 10:
             refused += 1
         n += 1
     time.sleep(0.005)
-print(\"probes\", n, \"refused\", refused)"'
-dpid=$(awk '$1 == "pid" { print $2 }' "$TN/state/boxy/daemon.lock" 2>/dev/null)
-cpu0=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
-run_case storm --tripwires on --net none -- sh -c "$storm"
-cpu1=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
-hz=$(getconf CLK_TCK)
+print(\"probes\", n, \"refused\", refused)
+time.sleep(1.5)
+after = 0
+for d in decoys:
+    try:
+        os.close(os.open(h + \"/\" + d, os.O_RDONLY | os.O_NONBLOCK))
+    except BlockingIOError:
+        after += 1
+print(\"after\", after, len(decoys))"'
+# The watch reads the host's /proc/locks (TW_LOCKS_MAX, 1 MiB), which lists every lock on
+# the machine: while anything else holds thousands (another run of this suite, in its
+# lockflood case above) each read is long — past 1 MiB the watch takes its slower path by
+# wait channels, and a storm then cost the daemon 2.7 s and a first open was held 495 ms;
+# below, each read holds the kernel's lock table while the watch retakes a lease, and
+# probes slipped through (73 of 16,722). The cases that measure it are judged on a run no
+# such flood overlapped: run_unflooded NAME ARGS... is run_case with the table's size
+# sampled through it, begun when the table is quiet and made again (at most three times)
+# when it passed 64 KiB (a machine's own locks are hundreds of bytes). Sets C, RC, ATTEMPT, FLOODED (yes: the last run saw a
+# flood) and CPU_MS (the daemon's CPU over the last run; empty when unknown).
+run_unflooded() {
+	local name=$1 dpid c0 c1 sampler hz
+	shift
+	dpid=$(awk '$1 == "pid" { print $2 }' "$TN/state/boxy/daemon.lock" 2>/dev/null)
+	hz=$(getconf CLK_TCK)
+	for ATTEMPT in 1 2 3; do
+		# Begun once the table is quiet (a flood lasts seconds; at most a minute here).
+		for _ in $(seq 300); do
+			[ "$(wc -c </proc/locks)" -ge 65536 ] || break
+			sleep 0.2
+		done
+		rm -rf "${TN:?}/cases/$name"
+		: >"$TN/locks.flooded"
+		(while :; do
+			[ "$(wc -c </proc/locks)" -lt 65536 ] || echo flooded >>"$TN/locks.flooded"
+			sleep 0.2
+		done) &
+		sampler=$!
+		c0=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
+		run_case "$name" "$@"
+		c1=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat" 2>/dev/null)
+		kill "$sampler" 2>/dev/null
+		wait "$sampler" 2>/dev/null
+		[ -s "$TN/locks.flooded" ] || break
+	done
+	FLOODED=$([ -s "$TN/locks.flooded" ] && echo yes || echo no)
+	CPU_MS=
+	if [ -n "$dpid" ] && [ -n "$c0" ] && [ -n "$c1" ]; then
+		CPU_MS=$(((c1 - c0) * 1000 / hz))
+	fi
+}
+run_unflooded storm --tripwires on --net none -- sh -c "$storm"
 probes=$(awk '$1 == "probes" { print $2 "/" $4 }' "$C/out")
-if [ -n "$dpid" ] && [ -n "$cpu0" ] && [ -n "$cpu1" ] && [ -n "$probes" ] &&
-	[ "${probes%/*}" = "${probes#*/}" ] && [ $((cpu1 - cpu0)) -lt $((hz * 3 / 2)) ]; then
-	ok "tripwire: 10 s of O_NONBLOCK probes on every decoy cost the daemon $(((cpu1 - cpu0) * 1000 / hz)) ms of CPU and use no lease up (${probes#*/} probes, all refused)"
+after=$(awk '$1 == "after" { print $2 "/" $3 }' "$C/out")
+if [ -n "$CPU_MS" ] && [ -n "$probes" ] && [ "$FLOODED" = no ] && [ "$after" = 9/9 ] &&
+	[ $((${probes#*/} * 100)) -ge $((${probes%/*} * 99)) ] && [ "$CPU_MS" -lt 1500 ]; then
+	ok "tripwire: 10 s of O_NONBLOCK probes on every decoy cost the daemon $CPU_MS ms of CPU and use no lease up (${probes#*/} of ${probes%/*} probes refused, every decoy leased after; run $ATTEMPT)"
 else
 	fail_case "tripwire: a probe storm costs the daemon little and uses no lease up" \
-		"daemon $dpid: $(((${cpu1:-0} - ${cpu0:-0}) * 1000 / hz)) ms of CPU; probes/refused $probes" \
+		"daemon: ${CPU_MS:-?} ms of CPU; probes/refused $probes; refused after the storm $after" \
+		"the host's /proc/locks past 64 KiB during run $ATTEMPT: $FLOODED" \
 		"$(grep tripwire "$C/audit" | cut -c1-200 | tail -n 9)"
 fi
 # A link named as another decoy's file ("credentials" to ~/.kube/config): its reader is named.
@@ -603,12 +655,14 @@ import os, time
 p = os.path.expanduser(\"~/.kube/config\")
 t = time.monotonic(); f = open(p); d = time.monotonic() - t
 print(\"held %.2f ms\" % (d * 1000))"'
-run_case latency --tripwires on --net none -- sh -c "$lat"
+run_unflooded latency --tripwires on --net none -- sh -c "$lat"
 held=$(grep -o 'held [0-9.]* ms' "$C/out")
-if [ -n "$held" ] && awk -v h="${held#held }" 'BEGIN { exit !(h + 0 < 250) }'; then
+if [ -n "$held" ] && [ "$FLOODED" = no ] &&
+	awk -v h="${held#held }" 'BEGIN { exit !(h + 0 < 250) }'; then
 	ok "tripwire: the first open of a decoy is held while its reader is named, well under the 250 ms bound ($held)"
 else
-	fail_case "tripwire: the held open stays under 250 ms" "$held" "$(cat "$C/out")"
+	fail_case "tripwire: the held open stays under 250 ms" "$held" \
+		"the host's /proc/locks past 64 KiB during run $ATTEMPT: $FLOODED" "$(cat "$C/out")"
 fi
 
 done_testing

@@ -492,20 +492,21 @@ sandbox_only_cases() {
 
 	# --timeout: 124 within ~5 s, and no process of the tree survives.
 	if only timeout; then
-		local t0 t1 left s
+		local t0 t1 left tag
 		case_new timeout
-		# The sleeps' lengths are this run's own: another suite of the same user
-		# running this case at the same moment must not pass for a survivor (nor
-		# be killed as one).
-		s=$((61730000 + ($(date +%s%N) / 1000 + $$) % 1000000 * 3))
+		# The sleeps carry this run's own number: other runs of the suite on the machine,
+		# as the same user, look for their survivors (and kill them) by name too, and
+		# took this run's sleeps for theirs (a run that killed them saw exit 143 here).
+		# 7173, not the 6173 such runs look for.
+		tag=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 		t0=$(date +%s%N)
 		# A watchdog (SIGKILL, so its status 137 cannot pass for boxy's 124) keeps a
 		# broken --timeout from hanging the suite.
 		BOXY_WRAP="timeout -s KILL 20" \
-			boxy_run --timeout 2s -- /bin/sh -c "sleep $s & setsid sleep $((s + 1)) & sleep $((s + 2)); echo BOXY-CASE-DONE"
+			boxy_run --timeout 2s -- /bin/sh -c "sleep 7173.$tag & setsid sleep 7174.$tag & sleep 7175.$tag; echo BOXY-CASE-DONE"
 		t1=$(date +%s%N)
 		sleep 0.3
-		left=$(pgrep -u "$(id -u)" -f "sleep ($s|$((s + 1))|$((s + 2)))( |\$)" | tr '\n' ' ')
+		left=$(pgrep -u "$(id -u)" -f "sleep 717[345]\\.$tag" | tr '\n' ' ')
 		if [ "$RUN_RC" -eq 124 ] && [ $(((t1 - t0) / 1000000)) -le 5000 ] && [ -z "$left" ] &&
 			! grep -q BOXY-CASE-DONE "$CASE/out"; then
 			ok "--timeout 2s on sleep 60 exits 124 in $(((t1 - t0) / 1000000)) ms, nothing survives"
