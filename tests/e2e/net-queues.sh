@@ -66,12 +66,18 @@ fi
 
 # 24 connections, after one lookup: their source ports spread them over the
 # four queues, and each must find the binding the lookup made through one of them.
+# Each socket stays open until all 24 have their answers and a second more:
+# attribution looks a connection's socket up after the verdict, never before it
+# (doc/attribution.md), so a socket closed within a millisecond may be gone by
+# then on a loaded machine; this case is about the queues, not that race.
 mkdir -p "$TN/cases/allow"
 cat >"$TN/cases/allow/many.py" <<'EOF'
-import socket, sys, threading
+import socket, sys, threading, time
 addr = socket.gethostbyname("www.example.test")
 got = []
+done = threading.Barrier(24)
 def one(i):
+    s = None
     try:
         s = socket.create_connection((addr, 80), timeout=10)
         s.sendall(b"GET /hello.txt HTTP/1.0\r\nHost: www.example.test\r\n\r\n")
@@ -85,6 +91,13 @@ def one(i):
     except OSError as e:
         print("connection", i, "failed:", e, file=sys.stderr)
         got.append(False)
+    try:
+        done.wait(timeout=20)
+    except threading.BrokenBarrierError:
+        pass
+    time.sleep(1)
+    if s is not None:
+        s.close()
 ts = [threading.Thread(target=one, args=(i,)) for i in range(24)]
 for t in ts: t.start()
 for t in ts: t.join()
