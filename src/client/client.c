@@ -294,7 +294,7 @@ int client_connect(bool start, bool replace_stale, struct daemon_info *info, cha
 	char *dir = NULL, *sock = NULL, *lockpath = NULL, *state = NULL;
 	int fd = -1, lockfd = -1;
 	uint16_t refusal = 0;
-	bool replaced = false;
+	bool replaced = false, retried = false;
 
 	memset(info, 0, sizeof(*info));
 	if (client_runtime_dir(&dir, err) < 0)
@@ -372,6 +372,22 @@ again:
 			if (kill((pid_t)info->pid, SIGTERM) == 0)
 				wait_gone((pid_t)info->pid);
 			replaced = true;
+			goto again;
+		}
+		/*
+		 * No refusal, no welcome: the connection broke (a daemon killed
+		 * while its socket still took our connect resets it). Once, look
+		 * again, starting one if none is there now.
+		 */
+		if (refusal == 0 && start && !retried) {
+			daemon_info_free(info);
+			memset(info, 0, sizeof(*info));
+			if (err) {
+				free(*err);
+				*err = NULL;
+			}
+			retried = true;
+			nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
 			goto again;
 		}
 		/* info stays filled for a refusal: the caller may want to know who refused. */

@@ -136,12 +136,15 @@ case $inst in
 *) not_ok "make install: boxy(1), boxy-run(1), boxy-top(1), boxy-profile(5)"; diag "installed: $inst" ;;
 esac
 
+# Every warning but 'break' ("cannot adjust line"): that one depends on the
+# configured paths' lengths (distcheck's prefix is a long one), not the page.
+bad=
 for p in $PAGES; do
-	LC_ALL=C.UTF-8 groff -ww -z -man -Tutf8 "$p" >"$BOXY_BUILDDIR/manpage-test.warn" 2>&1
+	LC_ALL=C.UTF-8 groff -ww -Wbreak -z -man -Tutf8 "$p" >"$BOXY_BUILDDIR/manpage-test.warn" 2>&1
 	[ -s "$BOXY_BUILDDIR/manpage-test.warn" ] && { bad="$bad $(basename "$p")"; diag_file "$BOXY_BUILDDIR/manpage-test.warn" 3; }
 done
 rm -f "$BOXY_BUILDDIR/manpage-test.warn"
-if [ -z "${bad:-}" ]; then ok "groff -ww finds nothing to warn about in the four pages"
+if [ -z "$bad" ]; then ok "groff -ww finds nothing to warn about in the four pages"
 else not_ok "groff -ww finds nothing to warn about in the four pages"; diag "warnings:$bad"; fi
 
 done_testing
