@@ -525,4 +525,25 @@ else
 	fail_case "--net-log validates against its field list" "the check said: $(tail -n 1 "$C/check" 2>/dev/null)"
 fi
 
+## ---- the suite's own guard -------------------------------------------------------
+# A run that never ends fails its case within TN_CASE_TIMEOUT instead of holding the suite.
+t0=$(date +%s)
+TN_CASE_TIMEOUT=3 run_case hang --net none -- sleep 59.7
+t1=$(date +%s)
+if [ "$RC" = 124 ] && [ $((t1 - t0)) -lt 30 ] && grep -q 'still running after 3 s: stopped' "$C/err"; then
+	ok "run_case stops a run that outlives TN_CASE_TIMEOUT and says so"
+else
+	fail_case "run_case stops a run that outlives TN_CASE_TIMEOUT and says so" \
+		"want RC 124 within 30 s and the line on stderr (RC $RC after $((t1 - t0)) s)"
+fi
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	pgrep -u "$(id -u)" -f 'sleep 59[.]7$' >/dev/null || break
+	sleep 0.5
+done
+if ! pgrep -u "$(id -u)" -f 'sleep 59[.]7$' >/dev/null; then
+	ok "the stopped run's payload is gone too"
+else
+	fail_case "the stopped run's payload is gone too" "a 'sleep 59.7' is still running 5 s later"
+fi
+
 done_testing

@@ -273,12 +273,29 @@ tn_boxy() {
 ## ---- cases: shared by the suites that run in the test network ----------------------
 # run_case NAME BOXY-RUN-ARGS...: run in a fresh case directory (the workdir,
 # holding a copy of the test CA); sets C, RC; output in $C/out, $C/err, audit in $C/audit.
+# A run still going after TN_CASE_TIMEOUT seconds (default 180) is stopped (TERM, then
+# KILL 10 s later; then its session, since a client that goes away only detaches), RC is
+# 124 and $C/err says so: a case a bug hangs (a frozen run, a lost exit) fails that case
+# instead of holding the whole suite until the harness dies.
 run_case() {
+	local t=${TN_CASE_TIMEOUT:-180}
 	C=$TN/cases/$1
 	shift
 	mkdir -p "$C" && cp "$TN/tls/ca.pem" "$C/ca.pem" && chmod -R a+rwX "$C"
-	(cd "$C" && tn_boxy run --audit-log "$C/audit" "$@" >"$C/out" 2>"$C/err" </dev/null)
+	(cd "$C" && tn_user timeout -k 10 "$t" env HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" \
+		XDG_STATE_HOME="$TN/state" "$BOXY" run --audit-log "$C/audit" "$@" \
+		>"$C/out" 2>"$C/err" </dev/null)
 	RC=$?
+	if [ "$RC" = 124 ]; then
+		# The client going away is a detach (doc/daemon.md): stop the session too.
+		tn_boxy ps --json 2>/dev/null | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s.get("cwd") == sys.argv[1]:
+        print(s["id"])' "$C" | while read -r id; do tn_boxy stop -k "$id" >/dev/null 2>&1; done
+		echo "run_case: ${C##*/} still running after $t s: stopped" >>"$C/err"
+	fi
+	return 0
 }
 
 # audit_has LAYER VERDICT TEXT: an audit line with that layer and verdict mentioning TEXT.
