@@ -236,6 +236,17 @@
 	"ALTER TABLE sessions ADD COLUMN frozen_reason TEXT;"
 
 /*
+ * The CI gate's verdict on a run (doc/ci.md): the words --fail-on failed on,
+ * as the client that judged the run reported them after its end. A run whose
+ * gate failed is never a baseline, so running a failed job again compares it
+ * with the last run that passed, and a new destination stays new until a
+ * person lets a run pass. A step of its own, named, so that it can be
+ * ordered against other steps when branches meet.
+ */
+#define MIGRATION_GATE \
+	"ALTER TABLE sessions ADD COLUMN gate TEXT;"
+
+/*
  * The directories some sandbox could write (store_writable_roots), kept in a
  * table of their own: reading them from every session's policy JSON at each
  * start cost 7 ms with 1,000 sessions in the store and grew with every run
@@ -488,6 +499,8 @@ static const char *const migrations[] = {
 	MIGRATION_FREEZE,
 	/* 8 → 9: the writable roots, kept instead of read from every policy. */
 	MIGRATION_ROOTS,
+	/* 9 → 10: the gate's verdict; a failed one is never a baseline. */
+	MIGRATION_GATE,
 };
 
 /* A row's who (STORE_WHO_COLUMNS, bind_who's order) as parameters: SQLite numbers each
@@ -514,6 +527,7 @@ enum stmt_id {
 	ST_REQUEST,
 	ST_BUMP_REQUEST,
 	ST_FROZEN,
+	ST_GATE,
 	ST__COUNT,
 };
 
@@ -524,7 +538,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" memory, pids, cpus_milli, timeout_ms, build, lockfile, baseline)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11, ?12,"
 		"  (SELECT p.id FROM sessions p WHERE p.cwd = ?5 AND p.argv = ?2"
-		"   AND p.state = 'exited' AND p.id <> ?1"
+		"   AND p.state = 'exited' AND p.gate IS NULL AND p.id <> ?1"
 		"   ORDER BY (p.lockfile IS ?12) DESC, p.started_ms DESC LIMIT 1))",
 	[ST_SESSION_END] =
 		"UPDATE sessions SET ended_ms = ?2, state = ?3, exit_code = ?4 WHERE id = ?1",
@@ -554,7 +568,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
 		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
-		" coalesce(frozen_ms, 0), frozen_reason"
+		" coalesce(frozen_ms, 0), frozen_reason, gate"
 		" FROM sessions WHERE ?1 IS NULL OR substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	/*
@@ -568,7 +582,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
 		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
-		" coalesce(frozen_ms, 0), frozen_reason"
+		" coalesce(frozen_ms, 0), frozen_reason, gate"
 		" FROM sessions WHERE id >= ?1 AND id < ?1 || '~' AND substr(id, 1, length(?1)) = ?1"
 		" ORDER BY started_ms DESC, id",
 	[ST_FIND_RUNNING] =
@@ -576,7 +590,7 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" " STORE_STATE_SHOWN ","
 		" coalesce(exit_code, -1), coalesce(memory, 0), coalesce(pids, 0),"
 		" coalesce(cpus_milli, 0), coalesce(timeout_ms, 0), build, lockfile, baseline,"
-		" coalesce(frozen_ms, 0), frozen_reason"
+		" coalesce(frozen_ms, 0), frozen_reason, gate"
 		" FROM sessions WHERE (?1 IS NULL OR substr(id, 1, length(?1)) = ?1)"
 		" AND state = 'running'"
 		" ORDER BY started_ms DESC, id",
@@ -600,6 +614,9 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"UPDATE requests SET count = count + ?2, last_ms = max(last_ms, ?3) WHERE id = ?1",
 	[ST_FROZEN] =
 		"UPDATE sessions SET frozen_ms = ?2, frozen_reason = ?3 WHERE id = ?1",
+	/* Once: a verdict is not rewritten. */
+	[ST_GATE] =
+		"UPDATE sessions SET gate = ?2 WHERE id = ?1 AND gate IS NULL",
 };
 
 enum row_table { ROW_CONN, ROW_RESOLUTION, ROW_DECISION, ROW_REQUEST };
@@ -930,6 +947,19 @@ int store_session_frozen(struct store *st, const char *id, int64_t frozen_ms, co
 	bind_opt_int(s, 2, frozen_ms);
 	bind_text(s, 3, frozen_ms ? reason : NULL);
 	return step_done(st, s, err, "recording a session's freeze");
+}
+
+int store_session_gate(struct store *st, const char *id, const char *failed, int *changed,
+		       char **err)
+{
+	sqlite3_stmt *s = st->stmt[ST_GATE];
+
+	bind_text(s, 1, id);
+	bind_text(s, 2, failed);
+	if (step_done(st, s, err, "recording the gate's verdict") < 0)
+		return -1;
+	*changed = sqlite3_changes(st->db);
+	return 0;
 }
 
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err)
@@ -1691,6 +1721,7 @@ int store_sessions_find(struct store *st, const char *prefix, bool running_only,
 		r->baseline = col_dup(s, 15);
 		r->frozen_ms = sqlite3_column_int64(s, 16);
 		r->frozen_reason = col_dup(s, 17);
+		r->gate = col_dup(s, 18);
 	}
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
@@ -1716,6 +1747,7 @@ void store_sessions_free(struct store_sessions *ss)
 		free(r->lockfile);
 		free(r->baseline);
 		free(r->frozen_reason);
+		free(r->gate);
 	}
 	free(ss->v);
 	ss->v = NULL;
@@ -1767,6 +1799,7 @@ static void session_fields(struct jbuf *b, const struct store_session *s)
 	json_kv_str(b, "build", s->build);
 	json_kv_str(b, "lockfile", s->lockfile);
 	json_kv_str(b, "baseline", s->baseline);
+	json_kv_str(b, "gate", s->gate);
 	if (s->frozen_ms) {
 		json_kv_int(b, "frozen_ms", s->frozen_ms);
 		json_kv_str(b, "frozen_reason", s->frozen_reason);

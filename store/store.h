@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /*
  * The state a reader shows, as SQL over a sessions row (alias-free): 'frozen'
@@ -70,6 +70,7 @@ struct store_session {
 	char *baseline;         /* the session it is compared with (read only: the store picks it) */
 	int64_t frozen_ms;      /* read only: when it was frozen (Unix ms), 0 when it is not */
 	char *frozen_reason;    /* read only: the alert that froze it, NULL when not frozen */
+	char *gate;             /* read only: the words its CI gate failed on (doc/ci.md), or NULL */
 };
 
 struct store_conn {
@@ -136,6 +137,14 @@ int store_session_end(struct store *st, const char *id, int64_t ended_ms, const 
  */
 int store_session_frozen(struct store *st, const char *id, int64_t frozen_ms, const char *reason,
 			 char **err);
+/*
+ * The gate's verdict on a session: the --fail-on words it failed on
+ * (canonical, spec/values.h's fail_on_text). Written once: *changed is 0 when
+ * the session is unknown or already judged. (A run whose end its client did
+ * not see fails its gate while it may still be running.)
+ */
+int store_session_gate(struct store *st, const char *id, const char *failed, int *changed,
+		       char **err);
 /* Mark every session still "running" as "lost" (a daemon died under them). */
 int store_mark_lost(struct store *st, int64_t now_ms, int *count, char **err);
 

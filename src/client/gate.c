@@ -349,6 +349,30 @@ static char *gate_json(const struct gate *g, unsigned fail_on, char *const *argv
 	return jbuf_steal(&b);
 }
 
+/*
+ * Tell the daemon the run's gate failed, so that the store never takes it
+ * for a later run's baseline (doc/ci.md): running a failed job again must
+ * not make its new destination old. Failing to say so costs that promise
+ * only, and is said in one line.
+ */
+static void gate_record(const char *id, unsigned words)
+{
+	char *text, *err = NULL;
+
+	if (!id || strlen(id) != 16) {
+		warnx_(_("gate: the run's session is not known; a later run may take it "
+			 "for its baseline"));
+		return;
+	}
+	text = fail_on_text(words);
+	if (client_request_gate(id, text, &err) < 0) {
+		warnx_(_("gate: could not record the failure in the store (%s); a later run "
+			 "may take session %.8s for its baseline"), err ? err : "?", id);
+		free(err);
+	}
+	free(text);
+}
+
 int gate_finish(unsigned fail_on, char *const *argv, int code, char **xml, char **json)
 {
 	const struct client_findings *cf = client_findings();
@@ -391,6 +415,7 @@ int gate_finish(unsigned fail_on, char *const *argv, int code, char **xml, char 
 			warnx_(_("gate: failed on %s; the command's own exit status %d wins"),
 			       failed_text, code);
 		free(failed_text);
+		gate_record(m.id, g.failed ? g.failed : fail_on);
 	}
 	*xml = gate_junit(&g, fail_on);
 	{

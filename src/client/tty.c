@@ -467,6 +467,42 @@ int client_request_resume(const char *id, bool log_only, char **words, int *code
 	return rc;
 }
 
+int client_request_gate(const char *id, const char *words, char **err)
+{
+	struct daemon_info info;
+	struct wbuf w;
+	struct msg m;
+	int fd = client_connect(false, false, &info, err), rc = -1;
+
+	daemon_info_free(&info);
+	if (fd < 0)
+		return -1;
+	wbuf_init(&w);
+	dmsg_encode_gate(&w, id, words);
+	msg_send(fd, MSG_GATE, w.p, w.len, NULL, 0);
+	wbuf_free(&w);
+	if (msg_recv(fd, &m, err) == 1) {
+		if (m.type == MSG_OK) {
+			rc = 0;
+		} else if (m.type == MSG_ERROR) {
+			uint16_t c;
+			char *said = dmsg_decode_error(m.payload, m.len, &c);
+			char *clean = watch_sanitize(said ? said : "the daemon refused");
+
+			set_err(err, "%s", clean);
+			free(clean);
+			free(said);
+		} else {
+			set_err(err, "unexpected reply %#x from the daemon", m.type);
+		}
+		msg_free(&m);
+	} else if (err && !*err) {
+		set_err(err, "the daemon closed the connection");
+	}
+	close(fd);
+	return rc;
+}
+
 /*
  * SIGTSTP sent to a client in raw mode (kill -TSTP; ^Z itself is a byte for
  * the session): give the terminal back, stop, and take it again on SIGCONT.

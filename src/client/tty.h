@@ -61,6 +61,12 @@ void client_findings_free(void);
 /* Send a stop request for id on a new connection (used on Ctrl-C). */
 int client_request_stop(const char *id, bool now, char **err);
 /*
+ * Tell the daemon that the ended session id's CI gate failed on words (the
+ * --fail-on words, doc/ci.md), so that it is never a later run's baseline.
+ * 0, or -1 with *err (sanitized: it may quote the daemon).
+ */
+int client_request_gate(const char *id, const char *words, char **err);
+/*
  * Ask the daemon to resume frozen session id (log_only: boxy resume --log).
  * 0 with the daemon's words in *words (malloc'd, raw: sanitize to show), or
  * -1 with *err (the daemon's words when it refused, sanitized) and *code its exit code.

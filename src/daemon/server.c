@@ -214,6 +214,7 @@ static void dispatch(struct client *c, struct msg *m)
 	case MSG_ATTACH:   session_handle_attach(c, m); break;
 	case MSG_STOP:     session_handle_stop(c, m); break;
 	case MSG_RESUME:   session_handle_resume(c, m); break;
+	case MSG_GATE:     session_handle_gate(c, m); break;
 	case MSG_WATCH:    session_handle_watch(c, m); break;
 	case MSG_SHUTDOWN: handle_shutdown(c); break;
 	case MSG_LANG:     handle_lang(c, m); break;

@@ -47,6 +47,8 @@
 #include "daemon/since.h"
 #include "common/util.h"
 #include "proto/wire.h"
+#include "spec/values.h"
+#include "store/store.h"
 
 /*
  * Events from the sandbox, its network and its git watch go to the bus, then
@@ -721,6 +723,53 @@ void session_handle_resume(struct client *c, const struct msg *m)
 	dmsg_encode_ok(&w, words);
 	client_send(c, MSG_OK, w.p, w.len);
 	wbuf_free(&w);
+	free(words);
+}
+
+/*
+ * MSG_GATE: the client that judged a run says which --fail-on words
+ * its gate failed on (doc/ci.md). The store keeps them, and such a run is
+ * never a later run's baseline. Only the user's own clients reach this
+ * socket; the words are checked with the option's parser and written in
+ * its canonical form, once.
+ */
+void session_handle_gate(struct client *c, const struct msg *m)
+{
+	char *id, *words, *canon = NULL, *err = NULL;
+	unsigned bits = 0;
+	int changed = 0;
+	struct wbuf w;
+
+	if (dmsg_decode_gate(m->payload, m->len, &id, &words) < 0) {
+		client_send_error(c, 2, _("malformed %s request"), "gate");
+		return;
+	}
+	if (parse_fail_on(words, &bits, &err) < 0 || !bits) {
+		client_send_error(c, 2, "%s", err ? err : _("the gate failed on no word"));
+		goto out;
+	}
+	canon = fail_on_text(bits);
+	if (!c->srv->store) {
+		client_send_error(c, 1, _("the session store is not available"));
+		goto out;
+	}
+	if (store_session_gate(c->srv->store, id, canon, &changed, &err) < 0) {
+		client_send_error(c, 1, "%s", err);
+		goto out;
+	}
+	if (!changed) {
+		client_send_error(c, 1, _("session %.8s is unknown or its gate's verdict is "
+					  "already recorded"), id);
+		goto out;
+	}
+	wbuf_init(&w);
+	dmsg_encode_ok(&w, NULL);
+	client_send(c, MSG_OK, w.p, w.len);
+	wbuf_free(&w);
+out:
+	free(err);
+	free(canon);
+	free(id);
 	free(words);
 }
 

@@ -15,6 +15,8 @@ void session_handle_stop(struct client *c, const struct msg *m);
 void session_handle_watch(struct client *c, const struct msg *m);
 /* MSG_RESUME (daemon/react.h does the work). */
 void session_handle_resume(struct client *c, const struct msg *m);
+/* MSG_GATE: record that an ended run's CI gate failed (doc/ci.md). */
+void session_handle_gate(struct client *c, const struct msg *m);
 /* MSG_INPUT, MSG_WINSIZE or MSG_DETACH from an attached or running client. */
 void session_client_input(struct client *c, const struct msg *m);
 /* The running session whose id starts with prefix (the only one when NULL); NULL with *err. */

@@ -206,6 +206,30 @@ int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now)
 	return 0;
 }
 
+/* MSG_GATE: the ended session and the --fail-on words its gate failed on. */
+void dmsg_encode_gate(struct wbuf *w, const char *id, const char *words)
+{
+	wire_put_str(w, id);
+	wire_put_str(w, words);
+}
+
+/* A gate verdict: a whole session id (16 hex digits) and at most a line of words. */
+int dmsg_decode_gate(const void *p, size_t len, char **id, char **words)
+{
+	struct rbuf r;
+
+	rbuf_init(&r, p, len);
+	*id = get_hex_prefix(&r);
+	*words = wire_get_str(&r, DMSG_GATE_WORDS_MAX);
+	if (!wire_done(&r) || !*id || strlen(*id) != DMSG_ID_LEN || !*words) {
+		free(*id);
+		free(*words);
+		*id = *words = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* MSG_LANG: the language this client reads. */
 void dmsg_encode_lang(struct wbuf *w, const char *lang, const char *locale)
 {

@@ -66,6 +66,14 @@ int dmsg_decode_stop(const void *p, size_t len, char **prefix, bool *now);
 /* MSG_RESUME: a frozen session's id prefix; log_only: its later alerts are logged only. */
 void dmsg_encode_resume(struct wbuf *w, const char *prefix, bool log_only);
 int dmsg_decode_resume(const void *p, size_t len, char **prefix, bool *log_only);
+/*
+ * MSG_GATE: an ended session's whole id and the --fail-on words its CI gate
+ * failed on (doc/ci.md), at most DMSG_GATE_WORDS_MAX bytes; the daemon checks
+ * the words with the option's own parser.
+ */
+#define DMSG_GATE_WORDS_MAX 256
+void dmsg_encode_gate(struct wbuf *w, const char *id, const char *words);
+int dmsg_decode_gate(const void *p, size_t len, char **id, char **words);
 
 /*
  * MSG_LANG: str language, str locale (common/lang.h). Either may be empty;

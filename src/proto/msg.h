@@ -38,6 +38,7 @@ enum msg_type {
 	MSG_SHUTDOWN,               /* nothing: stop the daemon (refused while sessions run) */
 	MSG_LANG,                   /* str language, str locale: the words this client reads (common/lang.h) */
 	MSG_RESUME,                 /* str id-prefix, u8 log-only: resume a frozen session */
+	MSG_GATE,                   /* str session id, str words: its CI gate failed on them */
 
 	/* replies */
 	MSG_OK = 0x0301,            /* str words (may be absent) */

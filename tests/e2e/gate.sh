@@ -152,6 +152,30 @@ else
 	fail_case "gate: --fail-on new-destination passes twice, then fails when the job reaches a new host" \
 		"exits $R1 $R2 $RC, junit: $J" "$(tail -n 5 "$W/bump.err")"
 fi
+# Review finding: the failed run ended like any other and became the next run's
+# baseline, so running the failed job again passed. A run whose gate failed is
+# recorded as such and is never a baseline: the host stays new until a person lets
+# a run pass (here: once without the word), after which the job passes again.
+BUMP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$W/bump.xml.json" 2>&1)
+GATE_COL=$(tn_boxy show --json "$BUMP" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin).get("gate"))' 2>&1)
+run_job retry
+J=$(junit "$W/retry.xml")
+if [ "$RC" -eq "$GATE" ] && [[ $J == 1'|'*'other.example.test:80'*'new destination'* ]] &&
+	[ "$GATE_COL" = new-destination ]; then
+	ok "gate: the failed job run again fails again (a failed run is never the baseline; show says gate new-destination)"
+else
+	fail_case "gate: the failed job run again fails again (a failed run is never the baseline; show says gate new-destination)" \
+		"exit $RC, junit: $J, gate of $BUMP: $GATE_COL" "$(tail -n 5 "$W/retry.err")"
+fi
+(cd "$W" && tn_boxy run -- sh job.sh >"$W/accept.out" 2>"$W/accept.err" </dev/null)
+RA=$?
+run_job accepted
+if [ "$RA" -eq 0 ] && [ "$RC" -eq 0 ]; then
+	ok "gate: once a run without the word passes, the new host is the baseline's and the job passes"
+else
+	fail_case "gate: once a run without the word passes, the new host is the baseline's and the job passes" \
+		"exits $RA $RC" "$(tail -n 5 "$W/accepted.err")"
+fi
 
 ## ---- a client too slow to keep up is still judged on everything --------------------------
 # Review finding: the daemon dropped events, and the periodic snapshot, for a

@@ -1,14 +1,15 @@
 /*
  * fuzz-request.c — libFuzzer target for the daemon's decoders of what a
  * client sends, besides MSG_RUN (src/proto/daemon-msg.c): the hello, the
- * attach, stop and watch requests and a terminal's size.
+ * attach, stop and watch requests, a terminal's size and the gate's verdict.
  *
  * The first byte of the input picks the decoder, the rest is the payload
  * of one frame. Besides not crashing: a payload that decodes re-encodes to
  * exactly the same bytes (the stop request's flag normalised to 0 or 1), so
  * nothing is accepted that the encoder could not have written; an accepted
  * prefix is at most a session id long, and the attach and stop prefixes are
- * lower-case hex, as the daemon's session lookup assumes.
+ * lower-case hex, as the daemon's session lookup assumes; a gate verdict's id
+ * is a whole one.
  */
 #include "config.h"
 
@@ -40,7 +41,7 @@ static void check_prefix(const char *prefix, bool hex)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct wbuf w;
-	char *s = NULL;
+	char *s = NULL, *words = NULL;
 	uint32_t u32;
 	uint16_t rows, cols;
 	bool now;
@@ -51,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	n = size - 1;
 	wbuf_init(&w);
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		if (dmsg_decode_hello(p, n, &u32, &s) == 0) {
 			if (!s || strlen(s) > DMSG_BUILD_MAX)
@@ -101,7 +102,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			same(&w, p, n);
 		}
 		break;
+	case 5:
+		if (dmsg_decode_gate(p, n, &s, &words) == 0) {
+			if (!s || !words || strlen(s) != DMSG_ID_LEN ||
+			    strlen(words) > DMSG_GATE_WORDS_MAX)
+				abort();
+			check_prefix(s, true);
+			dmsg_encode_gate(&w, s, words);
+			same(&w, p, n);
+		} else if (s || words) {
+			abort();
+		}
+		break;
 	}
+	free(words);
 	free(s);
 	wbuf_free(&w);
 	return 0;

@@ -73,6 +73,8 @@ static void requests(void)
 	request("stop", 3, &w);
 	dmsg_encode_winsize(&w, 24, 80);
 	request("winsize", 4, &w);
+	dmsg_encode_gate(&w, "0123456789abcdef", "deny,new-destination");
+	request("gate", 5, &w);
 }
 
 static void frames(void)

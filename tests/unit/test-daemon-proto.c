@@ -435,6 +435,52 @@ static void test_resume_requests(void **state)
 	assert_daemon_answers();
 }
 
+/*
+ * MSG_GATE: malformed (no id, a prefix rather than a whole id, no hex, no
+ * words, a word --fail-on does not know, bytes after) is an error reply
+ * with exit code 2, never a crash; a session the store does not have is an
+ * error naming it; the connection goes on serving.
+ */
+static void test_gate_requests(void **state)
+{
+	static const struct {
+		const char *id, *words;
+		bool trailing;
+		uint16_t code;
+	} rows[] = {
+		{ NULL, "deny", false, 2 },
+		{ "0123456789abcde", "deny", false, 2 },
+		{ "0123456789abcdeZ", "deny", false, 2 },
+		{ "0123456789abcdef", NULL, false, 2 },
+		{ "0123456789abcdef", "", false, 2 },
+		{ "0123456789abcdef", "deny,nope", false, 2 },
+		{ "0123456789abcdef", "deny", true, 2 },
+		{ "0123456789abcdef", "deny,new-destination", false, 1 },    /* no such session */
+	};
+	int fd = conn();
+
+	(void)state;
+	assert_int_equal(hello(fd, build), MSG_WELCOME);
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct wbuf w;
+		uint16_t code = 0;
+
+		wbuf_init(&w);
+		if (rows[i].id)
+			wire_put_str(&w, rows[i].id);
+		if (rows[i].words)
+			wire_put_str(&w, rows[i].words);
+		if (rows[i].trailing)
+			wire_put_u32(&w, 0xdeadbeef);
+		assert_int_equal(msg_send(fd, MSG_GATE, w.p, w.len, NULL, 0), 0);
+		wbuf_free(&w);
+		assert_int_equal(verdict_of(fd, &code), ERRORED);
+		assert_int_equal(code, rows[i].code);
+	}
+	close(fd);
+	assert_daemon_answers();
+}
+
 /* A client of another build is refused, and may then only ask for status or shutdown. */
 static void test_refused_client_cannot_run(void **state)
 {
@@ -1219,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_state),
 		cmocka_unit_test(test_refused_client_cannot_run),
 		cmocka_unit_test(test_resume_requests),
+		cmocka_unit_test(test_gate_requests),
 		cmocka_unit_test(test_hostile_run),
 		cmocka_unit_test(test_run_terminal_unannounced),
 		cmocka_unit_test(test_max_size_frame),

@@ -865,7 +865,8 @@ static void top_collect(void *ctx, const char *text, bool deny)
 /*
  * The baseline: the last completed run of the same command in the same
  * directory, one with the same lockfile first; never a failed or lost run,
- * never another directory's. And what is new against it, in show and top.
+ * never one whose CI gate failed, never another directory's. And what is new
+ * against it, in show and top.
  */
 static void test_baseline_and_since(void **state)
 {
@@ -892,6 +893,35 @@ static void test_baseline_and_since(void **state)
 	/* lockfile aa again: 1 (same lockfile) wins over 5, the latest */
 	run_one(st, "0000000000000006", npm, "/p", "sha256:aa", 6000, "reg.example", 8443, "exited");
 	assert_string_equal(baseline_of(st, "0000000000000006", b, sizeof(b)), "0000000000000001");
+
+	/*
+	 * a run whose gate failed is never a baseline (doc/ci.md): 7's failed, so 8
+	 * (the same job and lockfile again) compares with 6, as 7 did; the verdict
+	 * is written once
+	 */
+	run_one(st, "0000000000000007", npm, "/p", "sha256:dd", 7000, "evil.example", 443, "exited");
+	assert_string_equal(baseline_of(st, "0000000000000007", b, sizeof(b)), "0000000000000006");
+	{
+		int changed = -1;
+
+		assert_int_equal(store_session_gate(st, "0000000000000007", "new-destination",
+						    &changed, &err), 0);
+		assert_int_equal(changed, 1);
+		assert_int_equal(store_session_gate(st, "0000000000000007", "deny", &changed, &err), 0);
+		assert_int_equal(changed, 0);
+		assert_int_equal(store_session_gate(st, "00000000000000ff", "deny", &changed, &err), 0);
+		assert_int_equal(changed, 0);
+	}
+	run_one(st, "0000000000000008", npm, "/p", "sha256:dd", 8000, "evil.example", 443, "exited");
+	assert_string_equal(baseline_of(st, "0000000000000008", b, sizeof(b)), "0000000000000006");
+	{
+		struct store_sessions ss = { 0 };
+
+		assert_int_equal(store_sessions_find(st, "0000000000000007", false, &ss, &err), 0);
+		assert_int_equal(ss.n, 1);
+		assert_string_equal(ss.v[0].gate, "new-destination");
+		store_sessions_free(&ss);
+	}
 
 	assert_int_equal(store_since_query(st, "0000000000000005", "0000000000000001",
 					   since_collect, buf, &err), 0);
@@ -1123,13 +1153,14 @@ static void test_roots_table(void **state)
 	roots_agree(st, "all pruned, 50 new");
 
 	/*
-	 * a store of the version before MIGRATION_ROOTS (the last step): its roots
-	 * come from the sessions already there
+	 * a store of the version before MIGRATION_ROOTS (version 8; the steps after
+	 * it undone too): its roots come from the sessions already there
 	 */
 	snprintf(buf, sizeof(buf), "DROP TRIGGER sessions_roots; DROP TABLE session_roots;"
-		 "DROP TABLE roots; PRAGMA user_version = %d", STORE_SCHEMA_VERSION - 1);
+		 "DROP TABLE roots; PRAGMA user_version = 8");
 	assert_int_equal(store_exec(st, buf, NULL, NULL, &err), 0);
 	roots_sessions(st, 2000, 100);
+	assert_int_equal(store_exec(st, "ALTER TABLE sessions DROP COLUMN gate", NULL, NULL, &err), 0);
 	store_close(st);
 	st = open_ok();
 	assert_int_equal(query_int(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
