@@ -32,7 +32,8 @@ void gitcheck_arm(struct gitcheck *gc, int pidfd);
  * After the run, off the caller's thread: start the checks and return a
  * descriptor that becomes readable when they are done (then call
  * gitcheck_end, which no longer blocks); -1 when there is nothing to wait
- * for or no thread could be started (gitcheck_end then checks inline).
+ * for, the tree is small enough to check inline (every root walked in 2 ms)
+ * or no thread could be started (gitcheck_end then checks inline).
  */
 int gitcheck_end_start(struct gitcheck *gc);
 /* After the run: finish the checks (waiting for them if started) and emit the findings. */
