@@ -714,6 +714,7 @@ int sandbox_launch(const struct runspec *rs, const struct sandbox_ctx *ctx,
 	 * Yield once, so that it runs now and the rows fill the gaps after.
 	 */
 	sched_yield();
+	gitcheck_watch(sb->git);        /* its marks were set before the clone */
 
 	/* boxy-init assembles the sandbox now; its report is read by sandbox_launch_report. */
 	sb->launch_rep = rep[0];

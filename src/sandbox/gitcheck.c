@@ -462,9 +462,14 @@ struct gitcheck *gitcheck_begin(const struct plan *plan, bool exits_after)
 	for (size_t i = 0; i < gc->nroots; i++)
 		if (!gc->roots[i].had_dotgit)
 			gitwatch_add_root(gc->watch, gc->roots[i].path, gc->roots[i].in_repo);
-	gitwatch_start(gc->watch);
 	clock_gettime(CLOCK_REALTIME, &gc->start);
 	return gc;
+}
+
+void gitcheck_watch(struct gitcheck *gc)
+{
+	if (gc)
+		gitwatch_start(gc->watch);
 }
 
 void gitcheck_arm(struct gitcheck *gc, int pidfd)
