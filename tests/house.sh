@@ -227,15 +227,26 @@ check_program boxy-net "$SQL_SYMS|$YAML_SYMS|$CURSES_SYMS" \
 # boxy-init is exec'd for every sandbox: libc alone (each library is loader time on every start).
 check_program boxy-init "$SQL_SYMS|$YAML_SYMS|$CURSES_SYMS|$LWIP_SYMS|$CARES_SYMS|$SYSTEMD_SYMS" \
 	'libc' 'libsqlite3|libyaml|libncurses|libtinfo|liblwip|libcares|libsystemd|libseccomp|libcrypto|libev'
-# boxy opens libcrypto, libsystemd and libsqlite3 at their first call (src/cli/lazy-libs.c):
-# linked, they and what libsystemd pulls in were 1.9 ms of CPU at every start.
+# boxy opens libcrypto, libsystemd, libsqlite3 and libncursesw at their first call
+# (src/cli/lazy-libs.c): linked, they and what they pull in were 2.2 ms of CPU at every start.
 if [ -x "$build/boxy" ]; then
-	ldd "$build/boxy" 2>/dev/null | awk '{ print $1 }' | grep -E '^(libcrypto|libsystemd|libsqlite3)' |
+	ldd "$build/boxy" 2>/dev/null | awk '{ print $1 }' |
+		grep -E '^(libcrypto|libsystemd|libsqlite3|libncursesw|libtinfo)' |
 		sed 's/^/ldd (opened at first use, not linked): /' >"$tmp/diag"
 else
 	echo "$build/boxy is not built" >"$tmp/diag"
 fi
 report "$([ -s "$tmp/diag" ]; echo $((!$?)))" \
-	"boxy does not link libcrypto, libsystemd or libsqlite3 (lazy-libs.c opens them)" "$tmp/diag"
+	"boxy does not link libcrypto, libsystemd, libsqlite3 or libncursesw (lazy-libs.c opens them)" \
+	"$tmp/diag"
+# boxy-init linked -static-pie where configure found it can be (INIT_LDFLAGS): no program
+# interpreter, no loader at each sandbox's start.
+: >"$tmp/diag"
+if grep -q '^INIT_LDFLAGS = -static-pie' "$build/Makefile" 2>/dev/null &&
+	readelf -l "$build/boxy-init" 2>/dev/null | grep -q 'INTERP'; then
+	echo "configure chose -static-pie, yet boxy-init has a program interpreter" >"$tmp/diag"
+fi
+report "$([ -s "$tmp/diag" ]; echo $((!$?)))" \
+	"boxy-init is static-pie when configure says it can be (no loader at each start)" "$tmp/diag"
 
 exit "$failed"
