@@ -10,12 +10,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/close-later.h"
 
-/* The closer's queue (its write end, non-blocking), -1 until the first close_later. */
+/* The closer's queue (a datagram socket's sending end), -1 until the first close_later. */
 static int closer_queue = -1;
 static pthread_mutex_t closer_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -33,7 +34,7 @@ static void *closer_thread(void *arg)
 	ssize_t n;
 
 	for (;;) {
-		n = read(rd, &fd, sizeof(fd));
+		n = recv(rd, &fd, sizeof(fd), 0);
 		if (n == (ssize_t)sizeof(fd))
 			close(fd);
 		else if (n < 0 && errno == EINTR)
@@ -68,16 +69,17 @@ static int thread_detached(void *(*fn)(void *), void *arg)
  * The closer's queue, the closer started at the first call: one thread for
  * the life of the process instead of one per close, which cost 0.1 ms to
  * start (clone3, measured on the daemon's loop between a payload's exit and
- * its exit message) each time. -1 when it cannot be made.
+ * its exit message) each time. A datagram socket pair, not a pipe: the
+ * daemon holds no pipe of its own (tests/e2e/daemon-lifecycle.sh finds an
+ * inherited one that way). -1 when it cannot be made.
  */
 static int closer_get(void)
 {
 	int p[2], q;
 
 	pthread_mutex_lock(&closer_lock);
-	if (closer_queue < 0 && pipe2(p, O_CLOEXEC) == 0) {
-		if (fcntl(p[1], F_SETFL, O_NONBLOCK) == 0 &&
-		    thread_detached(closer_thread, (void *)(intptr_t)p[0]) == 0) {
+	if (closer_queue < 0 && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, p) == 0) {
+		if (thread_detached(closer_thread, (void *)(intptr_t)p[0]) == 0) {
 			closer_queue = p[1];
 		} else {
 			close(p[0]);
@@ -138,8 +140,8 @@ static int close_in_child(int fd)
  * (fsnotify_destroy_group: the marks are freed only when no reader can hold
  * them), 5-18 ms measured here; in the thread that ends a session it was the
  * longest step between the payload's exit and `boxy run` returning. The
- * closer thread waits instead (its queue is a pipe: one write of the
- * number), or with by_child (a process about to exit: `boxy run
+ * closer thread waits instead (its queue is a socket pair: one datagram of
+ * the number), or with by_child (a process about to exit: `boxy run
  * --no-daemon`, whose exit waits for its threads) a child process; when the
  * queue is full, a detached thread of its own; when none can be made, it is
  * closed here.
@@ -151,7 +153,7 @@ void close_later(int fd, bool by_child)
 	if (by_child && close_in_child(fd) == 0)
 		return;
 	q = closer_get();
-	if (q >= 0 && write(q, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
+	if (q >= 0 && send(q, &fd, sizeof(fd), MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof(fd))
 		return;
 	if (thread_detached(close_thread, (void *)(intptr_t)fd) < 0)
 		close(fd);
