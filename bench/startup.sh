@@ -20,10 +20,11 @@
 #   BOXY_BENCH_RUNS=N    rounds of each row (default 30; the parallel row 5)
 #   BOXY_BUILDDIR=DIR    where boxy was built (default: the cwd, else the source tree)
 #   --only "ROW..."      rows among: daemon alone public parallel (default all)
-#   --vs DIR             also time the boxy built in DIR (another commit: "before"),
-#                        with a daemon of its own, the three commands in turn run by
-#                        run (boxy, DIR's boxy, bwrap, boxy, ...), so drift hits all
-#                        alike; prints the medians and boxy/DIR's boxy too
+#   --vs DIR             instead, time the boxy built in DIR (another commit: "before")
+#                        against this one, with a daemon of its own: each row of
+#                        --only but public, the three commands in turn run by run
+#                        (boxy, DIR's boxy, bwrap, boxy, ...), so drift hits all
+#                        alike; prints the medians, boxy/bwrap and boxy/DIR's boxy
 
 . "$(dirname "$0")/../tests/lib/harness.sh"
 . "$(dirname "$0")/../tests/lib/testnet.sh"
@@ -181,26 +182,40 @@ if [ -n "$PUBLIC_ROW" ]; then
 	exit 0
 fi
 
-# ---- --vs DIR: this build against another one, warm daemons --------------------------------
+# ---- --vs DIR: this build against another one ----------------------------------------------
+# Each row of ONLY but public with three commands in turn run by run (boxy, DIR's
+# boxy with a daemon of its own, bwrap), so drift hits all alike.
+want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 if [ -n "$VS" ]; then
+	VS_ENV=(env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs")
+	VS_CMD=("${VS_ENV[@]}" "$VS/boxy" run --net none -- /bin/true)
+	VS_ALONE=("${VS_ENV[@]}" "$VS/boxy" run --no-daemon --net none -- /bin/true)
+	PAR_VS=(parallel vs "${VS_CMD[@]}")
 	probe BOXY_CMD BWRAP_CMD
-	VS_CMD=(env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs" "$VS/boxy" run --net none -- /bin/true)
 	"${VS_CMD[@]}" >/dev/null 2>&1 || { echo "startup.sh: $VS/boxy does not run here" >&2; exit 1; }
-	interleave "$RUNS" BOXY_CMD VS_CMD BWRAP_CMD
-	B=$(median "$WORK/BOXY_CMD.ms"); V=$(median "$WORK/VS_CMD.ms"); W=$(median "$WORK/BWRAP_CMD.ms")
-	echo "startup of /bin/true as $(id -un) (date +%s%N, $RUNS runs each in turn after 3 warm-up rounds), load average $(cut -d' ' -f1-3 /proc/loadavg), medians:"
-	echo "  boxy run --net none   ${B} ms   ($BOXY)"
-	echo "  boxy run --net none   ${V} ms   ($VS/boxy)"
-	echo "  bwrap --unshare-all   ${W} ms"
-	awk -v b="$B" -v v="$V" -v w="$W" 'BEGIN {
-		printf "boxy/bwrap = %.2f   vs/bwrap = %.2f   boxy/vs = %.2f\n", b / w, v / w, b / v }'
+	echo "startup of /bin/true as $(id -un) (date +%s%N, interleaved after 3 warm-up rounds)," \
+		"load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; medians:"
+	# vs_row LABEL N DIV BOXY VS BWRAP: N rounds of the three in turn, medians / DIV.
+	vs_row() {
+		local b v w
+		interleave "$2" "$4" "$5" "$6"
+		b=$(awk -v t="$(median "$WORK/$4.ms")" -v d="$3" 'BEGIN { printf "%.2f", t / d }')
+		v=$(awk -v t="$(median "$WORK/$5.ms")" -v d="$3" 'BEGIN { printf "%.2f", t / d }')
+		w=$(awk -v t="$(median "$WORK/$6.ms")" -v d="$3" 'BEGIN { printf "%.2f", t / d }')
+		printf '  %-36s boxy %8s ms   vs %8s ms   bwrap %8s ms   ' "$1" "$b" "$v" "$w"
+		awk -v b="$b" -v v="$v" -v w="$w" 'BEGIN {
+			printf "boxy/bwrap %.2f   vs/bwrap %.2f   boxy/vs %.2f\n", b / w, v / w, b / v }'
+	}
+	want daemon && vs_row "run --net none (warm daemon)" "$RUNS" 1 BOXY_CMD VS_CMD BWRAP_CMD
+	want alone && vs_row "run --no-daemon --net none" "$RUNS" 1 ALONE_CMD VS_ALONE BWRAP_CMD
+	want parallel && vs_row "$PAR at once (each)" "$PRUNS" "$PAR" PAR_BOXY PAR_VS PAR_BWRAP
+	echo "  (boxy: $BOXY; vs: $VS/boxy; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 	exit 0
 fi
 
 # ---- the table --------------------------------------------------------------------------
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A ROW_B ROW_P
-want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 if want daemon; then
 	probe BOXY_CMD BWRAP_CMD
 	interleave "$RUNS" BOXY_CMD BWRAP_CMD

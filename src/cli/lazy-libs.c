@@ -1,7 +1,7 @@
 /*
- * cli/lazy-libs.c — libcrypto and libsystemd loaded when first called, not
- * at every start of the boxy binary (doc/daemon.md, "Where a start's time
- * goes").
+ * cli/lazy-libs.c — libcrypto, libsystemd, libsqlite3 and libncursesw loaded
+ * when first called, not at every start of the boxy binary (doc/daemon.md,
+ * "Where a start's time goes").
  *
  * Every `boxy` is one binary (the CLI, the client and the daemon), and the
  * dynamic loader maps and relocates every library it links before main().
@@ -11,7 +11,10 @@
  * liblz4, libcap), an empty program linked the way boxy is took 2.6 ms of
  * CPU to start; without those two, 0.9 ms (perf stat -r 400, task-clock).
  * `boxy run` through the daemon calls neither: the client is the part of a
- * start the user waits for twice (its start and its exit).
+ * start the user waits for twice (its start and its exit). libsqlite3 (the
+ * store: the daemon, and the commands that read it) and libncursesw with
+ * libtinfo (`boxy top` alone) were 0.3 ms more each of every start's loader
+ * (perf stat of an empty program linked with them).
  *
  * So the boxy binary does not link them: it defines the functions of theirs
  * it calls, each of which, on its first call, opens the library by its
@@ -20,10 +23,11 @@
  * that disagrees with its header does not compile). The daemon, which signs
  * every session, opens libcrypto at its first session and keeps it. A
  * library that cannot be opened makes each call fail the way the library
- * reports failure (NULL, 0, -ENOSYS): the seal then fails loudly, a scope
- * request falls back as doc/limits.md says. The programs and the unit tests
- * that use sign.c, chain.c, tlsca.c or limits-scope.c directly still link
- * the libraries; tests/house.sh checks boxy's NEEDED list.
+ * reports failure (NULL, 0, -ENOSYS, SQLITE_CANTOPEN): the seal then fails
+ * loudly, a scope request falls back as doc/limits.md says, the store cannot
+ * be opened and says why. The programs and the unit tests
+ * that use sign.c, chain.c, tlsca.c, limits-scope.c or the store directly
+ * still link the libraries; tests/house.sh checks boxy's NEEDED list.
  *
  * Thread-safe: the daemon's worker threads may race to a first call; each
  * stores the same pointers (atomics, relaxed: dlopen and dlsym are
@@ -35,6 +39,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/asn1.h>
@@ -47,6 +52,10 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
+
+#include <sqlite3.h>
+
+#include <curses.h>
 
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-bus.h>
@@ -396,6 +405,352 @@ LAZY_VOID(crypto, X509V3_set_ctx,
 LAZY_FN(crypto, X509_EXTENSION *, X509V3_EXT_conf_nid,
 	(LHASH_OF(CONF_VALUE) *conf, X509V3_CTX *ctx, int ext_nid, const char *value),
 	(conf, ctx, ext_nid, value), NULL)
+
+/* ---- libsqlite3 (store/, the daemon and the commands that read the store) -------- */
+
+static struct lazy_lib sqlite = { .soname = "libsqlite3.so.0" };
+
+int sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs)
+{
+	*db = NULL;
+	{
+		LAZY(sqlite, sqlite3_open_v2, SQLITE_CANTOPEN);
+		return real(filename, db, flags, vfs);
+	}
+}
+
+int sqlite3_close(sqlite3 *db)
+{
+	LAZY(sqlite, sqlite3_close, SQLITE_OK);
+	return real(db);
+}
+
+const char *sqlite3_errmsg(sqlite3 *db)
+{
+	LAZY(sqlite, sqlite3_errmsg, "libsqlite3.so.0 cannot be loaded");
+	return real(db);
+}
+
+int sqlite3_extended_result_codes(sqlite3 *db, int onoff)
+{
+	LAZY(sqlite, sqlite3_extended_result_codes, SQLITE_MISUSE);
+	return real(db, onoff);
+}
+
+int sqlite3_busy_timeout(sqlite3 *db, int ms)
+{
+	LAZY(sqlite, sqlite3_busy_timeout, SQLITE_MISUSE);
+	return real(db, ms);
+}
+
+int sqlite3_exec(sqlite3 *db, const char *sql, int (*cb)(void *, int, char **, char **),
+		 void *arg, char **errmsg)
+{
+	if (errmsg)
+		*errmsg = NULL;
+	{
+		LAZY(sqlite, sqlite3_exec, SQLITE_MISUSE);
+		return real(db, sql, cb, arg, errmsg);
+	}
+}
+
+void sqlite3_free(void *p)
+{
+	LAZY(sqlite, sqlite3_free, );
+	real(p);
+}
+
+int sqlite3_changes(sqlite3 *db)
+{
+	LAZY(sqlite, sqlite3_changes, 0);
+	return real(db);
+}
+
+sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db)
+{
+	LAZY(sqlite, sqlite3_last_insert_rowid, 0);
+	return real(db);
+}
+
+int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt,
+		       const char **tail)
+{
+	*stmt = NULL;
+	{
+		LAZY(sqlite, sqlite3_prepare_v2, SQLITE_MISUSE);
+		return real(db, sql, n, stmt, tail);
+	}
+}
+
+int sqlite3_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned int flags,
+		       sqlite3_stmt **stmt, const char **tail)
+{
+	*stmt = NULL;
+	{
+		LAZY(sqlite, sqlite3_prepare_v3, SQLITE_MISUSE);
+		return real(db, sql, n, flags, stmt, tail);
+	}
+}
+
+const char *sqlite3_sql(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_sql, NULL);
+	return real(stmt);
+}
+
+int sqlite3_bind_parameter_count(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_bind_parameter_count, 0);
+	return real(stmt);
+}
+
+int sqlite3_bind_int(sqlite3_stmt *stmt, int i, int v)
+{
+	LAZY(sqlite, sqlite3_bind_int, SQLITE_MISUSE);
+	return real(stmt, i, v);
+}
+
+int sqlite3_bind_int64(sqlite3_stmt *stmt, int i, sqlite3_int64 v)
+{
+	LAZY(sqlite, sqlite3_bind_int64, SQLITE_MISUSE);
+	return real(stmt, i, v);
+}
+
+int sqlite3_bind_null(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_bind_null, SQLITE_MISUSE);
+	return real(stmt, i);
+}
+
+int sqlite3_bind_text(sqlite3_stmt *stmt, int i, const char *v, int n, void (*del)(void *))
+{
+	LAZY(sqlite, sqlite3_bind_text, SQLITE_MISUSE);
+	return real(stmt, i, v, n, del);
+}
+
+int sqlite3_clear_bindings(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_clear_bindings, SQLITE_MISUSE);
+	return real(stmt);
+}
+
+int sqlite3_step(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_step, SQLITE_MISUSE);
+	return real(stmt);
+}
+
+int sqlite3_reset(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_reset, SQLITE_MISUSE);
+	return real(stmt);
+}
+
+int sqlite3_finalize(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_finalize, SQLITE_OK);
+	return real(stmt);
+}
+
+int sqlite3_column_count(sqlite3_stmt *stmt)
+{
+	LAZY(sqlite, sqlite3_column_count, 0);
+	return real(stmt);
+}
+
+const char *sqlite3_column_name(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_column_name, NULL);
+	return real(stmt, i);
+}
+
+int sqlite3_column_type(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_column_type, SQLITE_NULL);
+	return real(stmt, i);
+}
+
+int sqlite3_column_int(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_column_int, 0);
+	return real(stmt, i);
+}
+
+sqlite3_int64 sqlite3_column_int64(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_column_int64, 0);
+	return real(stmt, i);
+}
+
+const unsigned char *sqlite3_column_text(sqlite3_stmt *stmt, int i)
+{
+	LAZY(sqlite, sqlite3_column_text, NULL);
+	return real(stmt, i);
+}
+
+/* ---- libncursesw and libtinfo (ui/top.c, `boxy top` alone) ------------------------ */
+
+/*
+ * The three variables of curses that top.c reads. A program that links
+ * ncurses gets them as copies the linker makes in the program, which the
+ * library's own references bind to; here they are defined in the program
+ * and exported (-Wl,--export-dynamic-symbol, Makefile.am), so that the
+ * library opened later binds to them the same way (its references go
+ * through the global scope, the program, first).
+ */
+WINDOW *stdscr;
+int LINES, COLS;
+
+static struct lazy_lib curses = { .soname = "libncursesw.so.6" };
+
+/* initscr, which exits when it cannot start curses; so does this when it cannot load it. */
+WINDOW *initscr(void)
+{
+	static void *slot_;
+	__typeof__(initscr) *real = (__typeof__(initscr) *)lazy_sym(&curses, &slot_, "initscr");
+
+	if (!real)
+		exit(EXIT_FAILURE);
+	return real();
+}
+
+int endwin(void)
+{
+	LAZY(curses, endwin, ERR);
+	return real();
+}
+
+int cbreak(void)
+{
+	LAZY(curses, cbreak, ERR);
+	return real();
+}
+
+int noecho(void)
+{
+	LAZY(curses, noecho, ERR);
+	return real();
+}
+
+int nonl(void)
+{
+	LAZY(curses, nonl, ERR);
+	return real();
+}
+
+int keypad(WINDOW *w, bool on)
+{
+	LAZY(curses, keypad, ERR);
+	return real(w, on);
+}
+
+int nodelay(WINDOW *w, bool on)
+{
+	LAZY(curses, nodelay, ERR);
+	return real(w, on);
+}
+
+int curs_set(int visibility)
+{
+	LAZY(curses, curs_set, ERR);
+	return real(visibility);
+}
+
+int set_escdelay(int ms)
+{
+	LAZY(curses, set_escdelay, ERR);
+	return real(ms);
+}
+
+int def_prog_mode(void)
+{
+	LAZY(curses, def_prog_mode, ERR);
+	return real();
+}
+
+int reset_prog_mode(void)
+{
+	LAZY(curses, reset_prog_mode, ERR);
+	return real();
+}
+
+mmask_t mousemask(mmask_t mask, mmask_t *old)
+{
+	LAZY(curses, mousemask, 0);
+	return real(mask, old);
+}
+
+int mouseinterval(int ms)
+{
+	LAZY(curses, mouseinterval, ERR);
+	return real(ms);
+}
+
+int getmouse(MEVENT *ev)
+{
+	LAZY(curses, getmouse, ERR);
+	return real(ev);
+}
+
+bool has_colors(void)
+{
+	LAZY(curses, has_colors, FALSE);
+	return real();
+}
+
+int start_color(void)
+{
+	LAZY(curses, start_color, ERR);
+	return real();
+}
+
+int use_default_colors(void)
+{
+	LAZY(curses, use_default_colors, ERR);
+	return real();
+}
+
+int init_pair(NCURSES_PAIRS_T pair, NCURSES_COLOR_T fg, NCURSES_COLOR_T bg)
+{
+	LAZY(curses, init_pair, ERR);
+	return real(pair, fg, bg);
+}
+
+int wattrset(WINDOW *w, int attrs)
+{
+	LAZY(curses, wattrset, ERR);
+	return real(w, attrs);
+}
+
+int waddnstr(WINDOW *w, const char *s, int n)
+{
+	LAZY(curses, waddnstr, ERR);
+	return real(w, s, n);
+}
+
+int wmove(WINDOW *w, int y, int x)
+{
+	LAZY(curses, wmove, ERR);
+	return real(w, y, x);
+}
+
+int wclear(WINDOW *w)
+{
+	LAZY(curses, wclear, ERR);
+	return real(w);
+}
+
+int wrefresh(WINDOW *w)
+{
+	LAZY(curses, wrefresh, ERR);
+	return real(w);
+}
+
+int wgetch(WINDOW *w)
+{
+	LAZY(curses, wgetch, ERR);
+	return real(w);
+}
 
 /* ---- libsystemd (sandbox/limits-scope.c, daemon/journal.c) ----------------------- */
 

@@ -524,17 +524,21 @@ int main(int argc, char **argv)
 	if (init_run_stages(&plan, &stage, &err) < 0)
 		init_fail(stage, err);
 
-	init_report(PLAN_REPORT_READY, "ready");
-	close(FD_REPORT);
-
+	/*
+	 * The payload first, then the ready record: what the caller does when
+	 * it hears "ready" (its session's watchers, the client's MSG_STARTED)
+	 * runs while the payload is exec'd instead of before (on two busy CPUs
+	 * the woken caller often ran first). The report pipe is close-on-exec,
+	 * and the caller takes one record without waiting for the EOF.
+	 */
 	payload = fork();
-	if (payload < 0) {
-		dprintf(STDERR_FILENO, "boxy: starting %s: %s\n", plan.argv[0], strerror(errno));
-		return EXIT_BOXY_FAILED;
-	}
+	if (payload < 0)
+		init_fail("init", xasprintf("starting %s: %s", plan.argv[0], strerror(errno)));
 	if (payload == 0)
 		init_exec_payload(&plan);
 	/* Also from this side, so that signals sent right after fork reach the group. */
 	setpgid(payload, payload);
+	init_report(PLAN_REPORT_READY, "ready");
+	close(FD_REPORT);
 	return init_supervise(payload, sfd);
 }

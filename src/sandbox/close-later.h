@@ -14,7 +14,8 @@
 #include <stdbool.h>
 
 /*
- * Close fd without waiting: in a detached thread, or with by_child (the
+ * Close fd without waiting: in the process's closer thread (started at the
+ * first call, it closes what it is given in turn), or with by_child (the
  * process exits soon, and its exit would wait for its threads: boxy run
  * --no-daemon) in a child process that closes it once the caller's copy is
  * gone. Closed here when neither can be made.

@@ -7,10 +7,12 @@
  * and what it had is noted (commondir, config.worktree, the alternates),
  * and each root is walked once for every ".git" already in it, for a while
  * at most (GITSCAN_BEFORE_MS: this runs on the loop). After the run, in a
- * thread, the same gitdirs are looked at again through those descriptors,
- * and each root is walked to any depth, never following a symlink (a
- * `.git/modules -> /` is not entered: no .git is), for GITSCAN_AFTER_MS at
- * most; a walk that could not finish says so, naming what it left. A
+ * thread (inline when every root is walked in GITSCAN_SMALL_MS: a thread
+ * costs more than that), the same gitdirs are looked at again through those
+ * descriptors, and each root is walked to any depth, never following a
+ * symlink (a `.git/modules -> /` is not entered: no .git is), for
+ * GITSCAN_AFTER_MS at most (inline, GITSCAN_BEFORE_MS); a walk that could
+ * not finish says so, naming what it left. A
  * ".git" that appeared below a root where a repository was (where a
  * gitlink can make the host's git enter it) is renamed to
  * .git.boxy-quarantine-TIME-RANDOM; so is one at the root when the root
@@ -42,6 +44,7 @@
 #define GITCHECK_MAX      1024     /* gitdirs held open (the mount stage protects as many) */
 #define GITSCAN_BEFORE_MS 100      /* the walk before the run, on the daemon's loop */
 #define GITSCAN_AFTER_MS  10000    /* the walk after it, in a thread */
+#define GITSCAN_SMALL_MS  2        /* a tree walked in this long is checked inline */
 #define GITSCAN_BUF       (64u << 10)
 #define GITSCAN_NAME_LEFT 5        /* unwalked directories named in the finding */
 #define GIT_SMALL_MAX     4096     /* commondir, alternates: what is compared */
@@ -73,6 +76,7 @@ struct gitcheck {
 	struct gitwatch *watch;
 	pthread_t thr;          /* the after-run check */
 	bool thr_started, done;
+	uint64_t after_ms;      /* each root's walk after the run, at most */
 	int done_efd;
 };
 
@@ -439,6 +443,7 @@ struct gitcheck *gitcheck_begin(const struct plan *plan, bool exits_after)
 		return NULL;
 	gc = xcalloc(1, sizeof(*gc));
 	gc->done_efd = -1;
+	gc->after_ms = GITSCAN_AFTER_MS;
 	git_findings_init(&gc->findings);
 	scan_root(gc, plan->workdir);
 	for (size_t i = 0; i < plan->nmounts; i++)
@@ -457,9 +462,14 @@ struct gitcheck *gitcheck_begin(const struct plan *plan, bool exits_after)
 	for (size_t i = 0; i < gc->nroots; i++)
 		if (!gc->roots[i].had_dotgit)
 			gitwatch_add_root(gc->watch, gc->roots[i].path, gc->roots[i].in_repo);
-	gitwatch_start(gc->watch);
 	clock_gettime(CLOCK_REALTIME, &gc->start);
 	return gc;
+}
+
+void gitcheck_watch(struct gitcheck *gc)
+{
+	if (gc)
+		gitwatch_start(gc->watch);
 }
 
 void gitcheck_arm(struct gitcheck *gc, int pidfd)
@@ -686,7 +696,7 @@ static void check_root(struct gitcheck *gc, const struct git_root *r)
 					 "hooks and config were the payload's to write: read "
 					 ".git/config and .git/hooks before running git there", top);
 	}
-	walk_run(&w, r->path, GITSCAN_AFTER_MS);
+	walk_run(&w, r->path, gc->after_ms);
 	for (size_t i = 0; w.found && w.found[i]; i++) {
 		const char *p = w.found[i];
 		int born;
@@ -757,10 +767,37 @@ static void *gitcheck_after(void *arg)
 	return NULL;
 }
 
+/*
+ * Whether the check after the run is cheaper than a thread: every root
+ * walked to the end in GITSCAN_SMALL_MS (and the walk before the run
+ * finished). A thread cost 0.1 ms to start and two hand-offs to come back
+ * (the daemon's loop waits for its eventfd), more than a small tree's whole
+ * check; a large tree, or one that cannot be walked, keeps the thread.
+ */
+static bool gitcheck_small(struct gitcheck *gc)
+{
+	bool small = !gc->before_unfinished;
+
+	for (size_t i = 0; i < gc->nroots && small; i++) {
+		struct git_walk w;
+
+		walk_run(&w, gc->roots[i].path, GITSCAN_SMALL_MS);
+		small = !w.unfinished && !w.left;
+		walk_free(&w);
+	}
+	return small;
+}
+
 int gitcheck_end_start(struct gitcheck *gc)
 {
 	if (!gc || gc->thr_started || gc->done)
 		return -1;
+	/* A small tree is checked inline by gitcheck_end, its walks bounded as the
+	 * walk before the run is (the caller's loop waits for them). */
+	if (gitcheck_small(gc)) {
+		gc->after_ms = GITSCAN_BEFORE_MS;
+		return -1;
+	}
 	gc->done_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (gc->done_efd < 0)
 		return -1;
