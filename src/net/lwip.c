@@ -665,6 +665,20 @@ bool stack_tcp_queue_full(const struct flow *f)
 	return tcp_sndqueuelen(f->pcb) >= TCP_SND_QUEUELEN - 8;
 }
 
+/*
+ * The most one segment to the sandbox carries: the MSS lwIP segments by
+ * (tcp_write's mss_local: the pcb's MSS, at most half the largest window the
+ * sandbox offered). A write of more ends in a segment of the rest on its
+ * own: 64 KiB written as 65480 + 55 bytes sent every other frame as a
+ * 55-byte one, a TAP write and a trip through the sandbox's stack each.
+ */
+size_t stack_tcp_seg_max(const struct flow *f)
+{
+	u16_t mss = (u16_t)LWIP_MIN(f->pcb->mss, TCPWND_MIN16(f->pcb->snd_wnd_max / 2));
+
+	return mss ? mss : f->pcb->mss;
+}
+
 /* Copy n bytes (at most 64 KiB) into the pcb's send queue; more: others follow at once. */
 enum stack_write stack_tcp_write(struct flow *f, const void *p, size_t n, bool more)
 {

@@ -119,6 +119,9 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			ev_io_stop(gw->loop, &f->rio);     /* tcp_on_sent starts it again */
 			break;
 		}
+		/* One whole segment a read, not 64 KiB cut into one and a sliver. */
+		if (space > stack_tcp_seg_max(f))
+			space = stack_tcp_seg_max(f);
 		if (space > 0xffff)
 			space = 0xffff;
 		n = recv(f->fd, gw->rbuf, space, MSG_DONTWAIT);
