@@ -138,6 +138,16 @@ void session_attrib_end(struct session *s)
 	if (!sa)
 		return;
 	ev_io_stop(s->srv->loop, &sa->w);
+	{
+		uint64_t n, us;
+
+		attrib_cost(sa->a, &n, &us);
+		if (n)
+			fprintf(stderr, "boxy-daemon: session %.8s: attribution's worker: %llu "
+				"look-ups, %llu µs of CPU (%llu µs each)\n", s->id,
+				(unsigned long long)n, (unsigned long long)us,
+				(unsigned long long)(us / n));
+	}
 	attrib_free(sa->a);
 	s->attrib = NULL;
 	while (sa->asked) {

@@ -129,6 +129,8 @@ struct ctx {
 		size_t nbits;
 		int top;                /* the highest descriptor read */
 		int last;               /* the last one that held the socket looked for (-1) */
+		bool has_dir;
+		int dir;                /* its /proc/PID, kept open: see scan_proc */
 	} seen[ATTRIB_MRU];
 	uint64_t seen_clock;
 
@@ -744,18 +746,46 @@ static void inode_note(struct ctx *c, uint64_t inode, pid_t pid, uint64_t start,
 	e->fd = fd;
 }
 
+/* A recent owner pid whose /proc/PID is held open, or NULL. */
+static struct fd_seen *seen_with_dir(struct ctx *c, pid_t pid)
+{
+	for (size_t i = 0; i < ATTRIB_MRU; i++)
+		if (c->seen[i].has_dir && c->seen[i].pid == pid)
+			return &c->seen[i];
+	return NULL;
+}
+
+/* Forget a recent owner that is gone. */
+static void seen_drop(struct fd_seen *s)
+{
+	free(s->bits);
+	if (s->has_dir)
+		close(s->dir);
+	memset(s, 0, sizeof(*s));
+	s->top = -1;
+	s->last = -1;
+}
+
 /* Does (pid, start) still hold inode on fd? One readlink through its directory. */
 static bool inode_still(struct ctx *c, const struct inode_ent *e)
 {
 	struct attrib_stat st;
 	char name[32], link[64];
-	int dir = proc_open(e->host_pid);
+	struct fd_seen *held = seen_with_dir(c, e->host_pid);
+	int dir;
 	ssize_t n;
 	bool ok = false;
 
+	snprintf(name, sizeof(name), "fd/%d", e->fd);
+	if (held && held->start == e->start) {
+		/* Through the directory held open: that process, or nothing. */
+		n = readlinkat(held->dir, name, link, sizeof(link));
+		if (n > 0)
+			return attrib_socket_link(link, (size_t)n) == e->inode;
+	}
+	dir = proc_open(e->host_pid);
 	if (dir < 0)
 		return false;
-	snprintf(name, sizeof(name), "fd/%d", e->fd);
 	if (proc_stat(c, dir, &st) && st.start == e->start) {
 		n = readlinkat(dir, name, link, sizeof(link));
 		if (n < 0 && errno == EACCES) {
@@ -793,6 +823,8 @@ static struct fd_seen *seen_get(struct ctx *c, pid_t pid, uint64_t start)
 			oldest = &c->seen[i];
 	}
 	free(oldest->bits);
+	if (oldest->has_dir)
+		close(oldest->dir);
 	memset(oldest, 0, sizeof(*oldest));
 	oldest->pid = pid;
 	oldest->start = start;
@@ -884,31 +916,55 @@ static bool scan_proc_pidfd(struct ctx *c, pid_t pid, int dir, uint64_t start, u
 static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 {
 	struct attrib_stat st;
-	int dir = proc_open(pid), fdd, *fds = NULL;
+	int dir, fdd, *fds = NULL;
 	size_t nfds = 0;
-	struct fd_seen *seen;
+	struct fd_seen *seen = seen_with_dir(c, pid);
 	DIR *d;
 	struct dirent *e;
 	bool found = false;
 
-	if (dir < 0)
-		return false;
+	/*
+	 * A recent owner's /proc/PID stays open (ATTRIB_MRU of them): a
+	 * directory opened for a process reads that process only — once it is
+	 * gone, every read through it fails, whoever has its pid now — so its
+	 * start time and its pid namespace, checked when it was opened, hold
+	 * for as long as reads through it work. That saves the open, the stat
+	 * and the namespace check of every look-up of a process that makes many
+	 * connections (perf: a third of the worker's system calls).
+	 */
 	c->procs_read++;
-	if (!proc_stat(c, dir, &st) || !in_sandbox(c, dir)) {
-		close(dir);
-		return false;
+	if (seen) {
+		dir = seen->dir;
+		st.start = seen->start;
+		seen->used = ++c->seen_clock;
+		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fdd < 0 && errno != EACCES) {
+			seen_drop(seen);        /* that process is gone: its pid may be another's */
+			seen = NULL;
+		}
+	}
+	if (!seen) {
+		dir = proc_open(pid);
+		if (dir < 0)
+			return false;
+		if (!proc_stat(c, dir, &st) || !in_sandbox(c, dir)) {
+			close(dir);
+			return false;
+		}
+		seen = seen_get(c, pid, st.start);
+		if (seen->has_dir)
+			close(seen->dir);
+		seen->has_dir = true;
+		seen->dir = dir;
+		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	*start = st.start;
-	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fdd < 0 && errno == EACCES) {
-		found = scan_proc_pidfd(c, pid, dir, st.start, inode);
-		close(dir);
-		return found;
-	}
+	if (fdd < 0 && errno == EACCES)
+		return scan_proc_pidfd(c, pid, dir, st.start, inode);
 	if (fdd < 0 || !(d = fdopendir(fdd))) {
 		if (fdd >= 0)
 			close(fdd);
-		close(dir);
+		seen_drop(seen);        /* gone (or unreadable): opened afresh next time */
 		return false;
 	}
 	/*
@@ -917,7 +973,6 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 	 * ten thousand it is the next) and the one the last socket was on are
 	 * tried first, a few readlinks instead of listing them all.
 	 */
-	seen = seen_get(c, pid, st.start);
 	if (seen->top >= 0) {
 		int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
 
@@ -941,7 +996,6 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		}
 		if (found) {
 			closedir(d);
-			close(dir);
 			return true;
 		}
 	}
@@ -985,7 +1039,6 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		}
 	}
 	free(fds);
-	close(dir);
 	return found;
 }
 
@@ -1361,8 +1414,11 @@ static void ctx_close(struct ctx *c)
 		close(c->diag);
 	inodes_clear(c);
 	infos_clear(c);
-	for (size_t i = 0; i < ATTRIB_MRU; i++)
+	for (size_t i = 0; i < ATTRIB_MRU; i++) {
 		free(c->seen[i].bits);
+		if (c->seen[i].has_dir)
+			close(c->seen[i].dir);
+	}
 	free(c->known.slots);
 	free(c->procs);
 	free(c->buf);
@@ -1478,15 +1534,17 @@ struct attrib {
 	int64_t budget_ms;              /* CPU time the worker may still spend (the token bucket) */
 	uint64_t refilled_ms;           /* when the bucket was last filled */
 	bool idle;                      /* the worker waits for a question (signal it) */
+	uint64_t lookups, cpu_us;       /* attrib_cost */
+	int64_t spent_us;               /* CPU time not yet charged to budget_ms (< 1 ms) */
 };
 
-/* The worker's CPU time, in ms. */
-static int64_t thread_cpu_ms(void)
+/* The worker's CPU time, in µs. */
+static int64_t thread_cpu_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Top the budget up for the time that passed (caller holds mu). */
@@ -1526,7 +1584,7 @@ static void *worker_main(void *arg)
 {
 	struct attrib *a = arg;
 	sigset_t all;
-	int64_t cpu_mark = -1;          /* the thread's CPU time when the last look-up ended */
+	int64_t cpu_mark = -1;          /* the thread's CPU time (µs) when the last look-up ended */
 
 	/* Signals are the loop's: this thread never takes one. */
 	sigfillset(&all);
@@ -1586,17 +1644,21 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&a->mu);
 
 		/* One clock read a look-up: back to back, one's end is the next one's start. */
-		t0 = cpu_mark >= 0 ? cpu_mark : thread_cpu_ms();
+		t0 = cpu_mark >= 0 ? cpu_mark : thread_cpu_us();
 		r.token = q.token;
 		if (stale)
 			memset(&r.who, 0, sizeof(r.who));
 		else
 			lookup(&a->c, &q, &r.who);
-		t1 = thread_cpu_ms();
+		t1 = thread_cpu_us();
 		cpu_mark = t1;
 
 		pthread_mutex_lock(&a->mu);
-		a->budget_ms -= t1 - t0;
+		a->spent_us += t1 - t0;
+		a->budget_ms -= a->spent_us / 1000;     /* whole ms charged, the rest carried */
+		a->spent_us %= 1000;
+		a->cpu_us += (uint64_t)(t1 - t0);
+		a->lookups += !stale;
 		first = a->ndone == 0;
 		{
 			struct attrib_result *slot = xappend(&a->done, &a->ndone, sizeof(*a->done));
@@ -1675,6 +1737,14 @@ void attrib_free(struct attrib *a)
 	free(a->queue);
 	free(a->done);
 	free(a);
+}
+
+void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us)
+{
+	pthread_mutex_lock(&a->mu);
+	*lookups = a->lookups;
+	*cpu_us = a->cpu_us;
+	pthread_mutex_unlock(&a->mu);
 }
 
 int attrib_fd(const struct attrib *a)

@@ -142,6 +142,9 @@ bool attrib_ask(struct attrib *a, const struct attrib_query *q);
 /* Up to max answers, oldest first (the eventfd is drained); returns how many. */
 size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max);
 
+/* What the worker did so far: look-ups made, and its CPU time for them in microseconds. */
+void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us);
+
 /*
  * The same look-ups, done now in the caller's thread with no cache (they
  * read /proc: never on the daemon's loop). 0 with *out filled (found or
