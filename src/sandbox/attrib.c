@@ -910,6 +910,44 @@ static bool scan_proc_pidfd(struct ctx *c, pid_t pid, int dir, uint64_t start, u
 }
 
 /*
+ * A process known from an earlier look: the descriptor the last socket was
+ * on and the next numbers (a new socket takes the lowest free descriptor, so
+ * after a process that holds ten thousand it is the next) are tried first,
+ * a few readlinks through its directory before fd/ is opened and listed.
+ * true when one of them is inode.
+ */
+static bool scan_probe(struct ctx *c, struct fd_seen *seen, uint64_t inode)
+{
+	int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
+
+	if (seen->top < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(probe); i++) {
+		char name[16], link[64];
+		ssize_t n;
+		uint64_t ino;
+		bool again = false;
+
+		for (size_t j = 0; j < i; j++)
+			again |= probe[j] == probe[i];
+		if (probe[i] < 0 || again)
+			continue;
+		c->fds_read++;
+		snprintf(name, sizeof(name), "fd/%d", probe[i]);
+		n = readlinkat(seen->dir, name, link, sizeof(link));
+		if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
+			continue;
+		seen_add(seen, probe[i]);
+		inode_note(c, ino, seen->pid, seen->start, probe[i]);
+		if (ino == inode) {
+			seen->last = probe[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Read every descriptor of one process, noting each socket; true when one
  * of them is inode (its start time in *start).
  */
@@ -937,6 +975,9 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		dir = seen->dir;
 		st.start = seen->start;
 		seen->used = ++c->seen_clock;
+		*start = st.start;
+		if (scan_probe(c, seen, inode))
+			return true;    /* read through the directory: that process */
 		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fdd < 0 && errno != EACCES) {
 			seen_drop(seen);        /* that process is gone: its pid may be another's */
@@ -956,9 +997,11 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 			close(seen->dir);
 		seen->has_dir = true;
 		seen->dir = dir;
+		*start = st.start;
+		if (scan_probe(c, seen, inode))
+			return true;
 		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
-	*start = st.start;
 	if (fdd < 0 && errno == EACCES)
 		return scan_proc_pidfd(c, pid, dir, st.start, inode);
 	if (fdd < 0 || !(d = fdopendir(fdd))) {
@@ -966,38 +1009,6 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 			close(fdd);
 		seen_drop(seen);        /* gone (or unreadable): opened afresh next time */
 		return false;
-	}
-	/*
-	 * A process known from an earlier look: its next descriptor numbers (a
-	 * new socket takes the lowest free one, so after a process that holds
-	 * ten thousand it is the next) and the one the last socket was on are
-	 * tried first, a few readlinks instead of listing them all.
-	 */
-	if (seen->top >= 0) {
-		int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
-
-		for (size_t i = 0; i < ARRAY_SIZE(probe) && !found; i++) {
-			char name[16], link[64];
-			ssize_t n;
-			uint64_t ino;
-
-			if (probe[i] < 0 || (i > 0 && probe[i] == seen->last))
-				continue;
-			c->fds_read++;
-			snprintf(name, sizeof(name), "fd/%d", probe[i]);
-			n = readlinkat(dir, name, link, sizeof(link));
-			if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
-				continue;
-			seen_add(seen, probe[i]);
-			inode_note(c, ino, pid, st.start, probe[i]);
-			found = ino == inode;
-			if (found)
-				seen->last = probe[i];
-		}
-		if (found) {
-			closedir(d);
-			return true;
-		}
 	}
 	/*
 	 * The descriptor numbers first (one getdents reads hundreds), then the
