@@ -204,13 +204,6 @@ static err_t netif_setup(struct netif *nif)
 static struct pbuf *csum_trusted;
 
 /*
- * Debian's lwIP sums data as tcp_write copies it into a segment
- * (LWIP_CHECKSUM_ON_COPY), through liblwip's PLT like ip_chksum_pseudo
- * below. Every TCP segment leaves CHECKSUM_PARTIAL (netif_output_frame), so
- * that sum is never used: the copy alone. (lwIP's only other callers are
- * its sockets API and pbuf_fill_chksum, neither of which boxy-net calls.)
- */
-/*
  * While stack_tcp_write_recv runs, tcp_write's "copies" from its buffer are
  * reads from the upstream socket straight into the segment (the buffer is
  * real, so nothing else lwIP might do with it could fault; it holds only
@@ -220,6 +213,7 @@ static struct {
 	const uint8_t *base;    /* the buffer tcp_write was given; NULL: no stream */
 	size_t len;             /* its length: bytes the socket certainly has */
 	size_t done;            /* read from the socket so far */
+	size_t gap_lo, gap_hi;  /* what was read into the buffer itself (one range) */
 	int fd;
 	bool failed;            /* a read came back short: the segments hold garbage */
 } stream;
@@ -235,14 +229,21 @@ static void stream_copy(void *dst, size_t off, size_t len)
 	ssize_t n;
 
 	if (off < stream.done) {
-		memcpy(dst, stream.base + off, len);
+		if (off >= stream.gap_lo && off + len <= stream.gap_hi)
+			memcpy(dst, stream.base + off, len);
+		else
+			stream.failed = true;   /* asked twice, or across a read: never, but */
 		return;
 	}
 	if (off > stream.done) {
+		if (stream.gap_hi > stream.gap_lo)
+			stream.failed = true;   /* a second hole: never, but */
 		n = recv(stream.fd, (uint8_t *)stream.base + stream.done, off - stream.done,
 			 MSG_DONTWAIT);
 		if (n != (ssize_t)(off - stream.done))
 			stream.failed = true;
+		stream.gap_lo = stream.done;
+		stream.gap_hi = off;
 		stream.done = off;
 	}
 	n = recv(stream.fd, dst, len, MSG_DONTWAIT);
@@ -251,6 +252,14 @@ static void stream_copy(void *dst, size_t off, size_t len)
 	stream.done += len;
 }
 
+/*
+ * Debian's lwIP sums data as tcp_write copies it into a segment
+ * (LWIP_CHECKSUM_ON_COPY), through liblwip's PLT like ip_chksum_pseudo
+ * below. Every TCP segment leaves CHECKSUM_PARTIAL (netif_output_frame), so
+ * that sum is never used: the copy alone — or, for a download, the read
+ * from the upstream socket (stream_copy). (lwIP's only other callers are
+ * its sockets API and pbuf_fill_chksum, neither of which boxy-net calls.)
+ */
 u16_t lwip_chksum_copy(void *dst, const void *src, u16_t len)
 {
 	const uint8_t *s = src;
@@ -749,6 +758,7 @@ enum stack_write stack_tcp_write_recv(struct flow *f, int fd, void *buf, size_t 
 	stream.base = buf;
 	stream.len = n;
 	stream.done = 0;
+	stream.gap_lo = stream.gap_hi = 0;
 	stream.fd = fd;
 	stream.failed = false;
 	e = tcp_write(f->pcb, buf, (u16_t)n, TCP_WRITE_FLAG_COPY);
