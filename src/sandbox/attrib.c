@@ -1545,6 +1545,7 @@ struct attrib {
 	int64_t budget_ms;              /* CPU time the worker may still spend (the token bucket) */
 	uint64_t refilled_ms;           /* when the bucket was last filled */
 	bool idle;                      /* the worker waits for a question (signal it) */
+	bool want_diag;                 /* attrib_prepare_net: open sock_diag before a question */
 	uint64_t lookups, cpu_us;       /* attrib_cost */
 	int64_t spent_us;               /* CPU time not yet charged to budget_ms (< 1 ms) */
 };
@@ -1571,20 +1572,18 @@ static void budget_refill(struct attrib *a)
 
 /*
  * Before the first question: what the first look-up of a session would do
- * anyway — the sock_diag socket in the sandbox's network namespace (a fork,
- * the dearest part), the list of the sandbox's processes and of the host's
- * pids (so that the first look-up reads only what started since), the
- * session's command — done while the payload starts, so that its first DNS
- * answer (held for its asker) and its first refusal wait less. Nothing found
- * here is kept without the checks every look-up makes.
+ * anyway — the list of the sandbox's processes and of the host's pids (so
+ * that the first look-up reads only what started since), the session's
+ * command — done while the payload starts, so that its first DNS answer
+ * (held for its asker) and its first refusal wait less. Nothing found here
+ * is kept without the checks every look-up makes. (The sock_diag socket, a
+ * fork, only for a session with a network: attrib_prepare_net.)
  */
 static void worker_prepare(struct ctx *c)
 {
 	pid_t *fresh = NULL;
 	size_t nfresh = 0;
 
-	if (attrib_diag_enabled && c->diag == DIAG_UNTRIED)
-		c->diag = diag_open(c->init_dir);
 	newcomers(c, &fresh, &nfresh);
 	free(fresh);
 	refresh_procs(c);
@@ -1610,7 +1609,7 @@ static void *worker_main(void *arg)
 
 		bool stale, first;
 
-		while (!a->stop && a->qlen == 0) {
+		while (!a->stop && a->qlen == 0 && !a->want_diag) {
 			a->idle = true;
 			cpu_mark = -1;
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -1618,6 +1617,15 @@ static void *worker_main(void *arg)
 		a->idle = false;
 		if (a->stop)
 			break;
+		if (a->want_diag) {
+			a->want_diag = false;
+			pthread_mutex_unlock(&a->mu);
+			if (attrib_diag_enabled && a->c.diag == DIAG_UNTRIED)
+				a->c.diag = diag_open(a->c.init_dir);
+			cpu_mark = -1;
+			pthread_mutex_lock(&a->mu);
+			continue;
+		}
 		/*
 		 * Out of budget: wait for it to refill — the questions wait, and so do
 		 * the refusals held for them (each at most its hold), so a flood slows
@@ -1748,6 +1756,15 @@ void attrib_free(struct attrib *a)
 	free(a->queue);
 	free(a->done);
 	free(a);
+}
+
+void attrib_prepare_net(struct attrib *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->want_diag = true;
+	if (a->idle)
+		pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
 }
 
 void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us)

@@ -142,6 +142,12 @@ bool attrib_ask(struct attrib *a, const struct attrib_query *q);
 /* Up to max answers, oldest first (the eventfd is drained); returns how many. */
 size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max);
 
+/*
+ * The session has a network: let the worker make its sock_diag socket (a
+ * fork of a helper) now, before the first question, rather than at it.
+ */
+void attrib_prepare_net(struct attrib *a);
+
 /* What the worker did so far: look-ups made, and its CPU time for them in microseconds. */
 void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us);
 
