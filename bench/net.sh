@@ -18,6 +18,8 @@
 #                floor under every path below, which all dial through it
 #   boxy         boxy run --net public -- CLIENT (as the unprivileged user; tap0's
 #                queues as boxy chooses them: one per two CPUs, up to four)
+#   boxy-noattr  the same with --no-attribution (only with --only: what naming
+#                each connection's process costs)
 #   boxy-1q, boxy-2q, boxy-4q
 #                the same with 1, 2 or 4 queues, one boxy-net each (only with
 #                --only: what the queues are worth)
@@ -39,11 +41,14 @@
 #   --conns N           wrk's concurrent connections (default 16)
 #   --flood N           the upload flood's connections (default 256)
 #   --only "boxy pasta" run only these rows
+#   --kinds "down wrk"  run only these measurements (up down up4 down4 wrk flood
+#                       first; default all): the others print "-"
 set -u
 SECS=5
 CONNS=16
 FLOOD=256
 ONLY="loopback direct boxy slirp4netns pasta"
+KINDS="up down up4 down4 wrk flood first"
 args=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -51,7 +56,8 @@ while [ $# -gt 0 ]; do
 	--conns) CONNS=$2; shift 2 ;;
 	--flood) FLOOD=$2; shift 2 ;;
 	--only) ONLY=$2; shift 2 ;;
-	*) echo "usage: bench/net.sh [--secs N] [--conns N] [--flood N] [--only \"ROW...\"]" >&2
+	--kinds) KINDS=$2; shift 2 ;;
+	*) echo "usage: bench/net.sh [--secs N] [--conns N] [--flood N] [--only \"ROW...\"] [--kinds \"KIND...\"]" >&2
 		exit 2 ;;
 	esac
 done
@@ -192,6 +198,10 @@ rss_watch() {
 take() {
 	local row=$1 kind=$2 runner=$3 n0=0
 	shift 3
+	T_CPU[$row.$kind]=""
+	T_HWM[$row.$kind]=""
+	T_N[$row.$kind]=""
+	case " $KINDS " in *" $kind "*) ;; *) : >"$OUT/$row.$kind"; return 0 ;; esac
 	[ -s "$OUT/$row.carriers" ] && n0=$(wc -l <"$OUT/$row.carriers")
 	"$runner" "$OUT/$row.$kind.err" "$@" >"$OUT/$row.$kind" 2>"$OUT/$row.$kind.err"
 	T_CPU[$row.$kind]=""
@@ -246,6 +256,7 @@ measure() {
 	: >"$OUT/$row.first"
 	: >"$OUT/$row.first.err"
 	for _ in 1 2 3; do
+		case " $KINDS " in *" first "*) ;; *) break ;; esac
 		"$runner" "$OUT/$row.first.err" "${FIRST[@]}" >>"$OUT/$row.first" 2>>"$OUT/$row.first.err"
 	done
 	[ -n "$W" ] && { kill "$W"; wait "$W" 2>/dev/null; }
@@ -270,6 +281,7 @@ measure() {
 		unset -n v
 		declare -n v=${k#*:}
 		k=${k%%:*}
+		case " $KINDS " in *" $k "*) ;; *) v[$row]=-; continue ;; esac
 		[ "${v[$row]}" = fail ] || continue
 		{
 			echo "net.sh: $row: the $k measurement failed:"
@@ -293,12 +305,13 @@ run_loopback() {
 run_direct() { shift; "$@"; }
 # BOXY_NET_QUEUES in the run's environment sets tap0's queues (boxy-1q: one, ...).
 BOXY_QUEUES=""
+BOXY_FLAGS=()
 run_boxy() {
 	shift
 	mkdir -p "$OUT/work" && chmod 0777 "$OUT/work"
 	(cd "$OUT/work" && tn_user env ${BOXY_QUEUES:+BOXY_NET_QUEUES=$BOXY_QUEUES} \
 		HOME="$TN/home" XDG_RUNTIME_DIR="$TN/run" XDG_STATE_HOME="$TN/state" \
-		"$BOXY" run --net public -- "$@" </dev/null)
+		"$BOXY" run --net public ${BOXY_FLAGS[@]+"${BOXY_FLAGS[@]}"} -- "$@" </dev/null)
 }
 # slirp4netns needs a namespace to attach to before the client starts: a
 # sleeping process holds it, the client joins it with nsenter. SLIRP_MTU is
@@ -332,7 +345,7 @@ run_pasta() {
 declare -A R_UP R_DOWN R_UP4 R_DOWN4 R_CONNS R_FIRST R_RSS R_FLOOD R_CPU R_PROCS T_CPU T_HWM T_N
 W=""
 ROWS=()
-for row in loopback direct boxy boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
+for row in loopback direct boxy boxy-noattr boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
 	case " $ONLY " in *" $row "*) ;; *) continue ;; esac
 	testnet_check
 	case $row in
@@ -342,6 +355,11 @@ for row in loopback direct boxy boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 p
 		BOXY_MTU=$(run_boxy - python3 -c 'import socket, fcntl, struct
 r = fcntl.ioctl(socket.socket(), 0x8921, struct.pack("16si20x", b"tap0", 0))  # SIOCGIFMTU
 print(struct.unpack("16si20x", r)[1])' 2>/dev/null) || BOXY_MTU=unknown
+		;;
+	boxy-noattr)
+		BOXY_FLAGS=(--no-attribution)
+		measure "$row" run_boxy boxy-net
+		BOXY_FLAGS=()
 		;;
 	boxy-[124]q)
 		BOXY_QUEUES=${row#boxy-}
@@ -391,7 +409,7 @@ ratio() {
 		if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b + 0 == 0) print "-"
 		else printf "%.2f", a / b }'
 }
-for other in boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
+for other in direct boxy-noattr boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
 	[ -n "${R_UP[boxy]:-}" ] && [ -n "${R_UP[$other]:-}" ] || continue
 	echo "boxy/$other: up $(ratio "${R_UP[boxy]}" "${R_UP[$other]}")" \
 		"down $(ratio "${R_DOWN[boxy]}" "${R_DOWN[$other]}")" \
@@ -401,7 +419,7 @@ for other in boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
 		"first-connection $(ratio "${R_FIRST[boxy]}" "${R_FIRST[$other]}")"
 done
 if [ -n "${R_FIRST[direct]:-}" ]; then
-	for row in boxy boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
+	for row in boxy boxy-noattr boxy-1q boxy-2q boxy-4q slirp4netns slirp-1500 pasta; do
 		[ -n "${R_FIRST[$row]:-}" ] || continue
 		printf '%s' "$row first connection, added to direct's: "
 		awk -v a="${R_FIRST[$row]}" -v b="${R_FIRST[direct]}" 'BEGIN {

@@ -124,6 +124,8 @@ void session_attrib_start(struct session *s)
 		.answer_hold_ms = SESSION_ATTRIB_ANSWER_HOLD_MS,
 		.record_hold_ms = SESSION_ATTRIB_RECORD_HOLD_MS,
 	};
+	if (s->rs.net == NET_PUBLIC || s->rs.net == NET_ALLOWLIST)
+		attrib_prepare_net(sa->a);      /* its sock_diag socket before the first flow */
 	ev_io_init(&sa->w, answers_ready, attrib_fd(sa->a), EV_READ);
 	sa->w.data = s;
 	ev_io_start(s->srv->loop, &sa->w);
@@ -138,6 +140,16 @@ void session_attrib_end(struct session *s)
 	if (!sa)
 		return;
 	ev_io_stop(s->srv->loop, &sa->w);
+	{
+		uint64_t n, us;
+
+		attrib_cost(sa->a, &n, &us);
+		if (n)
+			fprintf(stderr, "boxy-daemon: session %.8s: attribution's worker: %llu "
+				"look-ups, %llu µs of CPU (%llu µs each)\n", s->id,
+				(unsigned long long)n, (unsigned long long)us,
+				(unsigned long long)(us / n));
+	}
 	attrib_free(sa->a);
 	s->attrib = NULL;
 	while (sa->asked) {

@@ -364,6 +364,8 @@ bool stack_tcp_syn_known(const struct gw_packet *pkt);
 void stack_tcp_close(struct flow *f, bool reset);
 size_t stack_tcp_sndbuf(const struct flow *f);
 bool stack_tcp_queue_full(const struct flow *f);
+size_t stack_tcp_seg_max(const struct flow *f);
+enum stack_write stack_tcp_write_recv(struct flow *f, int fd, void *buf, size_t n);
 enum stack_write stack_tcp_write(struct flow *f, const void *p, size_t n, bool more);
 void stack_tcp_output(struct flow *f);
 void stack_tcp_shutdown(struct flow *f);

@@ -204,15 +204,70 @@ static err_t netif_setup(struct netif *nif)
 static struct pbuf *csum_trusted;
 
 /*
+ * While stack_tcp_write_recv runs, tcp_write's "copies" from its buffer are
+ * reads from the upstream socket straight into the segment (the buffer is
+ * real, so nothing else lwIP might do with it could fault; it holds only
+ * the bytes read out of order: see stream_copy).
+ */
+static struct {
+	const uint8_t *base;    /* the buffer tcp_write was given; NULL: no stream */
+	size_t len;             /* its length: bytes the socket certainly has */
+	size_t done;            /* read from the socket so far */
+	size_t gap_lo, gap_hi;  /* what was read into the buffer itself (one range) */
+	int fd;
+	bool failed;            /* a read came back short: the segments hold garbage */
+} stream;
+
+/*
+ * tcp_write copies in order except for the tail of the last unsent segment
+ * (its "oversize", filled last): bytes asked for past what was read are read
+ * into the buffer first, at their own offsets, and copied from there when
+ * asked for.
+ */
+static void stream_copy(void *dst, size_t off, size_t len)
+{
+	ssize_t n;
+
+	if (off < stream.done) {
+		if (off >= stream.gap_lo && off + len <= stream.gap_hi)
+			memcpy(dst, stream.base + off, len);
+		else
+			stream.failed = true;   /* asked twice, or across a read: never, but */
+		return;
+	}
+	if (off > stream.done) {
+		if (stream.gap_hi > stream.gap_lo)
+			stream.failed = true;   /* a second hole: never, but */
+		n = recv(stream.fd, (uint8_t *)stream.base + stream.done, off - stream.done,
+			 MSG_DONTWAIT);
+		if (n != (ssize_t)(off - stream.done))
+			stream.failed = true;
+		stream.gap_lo = stream.done;
+		stream.gap_hi = off;
+		stream.done = off;
+	}
+	n = recv(stream.fd, dst, len, MSG_DONTWAIT);
+	if (n != (ssize_t)len)
+		stream.failed = true;
+	stream.done += len;
+}
+
+/*
  * Debian's lwIP sums data as tcp_write copies it into a segment
  * (LWIP_CHECKSUM_ON_COPY), through liblwip's PLT like ip_chksum_pseudo
  * below. Every TCP segment leaves CHECKSUM_PARTIAL (netif_output_frame), so
- * that sum is never used: the copy alone. (lwIP's only other callers are
+ * that sum is never used: the copy alone — or, for a download, the read
+ * from the upstream socket (stream_copy). (lwIP's only other callers are
  * its sockets API and pbuf_fill_chksum, neither of which boxy-net calls.)
  */
 u16_t lwip_chksum_copy(void *dst, const void *src, u16_t len)
 {
-	memcpy(dst, src, len);
+	const uint8_t *s = src;
+
+	if (stream.base && s >= stream.base && s + len <= stream.base + stream.len)
+		stream_copy(dst, (size_t)(s - stream.base), len);
+	else
+		memcpy(dst, src, len);
 	return 0;
 }
 
@@ -665,6 +720,20 @@ bool stack_tcp_queue_full(const struct flow *f)
 	return tcp_sndqueuelen(f->pcb) >= TCP_SND_QUEUELEN - 8;
 }
 
+/*
+ * The most one segment to the sandbox carries: the MSS lwIP segments by
+ * (tcp_write's mss_local: the pcb's MSS, at most half the largest window the
+ * sandbox offered). A write of more ends in a segment of the rest on its
+ * own: 64 KiB written as 65480 + 55 bytes sent every other frame as a
+ * 55-byte one, a TAP write and a trip through the sandbox's stack each.
+ */
+size_t stack_tcp_seg_max(const struct flow *f)
+{
+	u16_t mss = (u16_t)LWIP_MIN(f->pcb->mss, TCPWND_MIN16(f->pcb->snd_wnd_max / 2));
+
+	return mss ? mss : f->pcb->mss;
+}
+
 /* Copy n bytes (at most 64 KiB) into the pcb's send queue; more: others follow at once. */
 enum stack_write stack_tcp_write(struct flow *f, const void *p, size_t n, bool more)
 {
@@ -672,6 +741,33 @@ enum stack_write stack_tcp_write(struct flow *f, const void *p, size_t n, bool m
 			    TCP_WRITE_FLAG_COPY | (more ? TCP_WRITE_FLAG_MORE : 0));
 
 	return e == ERR_OK ? STACK_WROTE : e == ERR_MEM ? STACK_FULL : STACK_FAILED;
+}
+
+/*
+ * Queue n bytes the upstream socket fd holds (a peek said so) without
+ * copying them through buf: tcp_write's copy of each segment is a recv into
+ * it (lwip_chksum_copy). STACK_FULL: nothing was read. A write that failed
+ * after reading, or a read that came back short (the segments would carry
+ * garbage), is STACK_FAILED: the bytes cannot be put back, so the flow is
+ * reset, and lwIP's pcb has to be aborted before it sends anything.
+ */
+enum stack_write stack_tcp_write_recv(struct flow *f, int fd, void *buf, size_t n)
+{
+	err_t e;
+
+	stream.base = buf;
+	stream.len = n;
+	stream.done = 0;
+	stream.gap_lo = stream.gap_hi = 0;
+	stream.fd = fd;
+	stream.failed = false;
+	e = tcp_write(f->pcb, buf, (u16_t)n, TCP_WRITE_FLAG_COPY);
+	stream.base = NULL;
+	if (e == ERR_OK && !stream.failed && stream.done == n)
+		return STACK_WROTE;
+	if (e == ERR_MEM && stream.done == 0)
+		return STACK_FULL;
+	return STACK_FAILED;
 }
 
 /* Send what is queued. */

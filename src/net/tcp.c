@@ -103,6 +103,7 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 		size_t space;
 		ssize_t n;
 		enum stack_write e;
+		bool direct;
 
 		if (!f->pcb || f->down_len || f->down_eof) {
 			ev_io_stop(gw->loop, &f->rio);
@@ -119,9 +120,19 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			ev_io_stop(gw->loop, &f->rio);     /* tcp_on_sent starts it again */
 			break;
 		}
+		/* One whole segment a read, not 64 KiB cut into one and a sliver. */
+		if (space > stack_tcp_seg_max(f))
+			space = stack_tcp_seg_max(f);
 		if (space > 0xffff)
 			space = 0xffff;
-		n = recv(f->fd, gw->rbuf, space, MSG_DONTWAIT);
+		/*
+		 * A flow with no gate reads into lwIP's segments directly: a peek
+		 * (MSG_TRUNC: nothing copied) says how much there is, and tcp_write's
+		 * copy of each segment is the read (stack_tcp_write_recv). Gated flows
+		 * read into rbuf: the gate reads the bytes before lwIP has them.
+		 */
+		direct = !f->gate;
+		n = recv(f->fd, gw->rbuf, space, MSG_DONTWAIT | (direct ? MSG_PEEK | MSG_TRUNC : 0));
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
@@ -142,6 +153,23 @@ void tcp_upstream_readable(struct gw *gw, struct flow *f)
 			f->down_fin = true;
 			flow_dirty(f);
 			break;
+		}
+		if (direct) {
+			e = stack_tcp_write_recv(f, f->fd, gw->rbuf, (size_t)n);
+			if (e == STACK_FULL) {
+				ev_io_stop(gw->loop, &f->rio);  /* nothing read: tcp_on_sent starts it */
+				break;
+			}
+			if (e != STACK_WROTE) {
+				flow_kill(f, true);     /* bytes read and lost, or garbage queued */
+				return;
+			}
+			f->down_bytes += (uint64_t)n;
+			flow_held(f, n);
+			wrote = true;
+			if ((size_t)n < space && i > 0)
+				break;
+			continue;
 		}
 		f->down_bytes += (uint64_t)n;
 		if (f->gate) {

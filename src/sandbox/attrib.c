@@ -129,6 +129,8 @@ struct ctx {
 		size_t nbits;
 		int top;                /* the highest descriptor read */
 		int last;               /* the last one that held the socket looked for (-1) */
+		bool has_dir;
+		int dir;                /* its /proc/PID, kept open: see scan_proc */
 	} seen[ATTRIB_MRU];
 	uint64_t seen_clock;
 
@@ -744,18 +746,46 @@ static void inode_note(struct ctx *c, uint64_t inode, pid_t pid, uint64_t start,
 	e->fd = fd;
 }
 
+/* A recent owner pid whose /proc/PID is held open, or NULL. */
+static struct fd_seen *seen_with_dir(struct ctx *c, pid_t pid)
+{
+	for (size_t i = 0; i < ATTRIB_MRU; i++)
+		if (c->seen[i].has_dir && c->seen[i].pid == pid)
+			return &c->seen[i];
+	return NULL;
+}
+
+/* Forget a recent owner that is gone. */
+static void seen_drop(struct fd_seen *s)
+{
+	free(s->bits);
+	if (s->has_dir)
+		close(s->dir);
+	memset(s, 0, sizeof(*s));
+	s->top = -1;
+	s->last = -1;
+}
+
 /* Does (pid, start) still hold inode on fd? One readlink through its directory. */
 static bool inode_still(struct ctx *c, const struct inode_ent *e)
 {
 	struct attrib_stat st;
 	char name[32], link[64];
-	int dir = proc_open(e->host_pid);
+	struct fd_seen *held = seen_with_dir(c, e->host_pid);
+	int dir;
 	ssize_t n;
 	bool ok = false;
 
+	snprintf(name, sizeof(name), "fd/%d", e->fd);
+	if (held && held->start == e->start) {
+		/* Through the directory held open: that process, or nothing. */
+		n = readlinkat(held->dir, name, link, sizeof(link));
+		if (n > 0)
+			return attrib_socket_link(link, (size_t)n) == e->inode;
+	}
+	dir = proc_open(e->host_pid);
 	if (dir < 0)
 		return false;
-	snprintf(name, sizeof(name), "fd/%d", e->fd);
 	if (proc_stat(c, dir, &st) && st.start == e->start) {
 		n = readlinkat(dir, name, link, sizeof(link));
 		if (n < 0 && errno == EACCES) {
@@ -793,6 +823,8 @@ static struct fd_seen *seen_get(struct ctx *c, pid_t pid, uint64_t start)
 			oldest = &c->seen[i];
 	}
 	free(oldest->bits);
+	if (oldest->has_dir)
+		close(oldest->dir);
 	memset(oldest, 0, sizeof(*oldest));
 	oldest->pid = pid;
 	oldest->start = start;
@@ -878,72 +910,105 @@ static bool scan_proc_pidfd(struct ctx *c, pid_t pid, int dir, uint64_t start, u
 }
 
 /*
+ * A process known from an earlier look: the descriptor the last socket was
+ * on and the next numbers (a new socket takes the lowest free descriptor, so
+ * after a process that holds ten thousand it is the next) are tried first,
+ * a few readlinks through its directory before fd/ is opened and listed.
+ * true when one of them is inode.
+ */
+static bool scan_probe(struct ctx *c, struct fd_seen *seen, uint64_t inode)
+{
+	int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
+
+	if (seen->top < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(probe); i++) {
+		char name[16], link[64];
+		ssize_t n;
+		uint64_t ino;
+		bool again = false;
+
+		for (size_t j = 0; j < i; j++)
+			again |= probe[j] == probe[i];
+		if (probe[i] < 0 || again)
+			continue;
+		c->fds_read++;
+		snprintf(name, sizeof(name), "fd/%d", probe[i]);
+		n = readlinkat(seen->dir, name, link, sizeof(link));
+		if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
+			continue;
+		seen_add(seen, probe[i]);
+		inode_note(c, ino, seen->pid, seen->start, probe[i]);
+		if (ino == inode) {
+			seen->last = probe[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Read every descriptor of one process, noting each socket; true when one
  * of them is inode (its start time in *start).
  */
 static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 {
 	struct attrib_stat st;
-	int dir = proc_open(pid), fdd, *fds = NULL;
+	int dir, fdd, *fds = NULL;
 	size_t nfds = 0;
-	struct fd_seen *seen;
+	struct fd_seen *seen = seen_with_dir(c, pid);
 	DIR *d;
 	struct dirent *e;
 	bool found = false;
 
-	if (dir < 0)
-		return false;
+	/*
+	 * A recent owner's /proc/PID stays open (ATTRIB_MRU of them): a
+	 * directory opened for a process reads that process only — once it is
+	 * gone, every read through it fails, whoever has its pid now — so its
+	 * start time and its pid namespace, checked when it was opened, hold
+	 * for as long as reads through it work. That saves the open, the stat
+	 * and the namespace check of every look-up of a process that makes many
+	 * connections (perf: a third of the worker's system calls).
+	 */
 	c->procs_read++;
-	if (!proc_stat(c, dir, &st) || !in_sandbox(c, dir)) {
-		close(dir);
-		return false;
+	if (seen) {
+		dir = seen->dir;
+		st.start = seen->start;
+		seen->used = ++c->seen_clock;
+		*start = st.start;
+		if (scan_probe(c, seen, inode))
+			return true;    /* read through the directory: that process */
+		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fdd < 0 && errno != EACCES) {
+			seen_drop(seen);        /* that process is gone: its pid may be another's */
+			seen = NULL;
+		}
 	}
-	*start = st.start;
-	fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fdd < 0 && errno == EACCES) {
-		found = scan_proc_pidfd(c, pid, dir, st.start, inode);
-		close(dir);
-		return found;
+	if (!seen) {
+		dir = proc_open(pid);
+		if (dir < 0)
+			return false;
+		if (!proc_stat(c, dir, &st) || !in_sandbox(c, dir)) {
+			close(dir);
+			return false;
+		}
+		seen = seen_get(c, pid, st.start);
+		if (seen->has_dir)
+			close(seen->dir);
+		seen->has_dir = true;
+		seen->dir = dir;
+		*start = st.start;
+		if (scan_probe(c, seen, inode))
+			return true;
+		fdd = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
+	if (fdd < 0 && errno == EACCES)
+		return scan_proc_pidfd(c, pid, dir, st.start, inode);
 	if (fdd < 0 || !(d = fdopendir(fdd))) {
 		if (fdd >= 0)
 			close(fdd);
-		close(dir);
+		seen_drop(seen);        /* gone (or unreadable): opened afresh next time */
 		return false;
-	}
-	/*
-	 * A process known from an earlier look: its next descriptor numbers (a
-	 * new socket takes the lowest free one, so after a process that holds
-	 * ten thousand it is the next) and the one the last socket was on are
-	 * tried first, a few readlinks instead of listing them all.
-	 */
-	seen = seen_get(c, pid, st.start);
-	if (seen->top >= 0) {
-		int probe[] = { seen->last, seen->top + 1, seen->top + 2, seen->top + 3 };
-
-		for (size_t i = 0; i < ARRAY_SIZE(probe) && !found; i++) {
-			char name[16], link[64];
-			ssize_t n;
-			uint64_t ino;
-
-			if (probe[i] < 0 || (i > 0 && probe[i] == seen->last))
-				continue;
-			c->fds_read++;
-			snprintf(name, sizeof(name), "fd/%d", probe[i]);
-			n = readlinkat(dir, name, link, sizeof(link));
-			if (n <= 0 || (ino = attrib_socket_link(link, (size_t)n)) == 0)
-				continue;
-			seen_add(seen, probe[i]);
-			inode_note(c, ino, pid, st.start, probe[i]);
-			found = ino == inode;
-			if (found)
-				seen->last = probe[i];
-		}
-		if (found) {
-			closedir(d);
-			close(dir);
-			return true;
-		}
 	}
 	/*
 	 * The descriptor numbers first (one getdents reads hundreds), then the
@@ -985,7 +1050,6 @@ static bool scan_proc(struct ctx *c, pid_t pid, uint64_t inode, uint64_t *start)
 		}
 	}
 	free(fds);
-	close(dir);
 	return found;
 }
 
@@ -1361,8 +1425,11 @@ static void ctx_close(struct ctx *c)
 		close(c->diag);
 	inodes_clear(c);
 	infos_clear(c);
-	for (size_t i = 0; i < ATTRIB_MRU; i++)
+	for (size_t i = 0; i < ATTRIB_MRU; i++) {
 		free(c->seen[i].bits);
+		if (c->seen[i].has_dir)
+			close(c->seen[i].dir);
+	}
 	free(c->known.slots);
 	free(c->procs);
 	free(c->buf);
@@ -1477,15 +1544,19 @@ struct attrib {
 	size_t ndone;
 	int64_t budget_ms;              /* CPU time the worker may still spend (the token bucket) */
 	uint64_t refilled_ms;           /* when the bucket was last filled */
+	bool idle;                      /* the worker waits for a question (signal it) */
+	bool want_diag;                 /* attrib_prepare_net: open sock_diag before a question */
+	uint64_t lookups, cpu_us;       /* attrib_cost */
+	int64_t spent_us;               /* CPU time not yet charged to budget_ms (< 1 ms) */
 };
 
-/* The worker's CPU time, in ms. */
-static int64_t thread_cpu_ms(void)
+/* The worker's CPU time, in µs. */
+static int64_t thread_cpu_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Top the budget up for the time that passed (caller holds mu). */
@@ -1499,27 +1570,62 @@ static void budget_refill(struct attrib *a)
 	a->refilled_ms = now;
 }
 
+/*
+ * Before the first question: what the first look-up of a session would do
+ * anyway — the list of the sandbox's processes and of the host's pids (so
+ * that the first look-up reads only what started since), the session's
+ * command — done while the payload starts, so that its first DNS answer
+ * (held for its asker) and its first refusal wait less. Nothing found here
+ * is kept without the checks every look-up makes. (The sock_diag socket, a
+ * fork, only for a session with a network: attrib_prepare_net.)
+ */
+static void worker_prepare(struct ctx *c)
+{
+	pid_t *fresh = NULL;
+	size_t nfresh = 0;
+
+	newcomers(c, &fresh, &nfresh);
+	free(fresh);
+	refresh_procs(c);
+	find_root(c);
+}
+
 static void *worker_main(void *arg)
 {
 	struct attrib *a = arg;
 	sigset_t all;
+	int64_t cpu_mark = -1;          /* the thread's CPU time (µs) when the last look-up ended */
 
 	/* Signals are the loop's: this thread never takes one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	worker_prepare(&a->c);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		struct attrib_query q;
 		struct attrib_result r;
-		int64_t t0;
+		int64_t t0, t1;
 		uint64_t one = 1;
 
-		bool stale;
+		bool stale, first;
 
-		while (!a->stop && a->qlen == 0)
+		while (!a->stop && a->qlen == 0 && !a->want_diag) {
+			a->idle = true;
+			cpu_mark = -1;
 			pthread_cond_wait(&a->cv, &a->mu);
+		}
+		a->idle = false;
 		if (a->stop)
 			break;
+		if (a->want_diag) {
+			a->want_diag = false;
+			pthread_mutex_unlock(&a->mu);
+			if (attrib_diag_enabled && a->c.diag == DIAG_UNTRIED)
+				a->c.diag = diag_open(a->c.init_dir);
+			cpu_mark = -1;
+			pthread_mutex_lock(&a->mu);
+			continue;
+		}
 		/*
 		 * Out of budget: wait for it to refill — the questions wait, and so do
 		 * the refusals held for them (each at most its hold), so a flood slows
@@ -1538,6 +1644,7 @@ static void *worker_main(void *arg)
 				until.tv_sec++;
 				until.tv_nsec -= 1000000000L;
 			}
+			cpu_mark = -1;
 			pthread_cond_timedwait(&a->cv, &a->mu, &until);
 			continue;
 		}
@@ -1555,22 +1662,30 @@ static void *worker_main(void *arg)
 		a->qlen--;
 		pthread_mutex_unlock(&a->mu);
 
-		t0 = thread_cpu_ms();
+		/* One clock read a look-up: back to back, one's end is the next one's start. */
+		t0 = cpu_mark >= 0 ? cpu_mark : thread_cpu_us();
 		r.token = q.token;
 		if (stale)
 			memset(&r.who, 0, sizeof(r.who));
 		else
 			lookup(&a->c, &q, &r.who);
-		t0 = thread_cpu_ms() - t0;
+		t1 = thread_cpu_us();
+		cpu_mark = t1;
 
 		pthread_mutex_lock(&a->mu);
-		a->budget_ms -= t0;
+		a->spent_us += t1 - t0;
+		a->budget_ms -= a->spent_us / 1000;     /* whole ms charged, the rest carried */
+		a->spent_us %= 1000;
+		a->cpu_us += (uint64_t)(t1 - t0);
+		a->lookups += !stale;
+		first = a->ndone == 0;
 		{
 			struct attrib_result *slot = xappend(&a->done, &a->ndone, sizeof(*a->done));
 
 			*slot = r;
 		}
-		if (write(a->efd, &one, sizeof(one)) < 0) {
+		/* The loop takes every answer waiting when it wakes: one wake-up for a batch. */
+		if (first && write(a->efd, &one, sizeof(one)) < 0) {
 			/* The counter is full or the fd closed: the loop reads the list anyway. */
 		}
 	}
@@ -1643,6 +1758,23 @@ void attrib_free(struct attrib *a)
 	free(a);
 }
 
+void attrib_prepare_net(struct attrib *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->want_diag = true;
+	if (a->idle)
+		pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us)
+{
+	pthread_mutex_lock(&a->mu);
+	*lookups = a->lookups;
+	*cpu_us = a->cpu_us;
+	pthread_mutex_unlock(&a->mu);
+}
+
 int attrib_fd(const struct attrib *a)
 {
 	return a->efd;
@@ -1673,7 +1805,8 @@ bool attrib_ask(struct attrib *a, const struct attrib_query *q)
 		e->q = *q;
 		e->at_ms = now_mono_ms();
 		a->qlen++;
-		pthread_cond_signal(&a->cv);
+		if (a->idle)            /* busy, it takes this one next: no wake-up to pay for */
+			pthread_cond_signal(&a->cv);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return ok;

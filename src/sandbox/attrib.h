@@ -143,6 +143,15 @@ bool attrib_ask(struct attrib *a, const struct attrib_query *q);
 size_t attrib_take(struct attrib *a, struct attrib_result *out, size_t max);
 
 /*
+ * The session has a network: let the worker make its sock_diag socket (a
+ * fork of a helper) now, before the first question, rather than at it.
+ */
+void attrib_prepare_net(struct attrib *a);
+
+/* What the worker did so far: look-ups made, and its CPU time for them in microseconds. */
+void attrib_cost(struct attrib *a, uint64_t *lookups, uint64_t *cpu_us);
+
+/*
  * The same look-ups, done now in the caller's thread with no cache (they
  * read /proc: never on the daemon's loop). 0 with *out filled (found or
  * not), -1 when init_host_pid is not a live sandbox init we may read.

@@ -11,7 +11,8 @@
 # under its package's script is still its package's; a payload that makes itself
 # not dumpable is named all the same; a query and a connection from a process
 # that exits at once are "unknown" or its own, never another's; a pip build is
-# named by its package; --no-attribution reads nothing. Then what issue 15 waits
+# named by its package; --no-attribution reads nothing; the daemon's log says
+# what the session's worker cost. Then what issue 15 waits
 # for: a bumped package that phones a new host is new since the last run, in
 # `boxy diff` and in `boxy profile learn`'s comments.
 #
@@ -88,6 +89,19 @@ if grep -F '"subject":"tcp://169.254.169.254:80"' "$W/audit" |
 else
 	fail_case "npm: the audit log's refusal line names the process and its package" \
 		"want a process object with evil-pkg 1.2.3 postinstall on the :80 refusal"
+fi
+
+# What the worker spent is in the daemon's log at the session's end (doc/attribution.md).
+cost="session ${ID:0:8}: attribution's worker: [1-9][0-9]* look-ups, [0-9]+ µs of CPU \([0-9]+ µs each\)"
+for _ in $(seq 1 50); do
+	grep -qE "$cost" "$TN/state/boxy/daemon.log" 2>/dev/null && break
+	sleep 0.1
+done
+if grep -qE "$cost" "$TN/state/boxy/daemon.log" 2>/dev/null; then
+	ok "npm: the daemon's log says how many look-ups the session's worker made, and their CPU"
+else
+	not_ok "npm: the daemon's log says how many look-ups the session's worker made, and their CPU"
+	diag "$(grep -F "${ID:0:8}" "$TN/state/boxy/daemon.log" 2>&1 | tail -n 5)"
 fi
 
 show=$(tn_boxy show "$ID" 2>&1)
