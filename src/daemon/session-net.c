@@ -346,7 +346,7 @@ fail:
 	broker_free(b);
 	for (size_t i = 0; i < ntap; i++)
 		close(taps[i]);
-	net_start_failed(s, err);
+	net_start_failed(s, err ? err : "the broker could not start");
 	free(err);
 	free(path);
 }
