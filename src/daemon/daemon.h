@@ -125,6 +125,7 @@ struct session {
 	bool verbose;
 
 	struct broker *net;         /* the session's network (daemon/session-net.c), or NULL */
+	struct session_netstart *netstart;      /* its start (daemon/session-net.c), or NULL */
 	struct tls_ca *tls_ca;      /* TLS inspection: the session CA until the broker takes it */
 	char *tls_ca_pem;           /* ... its certificate, for the sandbox's trust bundle */
 	char tls_ca_hash[9];        /* ... and its subject hash */

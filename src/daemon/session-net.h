@@ -10,6 +10,7 @@
 #ifndef BOXY_SESSION_NET_H
 #define BOXY_SESSION_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -41,14 +42,28 @@ int session_net_ca(struct session *s, struct sandbox_ctx *ctx, char **err);
 void session_net_ca_free(struct session *s);
 
 /*
- * After sandbox_start: take tap0's descriptor from the sandbox, start the
- * broker and boxy-net on it (with the --pcap descriptor, which boxy-net
- * then owns; tailnet is session_net_tailnet's suffix or NULL). A network that cannot start leaves the session offline and
- * says so in an event; when a capture was asked for, it ends the run
- * instead (a capture that cannot be written fails the run). No-op under
- * --net none.
+ * Right after the launch (sandbox_launch): watch for tap0, which stage "net"
+ * sends before boxy-init mounts anything, and start the broker and one
+ * boxy-net per queue as soon as it is there, while boxy-init builds the rest
+ * of the sandbox. env is the run's environment (BOXY_NET_HOLD_MS, the test
+ * suite's late start). No-op under --net none.
+ */
+void session_net_begin(struct session *s, char *const *env);
+
+/*
+ * boxy-init reported ready: start the network now if tap0 came with the
+ * report instead (tailnet is session_net_tailnet's suffix or NULL). The
+ * payload does not wait for boxy-net: tap0 holds its frames until one reads.
+ * A network that cannot start fails the run: before the report the start
+ * is given up with the line "the session's network could not start: …"; a
+ * boxy-net that ends before its lockdown was seen in place stops the payload,
+ * and the run ends with that line and status 125 (doc/internals-net.md,
+ * "The start").
  */
 void session_net_start(struct session *s, const char *tailnet);
+
+/* The network failed to start, and the run was stopped for it (exit status 125). */
+bool session_net_failed(const struct session *s);
 
 /*
  * At the session's end, before the client is told: write --net-log (the

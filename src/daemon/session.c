@@ -230,6 +230,8 @@ static void session_ended(struct session *s, int status)
 		free(s->failure);
 		s->failure = err;
 	}
+	if (session_net_failed(s))
+		s->exit_code = EXIT_BOXY_FAILED;        /* stopped for it: s->failure says why */
 	if (s->lang && !s->failure_told) {
 		/* The same end, worded for the client that started the run (common/lang.h). */
 		locale_t old = lang_use(s->lang);
@@ -588,6 +590,7 @@ void session_handle_run(struct client *c, const struct msg *m)
 	s->child_w.data = s;
 	ev_child_start(srv->loop, &s->child_w);
 	session_launch_begin(s, c, tty, tailnet);
+	session_net_begin(s, env);      /* tap0 comes before the mounts: the network starts then */
 	tailnet = NULL;
 out:
 	free(tailnet);

@@ -372,9 +372,12 @@ int sandbox_net_setup(int sock, unsigned nqueues, char **err)
 	if (sandbox_net_tap_create(SANDBOX_NET_IF, taps, nqueues, err) < 0)
 		goto out;
 	made = true;
-	if (sandbox_net_configure(SANDBOX_NET_IF, SANDBOX_NET_MTU, err) < 0)
-		goto out;
+	/* The descriptors first: the daemon starts boxy-net on them while the link
+	 * is configured here and the sandbox mounted (doc/internals-net.md, "The
+	 * start"). A link still down carries nothing, so nothing is missed. */
 	if (sandbox_net_send_fds(sock, taps, nqueues, err) < 0)
+		goto out;
+	if (sandbox_net_configure(SANDBOX_NET_IF, SANDBOX_NET_MTU, err) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -71,9 +71,9 @@ int sandbox_net_send_fds(int sock, const int *fds, unsigned n, char **err);
 int sandbox_net_recv_fds(int sock, int *fds, unsigned max, char **err);
 
 /*
- * Stage "net" for a networked run: tap_create with nqueues queues,
- * configure, send the descriptors over sock, close boxy-init's copies.
- * sock is closed in any case.
+ * Stage "net" for a networked run: tap_create with nqueues queues, send
+ * the descriptors over sock (the daemon starts boxy-net on them at once),
+ * configure the link, close boxy-init's copies. sock is closed in any case.
  */
 int sandbox_net_setup(int sock, unsigned nqueues, char **err);
 

@@ -783,8 +783,17 @@ int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **e
 	}
 	close(sb->launch_rep);
 	sb->launch_rep = -1;
+	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY && sb->start_code) {
+		/* Ready, but the start was given up meanwhile (sandbox_launch_abort, which
+		 * killed boxy-init): a failed start like any other, with its line. */
+		close(sb->launch_ctl);
+		sb->launch_ctl = -1;
+		set_err(err, "%s", sb->start_err);
+		return -1;
+	}
 	if (n > 0 && (uint8_t)rec[0] == PLAN_REPORT_READY) {
-		/* Stage "net" sent tap0 back over the plan socket before reporting ready. */
+		/* Stage "net" sent tap0 back over the plan socket before reporting ready
+		 * (taken already when the daemon's network started early: sandbox_taps_receive). */
 		if (sb->launch_net && !sb->tap_taken) {
 			if (sandbox_recv_taps(sb, err) < 0) {
 				close(sb->launch_ctl);
@@ -809,6 +818,7 @@ int sandbox_launch_report(struct sandbox *sb, const struct runspec *rs, char **e
 
 		rec[n] = '\0';
 		sb->start_code = code >= 125 && code <= 127 ? code : EXIT_BOXY_FAILED;
+		free(sb->start_err);        /* boxy-init's own line is the truth */
 		sb->start_err = xstrndup(rec + 1, strcspn(rec + 1, "\n"));
 		set_err(err, "%s", sb->start_err);
 	}
@@ -1191,6 +1201,33 @@ out:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	sandbox_free(sb);
 	return code;
+}
+
+/* The plan socket while tap0 is on its way; see sandbox/assemble.h. */
+int sandbox_taps_fd(const struct sandbox *sb)
+{
+	return sb->launch_net && !sb->tap_taken ? sb->launch_ctl : -1;
+}
+
+/* Take tap0 as soon as it has come, during the launch; see sandbox/assemble.h. */
+int sandbox_taps_receive(struct sandbox *sb, char **err)
+{
+	if (!sb->launch_net || sb->tap_taken)
+		return 0;
+	if (sb->launch_ctl < 0)
+		return set_err(err, "the sandbox's plan socket is closed");
+	return sandbox_recv_taps(sb, err);
+}
+
+/* Give up a launch from outside, with why as its line; see sandbox/assemble.h. */
+void sandbox_launch_abort(struct sandbox *sb, const char *why)
+{
+	if (!sb->start_code) {
+		sb->start_code = EXIT_BOXY_FAILED;
+		free(sb->start_err);
+		sb->start_err = xstrdup(why);
+	}
+	sandbox_kill(sb);
 }
 
 size_t sandbox_take_taps(struct sandbox *sb, int *fds, size_t max)

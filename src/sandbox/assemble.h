@@ -126,6 +126,26 @@ void sandbox_free(struct sandbox *sb);
  */
 size_t sandbox_take_taps(struct sandbox *sb, int *fds, size_t max);
 
+/*
+ * tap0 during the launch, so that the daemon starts the network while
+ * boxy-init is still mounting (doc/internals-net.md, "The start"):
+ * sandbox_taps_fd is the plan socket while tap0 is on its way (-1 when it is
+ * not a networked run or tap0 was taken); once it is readable,
+ * sandbox_taps_receive takes tap0 (0; also when taken already), then
+ * sandbox_take_taps hands it over. Stage "net" sends tap0 before anything
+ * else goes over that socket. A failed receive (-1 with *err) leaves the
+ * verdict to boxy-init's report.
+ */
+int sandbox_taps_fd(const struct sandbox *sb);
+int sandbox_taps_receive(struct sandbox *sb, char **err);
+
+/*
+ * During a launch: give the start up with why as its one line (exit 125)
+ * and kill boxy-init. The report then fails the start with that line, even
+ * when boxy-init had reported ready before it was killed.
+ */
+void sandbox_launch_abort(struct sandbox *sb, const char *why);
+
 /* Queues tap0 gets when the run does not say (one per two online CPUs, at most this many). */
 #define SANDBOX_NET_QUEUES_AUTO 4
 
