@@ -22,9 +22,10 @@
 #   --only "ROW..."      rows among: daemon alone public parallel (default all)
 #   --vs DIR             instead, time the boxy built in DIR (another commit: "before")
 #                        against this one, with a daemon of its own: each row of
-#                        --only but public, the three commands in turn run by run
-#                        (boxy, DIR's boxy, bwrap, boxy, ...), so drift hits all
-#                        alike; prints the medians, boxy/bwrap and boxy/DIR's boxy
+#                        --only, the three commands in turn run by run (boxy, DIR's
+#                        boxy, bwrap — bwrap + slirp4netns for the public row, in its
+#                        empty namespace — boxy, ...), so drift hits all alike; prints
+#                        the medians, the ratios to the peer and boxy/DIR's boxy
 
 . "$(dirname "$0")/../tests/lib/harness.sh"
 . "$(dirname "$0")/../tests/lib/testnet.sh"
@@ -174,17 +175,32 @@ if [ -n "$PUBLIC_ROW" ]; then
 	chmod 0777 "$WORK" "$WORK/project" "$WORK/state"
 	chmod 0700 "$WORK/run"
 	chown "$BOXY_TESTNET_UID:$BOXY_TESTNET_GID" "$WORK/run" "$WORK/state" 2>/dev/null
-	probe PUB_BOXY PUB_SLIRP
-	interleave "$RUNS" PUB_BOXY PUB_SLIRP
-	echo "$(median "$WORK/PUB_BOXY.ms") $(median "$WORK/PUB_SLIRP.ms")" >"$BOXY_BENCH_OUT"
+	if [ -n "${BOXY_BENCH_VS:-}" ]; then
+		# --vs: the other build's public run too, with a daemon of its own, in turn.
+		PUB_VS=(tn_user env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs"
+			HOME="$HOME" "$BOXY_BENCH_VS/boxy" run --net public -- /bin/true)
+		chmod 0777 "$WORK/state-vs"
+		chown "$BOXY_TESTNET_UID:$BOXY_TESTNET_GID" "$WORK/run-vs" "$WORK/state-vs" 2>/dev/null
+		probe PUB_BOXY PUB_VS PUB_SLIRP
+		interleave "$RUNS" PUB_BOXY PUB_VS PUB_SLIRP
+		echo "$(median "$WORK/PUB_BOXY.ms") $(median "$WORK/PUB_SLIRP.ms")" \
+			"$(median "$WORK/PUB_VS.ms")" >"$BOXY_BENCH_OUT"
+		tn_user env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs" \
+			"$BOXY_BENCH_VS/boxy" daemon stop >/dev/null 2>&1
+	else
+		probe PUB_BOXY PUB_SLIRP
+		interleave "$RUNS" PUB_BOXY PUB_SLIRP
+		echo "$(median "$WORK/PUB_BOXY.ms") $(median "$WORK/PUB_SLIRP.ms")" >"$BOXY_BENCH_OUT"
+	fi
 	tn_user env XDG_RUNTIME_DIR="$WORK/run" XDG_STATE_HOME="$WORK/state" "$BOXY" daemon stop \
 		>/dev/null 2>&1
 	exit 0
 fi
 
 # ---- --vs DIR: this build against another one ----------------------------------------------
-# Each row of ONLY but public with three commands in turn run by run (boxy, DIR's
-# boxy with a daemon of its own, bwrap), so drift hits all alike.
+# Each row of ONLY with three commands in turn run by run (boxy, DIR's boxy with a
+# daemon of its own, bwrap; bwrap + slirp4netns for the public row, in its empty
+# namespace), so drift hits all alike.
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 if [ -n "$VS" ]; then
 	VS_ENV=(env XDG_RUNTIME_DIR="$WORK/run-vs" XDG_STATE_HOME="$WORK/state-vs")
@@ -209,6 +225,18 @@ if [ -n "$VS" ]; then
 	want daemon && vs_row "run --net none (warm daemon)" "$RUNS" 1 BOXY_CMD VS_CMD BWRAP_CMD
 	want alone && vs_row "run --no-daemon --net none" "$RUNS" 1 ALONE_CMD VS_ALONE BWRAP_CMD
 	want parallel && vs_row "$PAR at once (each)" "$PRUNS" "$PAR" PAR_BOXY PAR_VS PAR_BWRAP
+	if want public; then
+		# In a copy of this script inside a fresh, empty network namespace, as in the table.
+		export BOXY_BENCH_OUT=$WORK/public.out BOXY_BENCH_RUNS=$RUNS BOXY_BENCH_VS=$VS
+		(testnet_enter "$0" --public-row) >&2 || echo "startup.sh: the --net public row failed" >&2
+		if [ -s "$WORK/public.out" ]; then
+			read -r b w v <"$WORK/public.out"
+			printf '  %-36s boxy %8.2f ms   vs %8.2f ms   slirp %8.2f ms   ' \
+				"run --net public" "$b" "$v" "$w"
+			awk -v b="$b" -v v="$v" -v w="$w" 'BEGIN {
+				printf "boxy/slirp %.2f   vs/slirp %.2f   boxy/vs %.2f\n", b / w, v / w, b / v }'
+		fi
+	fi
 	echo "  (boxy: $BOXY; vs: $VS/boxy; load average at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 	exit 0
 fi
