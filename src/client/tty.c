@@ -420,34 +420,42 @@ int client_request_stop(const char *id, bool now, char **err)
 	return rc;
 }
 
-int client_request_resume(const char *id, bool log_only, char **words, int *code, char **err)
+/*
+ * One request on a new connection and its one reply: MSG_OK with its words
+ * (into *words when asked for), or MSG_ERROR with its exit code (into *code
+ * when asked for) and its words in *err, sanitized: the daemon may quote
+ * what a payload named.
+ */
+static int request_once(uint16_t type, const struct wbuf *req, char **words, int *code,
+			char **err)
 {
 	struct daemon_info info;
-	struct wbuf w;
 	struct msg m;
 	struct rbuf r;
 	int fd = client_connect(false, false, &info, err), rc = -1;
 
-	*words = NULL;
-	*code = 1;
+	if (words)
+		*words = NULL;
+	if (code)
+		*code = 1;
 	daemon_info_free(&info);
 	if (fd < 0)
 		return -1;
-	wbuf_init(&w);
-	dmsg_encode_resume(&w, id, log_only);
-	msg_send(fd, MSG_RESUME, w.p, w.len, NULL, 0);
-	wbuf_free(&w);
+	msg_send(fd, type, req->p, req->len, NULL, 0);
 	if (msg_recv(fd, &m, err) == 1) {
 		rbuf_init(&r, m.payload, m.len);
 		if (m.type == MSG_OK) {
-			*words = wire_get_str(&r, 4096);
-			*code = 0;
+			if (words)
+				*words = wire_get_str(&r, 4096);
+			if (code)
+				*code = 0;
 			rc = 0;
 		} else if (m.type == MSG_ERROR) {
 			uint16_t c;
 			char *said = dmsg_decode_error(m.payload, m.len, &c);
 
-			*code = c ? c : 1;
+			if (code)
+				*code = c ? c : 1;
 			set_err(err, "%s", said ? said : "the daemon refused");
 			free(said);
 		} else {
@@ -467,39 +475,27 @@ int client_request_resume(const char *id, bool log_only, char **words, int *code
 	return rc;
 }
 
+int client_request_resume(const char *id, bool log_only, char **words, int *code, char **err)
+{
+	struct wbuf w;
+	int rc;
+
+	wbuf_init(&w);
+	dmsg_encode_resume(&w, id, log_only);
+	rc = request_once(MSG_RESUME, &w, words, code, err);
+	wbuf_free(&w);
+	return rc;
+}
+
 int client_request_gate(const char *id, const char *words, char **err)
 {
-	struct daemon_info info;
 	struct wbuf w;
-	struct msg m;
-	int fd = client_connect(false, false, &info, err), rc = -1;
+	int rc;
 
-	daemon_info_free(&info);
-	if (fd < 0)
-		return -1;
 	wbuf_init(&w);
 	dmsg_encode_gate(&w, id, words);
-	msg_send(fd, MSG_GATE, w.p, w.len, NULL, 0);
+	rc = request_once(MSG_GATE, &w, NULL, NULL, err);
 	wbuf_free(&w);
-	if (msg_recv(fd, &m, err) == 1) {
-		if (m.type == MSG_OK) {
-			rc = 0;
-		} else if (m.type == MSG_ERROR) {
-			uint16_t c;
-			char *said = dmsg_decode_error(m.payload, m.len, &c);
-			char *clean = watch_sanitize(said ? said : "the daemon refused");
-
-			set_err(err, "%s", clean);
-			free(clean);
-			free(said);
-		} else {
-			set_err(err, "unexpected reply %#x from the daemon", m.type);
-		}
-		msg_free(&m);
-	} else if (err && !*err) {
-		set_err(err, "the daemon closed the connection");
-	}
-	close(fd);
 	return rc;
 }
 
