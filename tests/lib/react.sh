@@ -704,6 +704,19 @@ while True:
 	fi
 }
 
+# count_now FILE: the neighbour's count. Its `echo $i >count` truncates before it
+# writes, so a read can land in between and see nothing (react-cgroup 18 under
+# ASan once): read again, a moment later, until there is something.
+count_now() {
+	local v _
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		v=$(cat "$1" 2>/dev/null)
+		[ -n "$v" ] && break
+		sleep 0.02
+	done
+	printf '%s' "$v"
+}
+
 # Another session, running next to a frozen one, runs on.
 react_neighbour() {
 	local mech=$1 a b c1 c2 bid
@@ -719,9 +732,9 @@ react_neighbour() {
 	done
 	rx_start neighbour-a --net public --on-alert dns=freeze -- sh -c "$REACT_TUNNEL"
 	if wait_session exfil.test 15 && wait_state "$ID" frozen 30; then
-		c1=$(cat "$TN/cases/neighbour-b/count")
+		c1=$(count_now "$TN/cases/neighbour-b/count")
 		sleep 1
-		c2=$(cat "$TN/cases/neighbour-b/count")
+		c2=$(count_now "$TN/cases/neighbour-b/count")
 		if [ -n "$bid" ] && [ "$(state_of "$bid")" != frozen ] &&
 			{ [ "$c2" = neighbour-done ] || [ "$c2" -gt "$c1" ]; } &&
 			wait_state "$bid" exited 15 && [ "$(cat "$TN/cases/neighbour-b/count")" = neighbour-done ]; then
